@@ -1,0 +1,91 @@
+"""Labels, tags and name rules: the one definition the runtime and the Pulumi program share.
+
+Every machine of a pool carries ``orca=pool``, ``orca-pool=<pool>`` and, when the deployment
+has an owner, ``orca-owner=<owner>``. Hetzner calls them labels and EC2 tags; the keys and
+values are the same on both, so a pool looks alike on every cloud.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+ORCA_LABEL = "orca"
+ORCA_VALUE = "pool"
+POOL_LABEL = "orca-pool"
+OWNER_LABEL = "orca-owner"
+
+HOST_NAME_RULE = "1 to 63 characters of a-z, 0-9 and '-', not starting or ending with '-'"
+LABEL_VALUE_RULE = (
+    "at most 63 characters of A-Z, a-z, 0-9, '-', '_' and '.', "
+    "starting and ending with a letter or digit"
+)
+
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?")
+
+
+def is_host_name(name: str) -> bool:
+    """True when ``name`` is a host name every cloud here accepts for a machine."""
+    return _HOST_NAME.fullmatch(name) is not None
+
+
+def is_label_value(value: str) -> bool:
+    """True when ``value`` is valid as a Hetzner label value and an EC2 tag value (empty is)."""
+    return _LABEL_VALUE.fullmatch(value) is not None
+
+
+def check_host_name(name: str, what: str = "name") -> str:
+    """Return ``name`` when it is a host name, else raise ``ValueError`` naming the rule."""
+    if not is_host_name(name):
+        raise ValueError(f"{what} {name!r} is not a host name: use {HOST_NAME_RULE}")
+    return name
+
+
+def check_pool(pool: str, what: str = "pool") -> str:
+    """Return ``pool`` when it is a usable pool name: a non-empty label value."""
+    if not pool:
+        raise ValueError(f"{what} is empty: name the pool ({LABEL_VALUE_RULE})")
+    if not is_label_value(pool):
+        raise ValueError(f"{what} {pool!r} is not a label value: use {LABEL_VALUE_RULE}")
+    return pool
+
+
+def check_owner(owner: str, what: str = "owner") -> str:
+    """Return ``owner`` when it is a label value; empty means 'no owner label'."""
+    if not is_label_value(owner):
+        raise ValueError(f"{what} {owner!r} is not a label value: use {LABEL_VALUE_RULE}")
+    return owner
+
+
+def pool_labels(pool: str, owner: str) -> dict[str, str]:
+    """The labels (or tags) of a machine of ``pool`` made for ``owner``."""
+    labels = {ORCA_LABEL: ORCA_VALUE, POOL_LABEL: pool}
+    if owner:
+        labels[OWNER_LABEL] = owner
+    return labels
+
+
+def pool_selector(pool: str, owner: str) -> str:
+    """Hetzner label selector for exactly the machines of ``pool`` and ``owner``.
+
+    An empty owner selects machines without an owner label, so an owner-less deployment
+    never sees (or deletes) a machine that belongs to an owned one.
+    """
+    owner_term = f"{OWNER_LABEL}={owner}" if owner else f"!{OWNER_LABEL}"
+    return f"{ORCA_LABEL}={ORCA_VALUE},{POOL_LABEL}={pool},{owner_term}"
+
+
+def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -> bool:
+    """True when labels mark a pool machine of ``owner`` (and of ``pool``, when given)."""
+    if labels.get(ORCA_LABEL) != ORCA_VALUE:
+        return False
+    if labels.get(OWNER_LABEL, "") != owner:
+        return False
+    return pool is None or labels.get(POOL_LABEL) == pool
+
+
+def machine_name(owner: str, pool: str, index: int) -> str:
+    """Name of the ``index``-th machine a stack keeps in a pool: ``<owner>-<pool>-<index>``."""
+    parts = [p for p in (owner, pool) if p]
+    return check_host_name("-".join([*parts, str(index)]), "machine name")

@@ -1,0 +1,107 @@
+"""The values the autoscaler exchanges with a provider, the same for every cloud."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from machines.labels import check_host_name, check_pool
+
+
+class Status(StrEnum):
+    """A machine's state in one vocabulary for every provider (each maps its own onto it)."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    OFF = "off"
+    DELETING = "deleting"
+    UNKNOWN = "unknown"
+
+
+class MachineSpec(BaseModel):
+    """What the autoscaler asks for: one machine of a pool.
+
+    ``user_data`` is kept out of reprs and validation errors: it often carries secrets.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    name: str
+    machine_type: str = Field(min_length=1)
+    location: str = Field(min_length=1)
+    user_data: str = Field(default="", repr=False)
+    pool: str
+
+    @field_validator("name")
+    @classmethod
+    def _host_name(cls, name: str) -> str:
+        return check_host_name(name)
+
+    @field_validator("pool")
+    @classmethod
+    def _pool(cls, pool: str) -> str:
+        return check_pool(pool)
+
+
+class Machine(BaseModel):
+    """A machine as the cloud reports it. Every field is a string.
+
+    ``address`` is the public IPv4 address, else the public IPv6 network (EC2: else the
+    private address), else empty while none is assigned.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    status: Status
+    machine_type: str
+    location: str
+    address: str
+    pool: str
+
+
+Outcome = Literal["ok", "no_stock", "failed"]
+
+
+class Created(BaseModel):
+    """What ``create`` returns: the machine, or no stock of its type there, or why it failed.
+
+    Branch on ``ok`` and ``no_stock``; ``reason`` is a sentence for people, not for parsing.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: Outcome
+    machine: Machine | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The machine exists (made now, or by an earlier attempt of the same create)."""
+        return self.outcome == "ok"
+
+    @property
+    def no_stock(self) -> bool:
+        """The cloud has no capacity for this type in this location now: try later or elsewhere."""
+        return self.outcome == "no_stock"
+
+    @property
+    def failed(self) -> bool:
+        """Neither made nor out of stock: ``reason`` says what to fix."""
+        return self.outcome == "failed"
+
+    @classmethod
+    def success(cls, machine: Machine) -> Created:
+        return cls(outcome="ok", machine=machine)
+
+    @classmethod
+    def out_of_stock(cls, reason: str) -> Created:
+        return cls(outcome="no_stock", reason=reason)
+
+    @classmethod
+    def failure(cls, reason: str) -> Created:
+        return cls(outcome="failed", reason=reason)
