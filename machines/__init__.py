@@ -9,6 +9,7 @@ from machines.arch import docker_arch
 from machines.errors import (
     CloudError,
     ForeignMachineError,
+    InvalidNameError,
     MachinesError,
     SettingsError,
     UnknownMachineTypeError,
@@ -24,6 +25,7 @@ __all__ = [
     "CloudError",
     "Created",
     "ForeignMachineError",
+    "InvalidNameError",
     "Machine",
     "MachineSpec",
     "MachinesError",

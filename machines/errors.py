@@ -14,6 +14,10 @@ class SettingsError(MachinesError, ValueError):
     """The process's settings are missing or malformed: the message names the variable."""
 
 
+class InvalidNameError(MachinesError, ValueError):
+    """A name or label value breaks its rule: the message quotes the rule."""
+
+
 class UnknownProviderError(SettingsError):
     """``Provider.of`` was given a kind it does not know: the message lists the known ones."""
 

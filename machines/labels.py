@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from machines.errors import InvalidNameError
+
 ORCA_LABEL = "orca"
 ORCA_VALUE = "pool"
 POOL_LABEL = "orca-pool"
@@ -36,25 +38,25 @@ def is_label_value(value: str) -> bool:
 
 
 def check_host_name(name: str, what: str = "name") -> str:
-    """Return ``name`` when it is a host name, else raise ``ValueError`` naming the rule."""
+    """Return ``name`` when it is a host name, else raise ``InvalidNameError`` naming the rule."""
     if not is_host_name(name):
-        raise ValueError(f"{what} {name!r} is not a host name: use {HOST_NAME_RULE}")
+        raise InvalidNameError(f"{what} {name!r} is not a host name: use {HOST_NAME_RULE}")
     return name
 
 
 def check_pool(pool: str, what: str = "pool") -> str:
     """Return ``pool`` when it is a usable pool name: a non-empty label value."""
     if not pool:
-        raise ValueError(f"{what} is empty: name the pool ({LABEL_VALUE_RULE})")
+        raise InvalidNameError(f"{what} is empty: name the pool ({LABEL_VALUE_RULE})")
     if not is_label_value(pool):
-        raise ValueError(f"{what} {pool!r} is not a label value: use {LABEL_VALUE_RULE}")
+        raise InvalidNameError(f"{what} {pool!r} is not a label value: use {LABEL_VALUE_RULE}")
     return pool
 
 
 def check_owner(owner: str, what: str = "owner") -> str:
     """Return ``owner`` when it is a label value; empty means 'no owner label'."""
     if not is_label_value(owner):
-        raise ValueError(f"{what} {owner!r} is not a label value: use {LABEL_VALUE_RULE}")
+        raise InvalidNameError(f"{what} {owner!r} is not a label value: use {LABEL_VALUE_RULE}")
     return owner
 
 

@@ -1,0 +1,397 @@
+"""Hetzner Cloud behind the provider interface, on the official client (hcloud-python).
+
+Names are resolved to ids once per provider (image per architecture, SSH keys, firewall),
+so a ``create`` is one request after the first. Retries are this module's, not hcloud's:
+it knows which requests are safe to repeat (a create is made safe by its unique name and
+labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TypeVar
+
+import requests
+from hcloud import APIException, Client
+from hcloud.firewalls import Firewall
+from hcloud.images import Image
+from hcloud.locations import Location
+from hcloud.server_types import ServerType
+from hcloud.servers import BoundServer, ServersPageResult
+from hcloud.ssh_keys import BoundSSHKey, SSHKey
+
+from machines import retry
+from machines.arch import docker_arch
+from machines.errors import (
+    CloudError,
+    ForeignMachineError,
+    MachinesError,
+    UnknownMachineTypeError,
+)
+from machines.labels import (
+    POOL_LABEL,
+    belongs_to,
+    check_pool,
+    pool_labels,
+    pool_selector,
+)
+from machines.models import Created, Machine, MachineSpec, Status
+from machines.provider import Provider
+from machines.settings import HetznerSettings
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+"""The API's largest page: ``machines(pool)`` costs one request per 50 machines."""
+
+NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
+"""What Hetzner answers when it has no capacity for a type in a location right now."""
+
+RETRY_CODES = frozenset(
+    {
+        "rate_limit_exceeded",
+        "locked",
+        "conflict",
+        "service_error",
+        "maintenance",
+        "timeout",
+        "bad_gateway",
+    }
+)
+"""Hetzner error codes worth another try: the same request may pass in a moment."""
+
+STATUSES: Mapping[str, Status] = {
+    "initializing": Status.STARTING,
+    "starting": Status.STARTING,
+    "rebuilding": Status.STARTING,
+    "running": Status.RUNNING,
+    "migrating": Status.RUNNING,
+    "stopping": Status.STOPPING,
+    "off": Status.OFF,
+    "deleting": Status.DELETING,
+    "unknown": Status.UNKNOWN,
+}
+"""Hetzner's server statuses in the shared vocabulary. A migrating server keeps running and
+a rebuilding one boots again; anything Hetzner adds later is ``unknown`` until mapped."""
+
+
+def status_of(hetzner_status: str | None) -> Status:
+    """The shared status for a Hetzner server status."""
+    return STATUSES.get(hetzner_status or "", Status.UNKNOWN)
+
+
+class HetznerProvider(Provider):
+    """Servers in one Hetzner Cloud project, labelled for one owner."""
+
+    kind = "hetzner"
+
+    def __init__(self, settings: HetznerSettings, owner: str = "") -> None:
+        super().__init__(owner, settings.image)
+        self.ssh_keys = settings.ssh_keys
+        self.firewall = settings.firewall
+        self.endpoint = settings.endpoint
+        self._settings = settings
+        self._local = threading.local()
+        self._catalogue_lock = threading.Lock()
+        self._names_lock = threading.Lock()
+        self._architectures: dict[str, str] | None = None
+        self._images: dict[str, int] = {}
+        self._ssh_key_ids: list[int] | None = None
+        self._firewall_id: int | None = None
+
+    @classmethod
+    def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> HetznerProvider:
+        return cls(HetznerSettings.from_env(environ), owner)
+
+    def __repr__(self) -> str:
+        return (
+            f"HetznerProvider(owner={self.owner!r}, endpoint={self.endpoint!r}, "
+            f"image={self.image!r}, ssh_keys={self.ssh_keys!r}, firewall={self.firewall!r})"
+        )
+
+    def arch(self, machine_type: str) -> str:
+        catalogue = self._catalogue()
+        architecture = catalogue.get(machine_type)
+        if architecture is None:
+            raise UnknownMachineTypeError(
+                f"Hetzner has no server type {machine_type!r}: use one of "
+                f"{', '.join(sorted(catalogue))}"
+            )
+        return docker_arch(architecture)
+
+    def create(self, spec: MachineSpec) -> Created:
+        try:
+            return self._create(spec)
+        except MachinesError as error:
+            return Created.failure(str(error))
+
+    def machines(self, pool: str) -> list[Machine]:
+        check_pool(pool)
+        selector = pool_selector(pool, self.owner)
+        found: list[Machine] = []
+        page: int | None = 1
+        while page is not None:
+            result = self._call(
+                f"list pool {pool}",
+                partial(self._servers_page, selector, page),
+            )
+            found += [
+                self._machine(s)
+                for s in result.servers
+                if belongs_to(s.labels or {}, self.owner, pool)
+            ]
+            pagination = result.meta.pagination if result.meta else None
+            page = pagination.next_page if pagination else None
+        return found
+
+    def delete(self, machine_id: str) -> bool:
+        if not machine_id.isdigit():
+            raise MachinesError(f"{machine_id!r} is not a Hetzner server id (a number)")
+        server_id = int(machine_id)
+        try:
+            server = self._call(
+                f"get server {server_id}", lambda: self._client().servers.get_by_id(server_id)
+            )
+        except CloudError as error:
+            if error.code == "not_found":
+                return True
+            raise
+        labels = server.labels or {}
+        if not belongs_to(labels, self.owner):
+            raise ForeignMachineError(
+                f"server {server_id} ({server.name}) is not a pool machine of owner "
+                f"{self.owner or '(none)'}: its labels are {labels}; it was left alone"
+            )
+        try:
+            self._call(
+                f"delete server {server_id}",
+                lambda: self._client().servers.delete(server),
+            )
+        except CloudError as error:
+            if error.code != "not_found":
+                raise
+        log.info("deleted server %s (%s)", server_id, server.name)
+        return True
+
+    def _create(self, spec: MachineSpec) -> Created:
+        architecture = self.arch(spec.machine_type)
+        image_id = self._image_id(architecture)
+        ssh_key_ids = self._resolve_ssh_keys()
+        firewall_id = self._resolve_firewall()
+        labels = pool_labels(spec.pool, self.owner)
+        try:
+            response = self._call(
+                f"create server {spec.name}",
+                lambda: self._client().servers.create(
+                    name=spec.name,
+                    server_type=ServerType(name=spec.machine_type),
+                    image=Image(id=image_id),
+                    location=Location(name=spec.location),
+                    ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
+                    firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
+                    user_data=spec.user_data or None,
+                    labels=labels,
+                ),
+            )
+        except CloudError as error:
+            if error.code in NO_STOCK_CODES:
+                return Created.out_of_stock(
+                    f"Hetzner has no {spec.machine_type} in {spec.location} now ({error.code}):"
+                    " try again later or in another location"
+                )
+            if error.code == "uniqueness_error":
+                return self._created_before(spec)
+            return Created.failure(f"Hetzner refused server {spec.name}: {error}")
+        log.info("created server %s (%s)", response.server.id, spec.name)
+        return Created.success(self._machine(response.server, spec.pool))
+
+    def _created_before(self, spec: MachineSpec) -> Created:
+        """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
+        server = self._call(
+            f"find server {spec.name}", lambda: self._client().servers.get_by_name(spec.name)
+        )
+        if server is None:
+            return Created.failure(
+                f"server name {spec.name} was taken but is free again: create it once more"
+            )
+        if belongs_to(server.labels or {}, self.owner, spec.pool):
+            return Created.success(self._machine(server, spec.pool))
+        return Created.failure(
+            f"server name {spec.name} is taken by server {server.id}, which is not a machine of "
+            f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
+        )
+
+    def _catalogue(self) -> dict[str, str]:
+        """Server type name to Hetzner architecture, fetched once for the provider's life."""
+        with self._catalogue_lock:
+            if self._architectures is None:
+                types = self._call(
+                    "list server types",
+                    self._client().server_types.get_all,
+                )
+                self._architectures = {
+                    t.name: t.architecture for t in types if t.name and t.architecture
+                }
+            return self._architectures
+
+    def _image_id(self, architecture: str) -> int:
+        hetzner = "arm" if architecture == "arm64" else "x86"
+        with self._names_lock:
+            if hetzner not in self._images:
+                image = self._call(
+                    f"find image {self.image}",
+                    lambda: self._client().images.get_by_name_and_architecture(self.image, hetzner),
+                )
+                if image is None or image.id is None:
+                    raise MachinesError(
+                        f"Hetzner has no image {self.image!r} for {architecture} "
+                        "(ORCA_HCLOUD_IMAGE): name an image that exists for this architecture"
+                    )
+                self._images[hetzner] = image.id
+            return self._images[hetzner]
+
+    def _resolve_ssh_keys(self) -> list[int]:
+        with self._names_lock:
+            if self._ssh_key_ids is None:
+                ids = []
+                for name in self.ssh_keys:
+                    key = self._call(
+                        f"find SSH key {name}",
+                        partial(self._ssh_key, name),
+                    )
+                    if key is None or key.id is None:
+                        raise MachinesError(
+                            f"Hetzner has no SSH key named {name!r} (ORCA_HCLOUD_SSH_KEYS): "
+                            "add it to the project or remove it from the setting"
+                        )
+                    ids.append(key.id)
+                self._ssh_key_ids = ids
+            return self._ssh_key_ids
+
+    def _resolve_firewall(self) -> int | None:
+        if not self.firewall:
+            return None
+        with self._names_lock:
+            if self._firewall_id is None:
+                firewall = self._call(
+                    f"find firewall {self.firewall}",
+                    lambda: self._client().firewalls.get_by_name(self.firewall),
+                )
+                if firewall is None or firewall.id is None:
+                    raise MachinesError(
+                        f"Hetzner has no firewall named {self.firewall!r} "
+                        "(ORCA_HCLOUD_FIREWALL): create it or change the setting"
+                    )
+                self._firewall_id = firewall.id
+            return self._firewall_id
+
+    def _servers_page(self, selector: str, page: int) -> ServersPageResult:
+        return self._client().servers.get_list(
+            label_selector=selector, page=page, per_page=PAGE_SIZE
+        )
+
+    def _ssh_key(self, name: str) -> BoundSSHKey | None:
+        return self._client().ssh_keys.get_by_name(name)
+
+    def _machine(self, server: BoundServer, pool: str | None = None) -> Machine:
+        labels = server.labels or {}
+        location = server.location or (server.datacenter.location if server.datacenter else None)
+        return Machine(
+            id=str(server.id),
+            name=server.name or "",
+            status=status_of(server.status),
+            machine_type=(server.server_type.name if server.server_type else "") or "",
+            location=(location.name if location else "") or "",
+            address=_address(server),
+            pool=labels.get(POOL_LABEL, pool or ""),
+        )
+
+    def _client(self) -> Client:
+        """This thread's hcloud client: requests sessions are not shared between threads."""
+        client: Client | None = getattr(self._local, "client", None)
+        if client is None:
+            timeout = self._settings.timeouts.request
+            client = Client(
+                token=self._settings.token.get_secret_value(),
+                api_endpoint=self.endpoint,
+                application_name="orca-machines",
+                timeout=(timeout, timeout),
+            )
+            # hcloud-python offers no switch for these; tests pin that the attributes exist.
+            base = client._client
+            base._retry_max_retries = 0
+            base._session.hooks["response"].append(self._remember_rate_limit)
+            self._local.client = client
+        return client
+
+    def _remember_rate_limit(
+        self, response: requests.Response, *args: object, **kwargs: object
+    ) -> None:
+        self._local.rate_limit_reset = response.headers.get("RateLimit-Reset")
+
+    def _retry_after(self, error: Exception) -> float | None:
+        """None when ``error`` is final, else the seconds Hetzner asked to wait (0: none)."""
+        if isinstance(error, requests.ConnectionError | requests.Timeout):
+            return 0.0
+        if not isinstance(error, APIException):
+            return None
+        code = error.code
+        if code in {"rate_limit_exceeded", 429}:
+            return _seconds_until(getattr(self._local, "rate_limit_reset", None))
+        if isinstance(code, int):
+            return 0.0 if code >= 500 else None
+        return 0.0 if code in RETRY_CODES else None
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """One API call with retries, its failures turned into ``CloudError``."""
+        try:
+            return retry.call(
+                fn, self._retry_after, deadline=self._settings.timeouts.call, what=what
+            )
+        except retry.GaveUp as gave_up:
+            raise _cloud_error(what, gave_up.last, gave_up.attempts) from None
+        except (APIException, requests.RequestException) as error:
+            raise _cloud_error(what, error, 1) from None
+
+
+def _cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if isinstance(error, APIException):
+        code = str(error.code)
+        hint = {
+            "unauthorized": ": check HCLOUD_TOKEN",
+            "forbidden": ": the token may be read-only",
+            "rate_limit_exceeded": ": the project's rate limit is spent, slow down",
+        }.get(code, "")
+        return CloudError(f"{what}: Hetzner answered {code}: {error.message}{tries}{hint}", code)
+    if isinstance(error, requests.Timeout):
+        return CloudError(f"{what}: Hetzner did not answer in time{tries}", "timeout")
+    if isinstance(error, requests.ConnectionError):
+        return CloudError(
+            f"{what}: could not reach the Hetzner API{tries}: check HCLOUD_ENDPOINT", "connection"
+        )
+    return CloudError(f"{what}: {type(error).__name__}{tries}", "error")
+
+
+def _seconds_until(reset: str | None) -> float:
+    try:
+        return max(0.0, float(reset or 0) - time.time())
+    except ValueError:
+        return 0.0
+
+
+def _address(server: BoundServer) -> str:
+    net = server.public_net
+    if net is None:
+        return ""
+    if net.ipv4 is not None and net.ipv4.ip:
+        return net.ipv4.ip
+    if net.ipv6 is not None and net.ipv6.ip:
+        return net.ipv6.ip
+    return ""

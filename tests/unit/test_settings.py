@@ -1,0 +1,128 @@
+import pytest
+
+from machines.errors import SettingsError
+from machines.settings import Ec2Settings, HetznerSettings, Timeouts
+
+TOKEN = "t" * 64
+
+
+def test_hetzner_defaults():
+    settings = HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN})
+    assert settings.endpoint == "https://api.hetzner.cloud/v1"
+    assert settings.image == "ubuntu-24.04"
+    assert settings.ssh_keys == ()
+    assert settings.firewall == ""
+
+
+def test_hetzner_settings_are_read():
+    settings = HetznerSettings.from_env(
+        {
+            "HCLOUD_TOKEN": TOKEN,
+            "HCLOUD_ENDPOINT": "http://127.0.0.1:4080/v1/",
+            "ORCA_HCLOUD_IMAGE": "debian-12",
+            "ORCA_HCLOUD_SSH_KEYS": "ops,my laptop",
+            "ORCA_HCLOUD_FIREWALL": "workers",
+        }
+    )
+    assert settings.endpoint == "http://127.0.0.1:4080/v1"
+    assert settings.image == "debian-12"
+    assert settings.ssh_keys == ("ops", "my laptop")
+    assert settings.firewall == "workers"
+
+
+def test_missing_token_names_the_variable():
+    with pytest.raises(SettingsError, match="HCLOUD_TOKEN is not set"):
+        HetznerSettings.from_env({})
+
+
+def test_token_with_a_line_break_is_refused_without_showing_it():
+    with pytest.raises(SettingsError, match="HCLOUD_TOKEN has spaces") as error:
+        HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN + "\n"})
+    assert TOKEN not in str(error.value)
+
+
+def test_token_is_hidden_in_repr():
+    settings = HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN})
+    assert TOKEN not in repr(settings)
+    assert TOKEN not in str(settings)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("ops,,ci", "empty item"),
+        ("ops,", "empty item"),
+        ("ops, ci", "spaces around it"),
+        (" ops", "spaces around it"),
+        ("ops,ops", "more than once"),
+    ],
+)
+def test_malformed_ssh_key_lists_are_refused(value, message):
+    with pytest.raises(SettingsError, match=f"ORCA_HCLOUD_SSH_KEYS.*{message}"):
+        HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN, "ORCA_HCLOUD_SSH_KEYS": value})
+
+
+def test_endpoint_must_be_a_url():
+    with pytest.raises(SettingsError, match="HCLOUD_ENDPOINT=.*not an http"):
+        HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN, "HCLOUD_ENDPOINT": "api.hetzner.cloud"})
+
+
+def test_hetzner_env_round_trips():
+    settings = HetznerSettings.from_env(
+        {
+            "HCLOUD_TOKEN": TOKEN,
+            "ORCA_HCLOUD_SSH_KEYS": "a,b",
+            "ORCA_HCLOUD_FIREWALL": "fw",
+        }
+    )
+    assert HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN, **settings.env()}) == settings
+    assert TOKEN not in str(settings.env())
+
+
+EC2 = {
+    "AWS_REGION": "eu-central-1",
+    "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-1,eu-central-1b=subnet-2",
+    "ORCA_EC2_SECURITY_GROUP": "sg-1",
+    "ORCA_EC2_INSTANCE_PROFILE": "workers",
+}
+
+
+def test_ec2_settings_are_read():
+    settings = Ec2Settings.from_env(EC2)
+    assert settings.subnets == {"eu-central-1a": "subnet-1", "eu-central-1b": "subnet-2"}
+    assert (settings.region, settings.security_group) == ("eu-central-1", "sg-1")
+
+
+def test_ec2_region_falls_back_to_the_default_region():
+    env = {k: v for k, v in EC2.items() if k != "AWS_REGION"}
+    assert Ec2Settings.from_env(env | {"AWS_DEFAULT_REGION": "us-east-1"}).region == "us-east-1"
+
+
+@pytest.mark.parametrize("missing", sorted(EC2))
+def test_ec2_missing_setting_names_the_variable(missing):
+    env = {k: v for k, v in EC2.items() if k != missing}
+    with pytest.raises(SettingsError, match=missing):
+        Ec2Settings.from_env(env)
+
+
+@pytest.mark.parametrize("subnets", ["eu-central-1a", "=subnet-1", "a=subnet-1,a=subnet-2"])
+def test_malformed_subnets_are_refused(subnets):
+    with pytest.raises(SettingsError, match="ORCA_EC2_SUBNETS"):
+        Ec2Settings.from_env(EC2 | {"ORCA_EC2_SUBNETS": subnets})
+
+
+def test_ec2_env_round_trips():
+    settings = Ec2Settings.from_env(EC2)
+    assert Ec2Settings.from_env(settings.env()) == settings
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
+def test_timeouts_must_be_positive_seconds(value):
+    with pytest.raises(SettingsError, match="ORCA_REQUEST_TIMEOUT"):
+        Timeouts.from_env({"ORCA_REQUEST_TIMEOUT": value})
+
+
+def test_timeouts_are_read():
+    assert Timeouts.from_env({"ORCA_REQUEST_TIMEOUT": "2.5", "ORCA_CALL_TIMEOUT": "30"}) == (
+        Timeouts(request=2.5, call=30)
+    )
