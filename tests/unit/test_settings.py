@@ -63,7 +63,7 @@ def test_malformed_ssh_key_lists_are_refused(value, message):
 
 
 def test_endpoint_must_be_a_url():
-    with pytest.raises(SettingsError, match="HCLOUD_ENDPOINT=.*not an http"):
+    with pytest.raises(SettingsError, match=r"HCLOUD_ENDPOINT=.*not an http"):
         HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN, "HCLOUD_ENDPOINT": "api.hetzner.cloud"})
 
 
