@@ -1,0 +1,155 @@
+"""The control API and the ways to start the emulator (CLI flags, --port 0, the context manager)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import requests
+from emulator_helpers import TOKEN, RawApi
+from hcloud import Client
+from hcloud.images import Image
+from hcloud.server_types import ServerType
+
+from emulator import ControlError, Emulator, EmulatorStartError, running_emulator
+from emulator.process import PROJECT_ROOT
+
+
+def test_bulk_inserted_servers_are_running_with_their_labels(client: Client, emu: Emulator) -> None:
+    ids = emu.control.add_servers(
+        3, name_prefix="node-", server_type="cax11", location="hel1", labels={"pool": "bulk"}
+    )
+
+    servers = client.servers.get_all(label_selector="pool=bulk")
+
+    assert sorted(s.id for s in servers) == sorted(ids)
+    assert {s.status for s in servers} == {"running"}
+    assert {s.image.architecture for s in servers} == {"arm"}
+    assert [s.name for s in servers] == ["node-1", "node-2", "node-3"]
+
+
+def test_a_thousand_servers_insert_quickly(client: Client, emu: Emulator) -> None:
+    emu.control.add_servers(1000)
+
+    page = client.servers.get_list(per_page=50)
+
+    assert page.meta.pagination.total_entries == 1000
+
+
+def test_reset_drops_resources_counts_faults_and_restores_stock(
+    client: Client, api: RawApi, emu: Emulator
+) -> None:
+    emu.control.add_servers(2)
+    emu.control.set_stock([{"server_type": "cx22", "location": "fsn1"}])
+    emu.control.set_faults([{"kind": "delay", "seconds": 0}])
+    emu.control.set_rate_limit(10)
+
+    emu.control.reset()
+
+    assert client.servers.get_all() == []
+    assert emu.control.stock() == []
+    assert emu.control.faults() == []
+    assert emu.control.rate_limit()["limit"] == 1_000_000
+    assert emu.control.requests().total == 1
+    assert len(api.get("/server_types").json()["server_types"]) == 19
+
+
+def test_stock_can_be_read_back(emu: Emulator) -> None:
+    emu.control.set_stock([{"server_type": "cx22", "location": "nbg1", "code": "placement_error"}])
+
+    assert emu.control.stock() == [
+        {"server_type": "cx22", "location": "nbg1", "code": "placement_error"}
+    ]
+
+
+def test_stock_entries_must_name_real_types_locations_and_codes(emu: Emulator) -> None:
+    for entry in (
+        {"server_type": "cx99", "location": "fsn1"},
+        {"server_type": "cx22", "location": "mars"},
+        {"server_type": "cx22", "location": "fsn1", "code": "quota"},
+    ):
+        with pytest.raises(ControlError, match="400"):
+            emu.control.set_stock([entry])
+
+
+def test_timing_can_be_changed_at_run_time(client: Client, emu: Emulator) -> None:
+    emu.control.set_timing(boot_seconds=0)
+
+    created = client.servers.create(
+        name="instant", server_type=ServerType(name="cx22"), image=Image(name="debian-12")
+    )
+
+    assert created.action.status == "success"
+    assert client.servers.get_by_id(created.server.id).status == "running"
+
+
+def test_port_zero_prints_the_base_url_first() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "--port", "0", "--token", TOKEN, "--quiet"],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", url)
+        assert not url.endswith(":0/v1")
+        response = requests.get(
+            url + "/locations", timeout=5, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert response.status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=5)
+
+
+def test_cli_flags_set_stock_rate_limit_and_faults_at_start() -> None:
+    fault = {
+        "kind": "error",
+        "method": "DELETE",
+        "path": "/v1/servers",
+        "code": "conflict",
+        "status": 409,
+    }
+    with running_emulator(
+        TOKEN,
+        "--out-of-stock",
+        "cx22@nbg1:placement_error",
+        "--out-of-stock",
+        "cax11@hel1",
+        "--rate-limit",
+        "5/0.5",
+        "--fault",
+        json.dumps(fault),
+        "--quiet",
+    ) as emu:
+        assert emu.control.stock() == [
+            {"server_type": "cx22", "location": "nbg1", "code": "placement_error"},
+            {"server_type": "cax11", "location": "hel1", "code": "resource_unavailable"},
+        ]
+        assert emu.control.rate_limit()["limit"] == 5
+        assert emu.control.rate_limit()["per_second"] == 0.5
+        assert emu.control.faults()[0]["code"] == "conflict"
+
+
+def test_several_tokens_share_one_project() -> None:
+    other = "second-token".ljust(64, "y")
+    with running_emulator(TOKEN, "--token", other, "--quiet") as emu:
+        emu.control.add_servers(1)
+        first = RawApi(emu.url, TOKEN).get("/servers").json()["servers"]
+        second = RawApi(emu.url, other).get("/servers").json()["servers"]
+        assert first == second
+        assert len(first) == 1
+
+
+def test_an_emulator_that_cannot_start_says_why() -> None:
+    with (
+        pytest.raises(EmulatorStartError, match="rate-limit"),
+        running_emulator(TOKEN, "--rate-limit", "lots"),
+    ):
+        pass

@@ -1,0 +1,159 @@
+"""HTTP behaviour: auth, rate limit and its headers, error bodies, routing, request counts."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from emulator_helpers import TOKEN, RawApi
+from hcloud import APIException, Client
+from hcloud.images import Image
+from hcloud.server_types import ServerType
+
+from emulator import Emulator
+from emulator.config import Config
+from emulator.server import App
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "token"),
+    [
+        ("GET", "/servers", TOKEN),
+        ("GET", "/servers", "wrong"),
+        ("GET", "/no/such/path", TOKEN),
+        ("POST", "/servers", TOKEN),
+        ("GET", "/actions/1", TOKEN),
+    ],
+)
+def test_every_api_response_carries_rate_limit_headers(
+    emu: Emulator, method: str, path: str, token: str
+) -> None:
+    response = RawApi(emu.url, token).request(method, path, json={})
+
+    assert int(response.headers["RateLimit-Limit"]) >= 1
+    assert int(response.headers["RateLimit-Remaining"]) >= 0
+    assert int(response.headers["RateLimit-Reset"]) >= int(time.time())
+
+
+def test_remaining_counts_down_and_reset_is_when_the_bucket_is_full(
+    api: RawApi, emu: Emulator
+) -> None:
+    emu.control.set_rate_limit(3600, per_second=1)
+
+    first = api.get("/servers").headers
+    second = api.get("/servers").headers
+
+    assert int(first["RateLimit-Limit"]) == 3600
+    assert int(second["RateLimit-Remaining"]) == int(first["RateLimit-Remaining"]) - 1
+    assert int(time.time()) < int(second["RateLimit-Reset"]) <= int(time.time()) + 3
+
+
+def test_over_the_rate_limit_is_429_rate_limit_exceeded(api: RawApi, emu: Emulator) -> None:
+    emu.control.set_rate_limit(3, per_second=0.01)
+
+    statuses = [api.get("/servers").status_code for _ in range(4)]
+
+    assert statuses == [200, 200, 200, 429]
+    limited = api.get("/servers")
+    assert limited.json()["error"]["code"] == "rate_limit_exceeded"
+    assert limited.headers["RateLimit-Remaining"] == "0"
+
+
+def test_the_bucket_refills_over_time(api: RawApi, emu: Emulator) -> None:
+    emu.control.set_rate_limit(1, per_second=20)
+    assert api.get("/servers").status_code == 200
+    assert api.get("/servers").status_code == 429
+
+    time.sleep(0.1)
+
+    assert api.get("/servers").status_code == 200
+
+
+def test_a_wrong_token_is_unauthorized(emu: Emulator) -> None:
+    client = Client(token="not-the-token", api_endpoint=emu.url)
+
+    with pytest.raises(APIException) as excinfo:
+        client.servers.get_all()
+
+    assert excinfo.value.code == "unauthorized"
+
+
+def test_a_missing_token_is_401(emu: Emulator) -> None:
+    response = RawApi(emu.url, token=None).get("/servers")
+
+    assert response.status_code == 401
+    assert response.json() == {
+        "error": {"code": "unauthorized", "message": "unable to authenticate", "details": None}
+    }
+
+
+def test_malformed_json_is_a_json_error(api: RawApi) -> None:
+    response = api.post(
+        "/servers", data=b'{"name": "web-1",', headers={"Content-Type": "application/json"}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "json_error"
+
+
+def test_an_unknown_path_is_not_found(api: RawApi) -> None:
+    response = api.get("/volcanoes")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_wrong_method_is_method_not_allowed(api: RawApi) -> None:
+    response = api.request("PATCH", "/servers")
+
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_requests_are_counted_per_route_template(client: Client, emu: Emulator) -> None:
+    emu.control.add_servers(2)
+    emu.control.reset_requests()
+
+    server = client.servers.get_by_name("server-1")
+    client.servers.get_by_id(server.id)
+    client.servers.get_by_id(server.id)
+
+    counts = emu.control.requests()
+    assert counts.routes == {"GET /v1/servers": 1, "GET /v1/servers/{id}": 2}
+    assert counts.total == 3
+
+
+def test_an_unexpected_failure_is_a_service_error_without_a_trace() -> None:
+    app = App(Config(tokens=("t",)))
+
+    def explode(_: object) -> object:
+        raise RuntimeError("secret internals")
+
+    app.api.add("GET", "/explode", explode)  # type: ignore[arg-type]
+
+    response = app.handle("GET", "/v1/explode", "Bearer t", b"")
+
+    assert response.status == 500
+    assert response.body == {
+        "error": {
+            "code": "service_error",
+            "message": "internal error in the emulator",
+            "details": None,
+        }
+    }
+    assert "RateLimit-Remaining" in response.headers
+
+
+def test_the_log_has_one_line_per_request_without_secrets(client: Client, emu: Emulator) -> None:
+    client.servers.create(
+        name="logged",
+        server_type=ServerType(name="cx22"),
+        image=Image(name="ubuntu-24.04"),
+        user_data="#cloud-config\npassword: hunter2\n",
+    )
+
+    log = emu.log()
+
+    assert "POST /v1/servers 201" in log
+    assert TOKEN not in log
+    assert "hunter2" not in log

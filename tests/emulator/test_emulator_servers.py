@@ -1,0 +1,318 @@
+"""Servers through the official hcloud client: create, read, lifecycle, validation, actions."""
+
+from __future__ import annotations
+
+import pytest
+from emulator_helpers import RawApi
+from hcloud import APIException, Client
+from hcloud.firewalls import Firewall, FirewallRule
+from hcloud.images import Image
+from hcloud.locations import Location
+from hcloud.server_types import ServerType
+from hcloud.servers import BoundServer, CreateServerResponse
+
+from emulator import Emulator
+
+
+def create(
+    client: Client,
+    name: str = "web-1",
+    server_type: str = "cx22",
+    image: str | int = "ubuntu-24.04",
+    location: str | None = "fsn1",
+    **kwargs: object,
+) -> CreateServerResponse:
+    image_ref = Image(id=image) if isinstance(image, int) else Image(name=image)
+    return client.servers.create(
+        name=name,
+        server_type=ServerType(name=server_type),
+        image=image_ref,
+        location=Location(name=location) if location else None,
+        **kwargs,
+    )
+
+
+def wait(response: CreateServerResponse) -> None:
+    response.action.wait_until_finished()
+    for action in response.next_actions:
+        action.wait_until_finished()
+
+
+def error_code(excinfo: pytest.ExceptionInfo[APIException]) -> object:
+    return excinfo.value.code
+
+
+def test_a_server_created_by_names_can_be_read_back(client: Client) -> None:
+    created = create(client, labels={"pool": "workers"})
+
+    server = client.servers.get_by_id(created.server.id)
+
+    assert server.name == "web-1"
+    assert server.server_type.name == "cx22"
+    assert server.image.name == "ubuntu-24.04"
+    assert server.location.name == "fsn1"
+    assert server.labels == {"pool": "workers"}
+
+
+def test_a_server_json_has_the_full_shape_of_the_real_api(client: Client, api: RawApi) -> None:
+    server_id = create(client).server.id
+
+    body = api.get(f"/servers/{server_id}").json()["server"]
+
+    assert {
+        "id",
+        "name",
+        "status",
+        "created",
+        "public_net",
+        "private_net",
+        "server_type",
+        "datacenter",
+        "location",
+        "image",
+        "iso",
+        "rescue_enabled",
+        "locked",
+        "backup_window",
+        "outgoing_traffic",
+        "ingoing_traffic",
+        "included_traffic",
+        "protection",
+        "labels",
+        "volumes",
+        "load_balancers",
+        "primary_disk_size",
+        "placement_group",
+    } <= set(body)
+    assert body["datacenter"]["name"] == "fsn1-dc14"
+    assert body["datacenter"]["location"]["name"] == "fsn1"
+    assert body["public_net"]["ipv4"]["id"] > 0
+    assert body["public_net"]["ipv4"]["dns_ptr"].endswith(".clients.your-server.de")
+    assert body["public_net"]["firewalls"] == []
+    assert body["public_net"]["ipv6"]["ip"].endswith("::/64")
+    assert body["protection"] == {"delete": False, "rebuild": False}
+    assert body["primary_disk_size"] == 40
+
+
+def test_a_new_server_is_initializing_then_running(client: Client) -> None:
+    created = create(client)
+    assert created.server.status == "initializing"
+    assert [a.command for a in created.next_actions] == ["start_server"]
+
+    wait(created)
+
+    assert client.servers.get_by_id(created.server.id).status == "running"
+
+
+def test_a_server_not_started_after_create_ends_up_off(client: Client) -> None:
+    created = create(client, start_after_create=False)
+    assert created.next_actions == []
+
+    wait(created)
+
+    assert client.servers.get_by_id(created.server.id).status == "off"
+
+
+def test_the_create_action_can_be_polled_until_it_succeeds(client: Client) -> None:
+    action = create(client).action
+    assert action.status == "running"
+
+    action.wait_until_finished()
+
+    assert action.status == "success"
+    assert action.progress == 100
+    assert action.finished is not None
+
+
+def test_a_root_password_is_returned_only_without_ssh_keys(client: Client) -> None:
+    assert create(client).root_password
+
+
+def test_a_deleted_server_is_gone(client: Client) -> None:
+    created = create(client)
+    wait(created)
+
+    client.servers.delete(created.server).wait_until_finished()
+
+    with pytest.raises(APIException) as excinfo:
+        client.servers.get_by_id(created.server.id)
+    assert error_code(excinfo) == "not_found"
+
+
+def test_a_duplicate_name_is_a_uniqueness_error(client: Client, api: RawApi) -> None:
+    create(client, name="twin")
+
+    with pytest.raises(APIException) as excinfo:
+        create(client, name="twin")
+
+    assert error_code(excinfo) == "uniqueness_error"
+    raw = api.post(
+        "/servers", json={"name": "twin", "server_type": "cx22", "image": "ubuntu-24.04"}
+    )
+    assert raw.status_code == 409
+
+
+def test_a_name_that_is_not_a_hostname_is_invalid_input_naming_the_field(api: RawApi) -> None:
+    response = api.post(
+        "/servers", json={"name": "not_a_host!", "server_type": "cx22", "image": "ubuntu-24.04"}
+    )
+
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert error["details"]["fields"][0]["name"] == "name"
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [{"bad key": "v"}, {"k": "-starts-with-dash"}, {"k": "x" * 64}, {"hetzner.cloud/k": "v"}],
+)
+def test_invalid_labels_are_invalid_input(client: Client, labels: dict[str, str]) -> None:
+    with pytest.raises(APIException) as excinfo:
+        create(client, labels=labels)
+
+    assert error_code(excinfo) == "invalid_input"
+
+
+def test_labels_with_prefixes_and_empty_values_are_accepted(client: Client) -> None:
+    labels = {"example.com/role": "web", "just-a-key": "", "a.b_c-d": "v.1_2-3"}
+
+    server = create(client, labels=labels).server
+
+    assert server.labels == labels
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("server_type", "cx99"), ("image", "windows-95"), ("location", "mars1")],
+)
+def test_unknown_references_are_invalid_input(api: RawApi, field: str, value: str) -> None:
+    body = {"name": "web-1", "server_type": "cx22", "image": "ubuntu-24.04", field: value}
+
+    response = api.post("/servers", json=body)
+
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_an_image_of_the_other_architecture_is_refused(client: Client) -> None:
+    arm_image = client.images.get_by_name_and_architecture("ubuntu-24.04", "arm")
+
+    with pytest.raises(APIException) as excinfo:
+        create(client, server_type="cx22", image=arm_image.id)
+
+    assert error_code(excinfo) == "invalid_input"
+    assert "incompatible architecture" in excinfo.value.message
+
+
+def test_an_arm_server_is_created_from_the_arm_image_id(client: Client) -> None:
+    arm_image = client.images.get_by_name_and_architecture("ubuntu-24.04", "arm")
+
+    server = create(client, server_type="cax11", image=arm_image.id).server
+
+    assert server.image.architecture == "arm"
+    assert server.server_type.architecture == "arm"
+
+
+def test_a_type_the_location_does_not_offer_is_invalid_input(client: Client) -> None:
+    with pytest.raises(APIException) as excinfo:
+        create(client, server_type="cax11", image=103908070, location="ash")
+
+    assert error_code(excinfo) == "invalid_input"
+    assert excinfo.value.message == "unsupported location for server type"
+
+
+def test_without_a_location_the_server_lands_where_its_type_is_in_stock(
+    client: Client, emu: Emulator
+) -> None:
+    emu.control.set_stock([{"server_type": "cx22", "location": "fsn1"}])
+
+    server = create(client, location=None).server
+
+    assert server.location.name == "nbg1"
+
+
+def test_power_actions_move_the_status(client: Client) -> None:
+    created = create(client)
+    wait(created)
+    server = client.servers.get_by_id(created.server.id)
+
+    server.power_off().wait_until_finished()
+    assert client.servers.get_by_id(server.id).status == "off"
+    server.power_on().wait_until_finished()
+    assert client.servers.get_by_id(server.id).status == "running"
+    server.reboot().wait_until_finished()
+    server.reset().wait_until_finished()
+    server.shutdown().wait_until_finished()
+    assert client.servers.get_by_id(server.id).status == "off"
+    commands = [a.command for a in server.get_actions()]
+    assert commands == [
+        "create_server",
+        "start_server",
+        "stop_server",
+        "start_server",
+        "reboot_server",
+        "reset_server",
+        "shutdown_server",
+    ]
+
+
+def test_a_power_action_while_another_runs_is_locked(client: Client) -> None:
+    created = create(client)
+
+    with pytest.raises(APIException) as excinfo:
+        client.servers.power_off(created.server)
+
+    assert error_code(excinfo) == "locked"
+
+
+def test_a_server_can_be_renamed_and_relabelled(client: Client) -> None:
+    server = create(client).server
+
+    updated = client.servers.update(server, name="web-2", labels={"tier": "front"})
+
+    assert updated.name == "web-2"
+    assert client.servers.get_by_name("web-2").labels == {"tier": "front"}
+    assert client.servers.get_by_name("web-1") is None
+
+
+def test_a_delete_protected_server_cannot_be_deleted(client: Client) -> None:
+    server = create(client).server
+    client.servers.change_protection(server, delete=True, rebuild=True).wait_until_finished()
+
+    with pytest.raises(APIException) as excinfo:
+        client.servers.delete(server)
+
+    assert error_code(excinfo) == "protected"
+
+
+def test_a_server_created_with_a_firewall_shows_it_applied(client: Client) -> None:
+    rule = FirewallRule(direction="in", protocol="tcp", port="22", source_ips=["0.0.0.0/0"])
+    firewall = client.firewalls.create(name="ssh", rules=[rule]).firewall
+
+    created = create(client, firewalls=[Firewall(id=firewall.id)])
+    wait(created)
+
+    server: BoundServer = client.servers.get_by_id(created.server.id)
+    assert [(f.firewall.id, f.status) for f in server.public_net.firewalls] == [
+        (firewall.id, "applied")
+    ]
+    assert "apply_firewall" in [a.command for a in created.next_actions]
+
+
+def test_networks_and_volumes_the_emulator_lacks_are_invalid_input(api: RawApi) -> None:
+    body = {"name": "web-1", "server_type": "cx22", "image": "ubuntu-24.04", "networks": [7]}
+
+    response = api.post("/servers", json=body)
+
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_a_server_type_and_image_may_be_given_by_id(api: RawApi) -> None:
+    body = {"name": "by-id", "server_type": 104, "image": "161547269", "location": 2}
+
+    response = api.post("/servers", json=body)
+
+    assert response.status_code == 201
+    server = response.json()["server"]
+    assert (server["server_type"]["name"], server["location"]["name"]) == ("cx22", "nbg1")
