@@ -1,0 +1,220 @@
+"""moto's server mode as a separate process on loopback, for the EC2 tests and the bench.
+
+``running()`` starts it with Canonical's Ubuntu images (two dates per architecture, so
+"newest" means something), ``build_world()`` makes the VPC, subnets, security group and
+instance profile a provider needs and returns the environment that points one at them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from machines.models import MachineSpec
+
+REGION = "eu-central-1"
+ZONES = ("eu-central-1a", "eu-central-1b")
+CANONICAL = "099720109477"
+PROFILE = "orca-workers"
+
+OLD_AMD64 = "ami-0a0a0a0a0a0a00001"
+NEW_AMD64 = "ami-0a0a0a0a0a0a00002"
+OLD_ARM64 = "ami-0b0b0b0b0b0b00001"
+NEW_ARM64 = "ami-0b0b0b0b0b0b00002"
+
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+
+def _ubuntu(ami_id: str, arch: str, day: str) -> dict[str, Any]:
+    """One image as moto's amis.json describes it (see moto/ec2/resources/amis.json.gz)."""
+    name = f"ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-{arch}-server-{day}"
+    return {
+        "ami_id": ami_id,
+        "state": "available",
+        "public": True,
+        "owner_id": CANONICAL,
+        "image_location": f"amazon/{name}",
+        "sriov": "simple",
+        "root_device_type": "ebs",
+        "root_device_name": "/dev/sda1",
+        "description": f"Canonical, Ubuntu, 24.04, {arch} noble image",
+        "image_type": "machine",
+        "platform": None,
+        "architecture": "x86_64" if arch == "amd64" else "arm64",
+        "name": name,
+        "virtualization_type": "hvm",
+        "hypervisor": "xen",
+        "creation_date": f"{day[:4]}-{day[4:6]}-{day[6:]}T08:00:00.000Z",
+    }
+
+
+IMAGES = [
+    _ubuntu(NEW_AMD64, "amd64", "20250610"),
+    _ubuntu(OLD_AMD64, "amd64", "20240423"),
+    _ubuntu(OLD_ARM64, "arm64", "20240423"),
+    _ubuntu(NEW_ARM64, "arm64", "20250610"),
+]
+
+
+@dataclass(frozen=True)
+class MotoServer:
+    """A running moto server: its base URL and process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def reset(self) -> None:
+        """Forget every resource, as if the server had just started."""
+        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
+
+def free_port() -> int:
+    """A TCP port on loopback nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def running(workdir: Path, timeout: float = 30.0) -> Iterator[MotoServer]:
+    """Start ``python -m moto.server`` on a free loopback port and stop it afterwards."""
+    amis = workdir / "amis.json"
+    amis.write_text(json.dumps(IMAGES))
+    env = {
+        **os.environ,
+        "MOTO_AMIS_PATH": str(amis),
+        "MOTO_ENABLE_AMI_VALIDATION": "true",
+        "MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION": "true",
+    }
+    port = free_port()
+    log = (workdir / "moto.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    server = MotoServer(f"http://127.0.0.1:{port}", process)
+    try:
+        _wait_until_up(server, timeout, workdir / "moto.log")
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _wait_until_up(server: MotoServer, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"moto's server exited early:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/moto-api/", timeout=1):
+                return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"moto's server did not answer within {timeout} s:\n{log.read_text()}")
+
+
+@cache
+def client(url: str, service: str = "ec2") -> Any:
+    """A boto3 client of the emulator, for setting up and inspecting from outside the provider.
+
+    Cached: making a client costs a tenth of a second, a call to moto a few milliseconds.
+    """
+    return boto3.session.Session(region_name=REGION).client(
+        service,
+        region_name=REGION,
+        endpoint_url=url,
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
+@dataclass(frozen=True)
+class World:
+    """What a provider needs in the account, and the environment naming it."""
+
+    vpc: str
+    subnets: dict[str, str]
+    security_group: str
+    profile_arn: str
+    env: dict[str, str]
+
+
+def build_world(url: str) -> World:
+    """A VPC with a subnet in each of two zones, a security group and an instance profile."""
+    ec2 = client(url)
+    iam = client(url, "iam")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnets = {}
+    for index, zone in enumerate(ZONES, start=1):
+        cidr = f"10.0.{index}.0/24"
+        made = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)
+        subnets[zone] = made["Subnet"]["SubnetId"]
+    group = ec2.create_security_group(
+        GroupName="orca-workers", Description="orca workers", VpcId=vpc
+    )["GroupId"]
+    profile = iam.create_instance_profile(InstanceProfileName=PROFILE)["InstanceProfile"]["Arn"]
+    env = {
+        **CREDENTIALS,
+        "AWS_REGION": REGION,
+        "AWS_ENDPOINT_URL": url,
+        "ORCA_EC2_SUBNETS": ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
+        "ORCA_EC2_SECURITY_GROUP": group,
+        "ORCA_EC2_INSTANCE_PROFILE": PROFILE,
+    }
+    return World(vpc, subnets, group, profile, env)
+
+
+def spec(
+    name: str,
+    machine_type: str = "t3.micro",
+    location: str = ZONES[0],
+    pool: str = "ci",
+    user_data: str = "",
+) -> MachineSpec:
+    """A machine of ``pool`` in the first zone, unless told otherwise."""
+    return MachineSpec(
+        name=name, machine_type=machine_type, location=location, pool=pool, user_data=user_data
+    )
+
+
+def count_calls(ec2_client: Any) -> Counter[str]:
+    """A counter of the client's API calls from now on, per operation (pages count apiece)."""
+    calls: Counter[str] = Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        calls[model.name] += 1
+
+    ec2_client.meta.events.register("before-call.ec2", count)
+    return calls

@@ -1,0 +1,66 @@
+"""``arch``: Docker's architecture of an instance type, from DescribeInstanceTypes, cached."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from machines.ec2 import Ec2Provider
+from machines.errors import UnknownMachineTypeError
+from tests.ec2.moto_server import count_calls
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "arch"),
+    [("t3.micro", "amd64"), ("c5.large", "amd64"), ("t4g.micro", "arm64"), ("m7g.large", "arm64")],
+)
+def test_arch_is_dockers_name_of_the_types_architecture(
+    provider: Ec2Provider, machine_type: str, arch: str
+) -> None:
+    assert provider.arch(machine_type) == arch
+
+
+def test_a_type_with_i386_and_x86_64_is_amd64(provider: Ec2Provider) -> None:
+    assert provider.arch("t2.micro") == "amd64"
+
+
+def test_an_unknown_type_raises_naming_it(provider: Ec2Provider) -> None:
+    with pytest.raises(UnknownMachineTypeError, match=r"'x9\.huge'"):
+        provider.arch("x9.huge")
+
+
+def test_each_type_is_asked_of_ec2_once(provider: Ec2Provider) -> None:
+    calls = count_calls(provider._client)
+
+    for _ in range(3):
+        provider.arch("t3.micro")
+        provider.arch("t4g.micro")
+
+    assert calls == {"DescribeInstanceTypes": 2}
+
+
+def test_many_threads_asking_at_once_make_one_request(provider: Ec2Provider) -> None:
+    calls = count_calls(provider._client)
+    start = threading.Barrier(16)
+
+    def ask() -> str:
+        start.wait()
+        return provider.arch("c7g.large")
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda _: ask(), range(16)))
+
+    assert answers == ["arm64"] * 16
+    assert calls == {"DescribeInstanceTypes": 1}
+
+
+def test_an_unknown_type_is_not_cached(provider: Ec2Provider) -> None:
+    calls = count_calls(provider._client)
+
+    for _ in range(2):
+        with pytest.raises(UnknownMachineTypeError):
+            provider.arch("x9.huge")
+
+    assert calls == {"DescribeInstanceTypes": 2}

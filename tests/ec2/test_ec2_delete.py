@@ -1,0 +1,130 @@
+"""``delete``: terminate this owner's pool instance; never touch anyone else's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from machines.ec2 import Ec2Provider
+from machines.errors import CloudError, ForeignMachineError
+from tests.ec2.moto_server import OLD_AMD64, count_calls, spec
+
+
+def state_of(aws: Any, instance_id: str) -> str:
+    reservation = aws.describe_instances(InstanceIds=[instance_id])["Reservations"][0]
+    state: str = reservation["Instances"][0]["State"]["Name"]
+    return state
+
+
+def launched_by(provider: Ec2Provider, name: str = "ci-1") -> str:
+    created = provider.create(spec(name))
+    assert created.machine is not None
+    return created.machine.id
+
+
+def launch_tagged(aws: Any, tags: dict[str, str]) -> str:
+    reply = aws.run_instances(
+        ImageId=OLD_AMD64,
+        InstanceType="t3.micro",
+        MinCount=1,
+        MaxCount=1,
+        TagSpecifications=[
+            {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
+        ],
+    )
+    instance_id: str = reply["Instances"][0]["InstanceId"]
+    return instance_id
+
+
+def test_delete_terminates_the_instance(provider: Ec2Provider, aws: Any) -> None:
+    instance_id = launched_by(provider)
+
+    assert provider.delete(instance_id) is True
+
+    assert state_of(aws, instance_id) == "terminated"
+
+
+def test_deleting_again_is_true_without_terminating_again(provider: Ec2Provider) -> None:
+    instance_id = launched_by(provider)
+    provider.delete(instance_id)
+    calls = count_calls(provider._client)
+
+    assert provider.delete(instance_id) is True
+
+    assert "TerminateInstances" not in calls
+
+
+def test_an_unknown_instance_is_already_gone(provider: Ec2Provider) -> None:
+    assert provider.delete("i-0123456789abcdef0") is True
+    assert provider.delete("i-01234567") is True
+
+
+@pytest.mark.parametrize(
+    "bad", ["ci-1", "i-xyz", "i-0123456789ABCDEF0", "sg-0123456789abcdef0", ""]
+)
+def test_a_malformed_id_raises_naming_it(provider: Ec2Provider, bad: str) -> None:
+    calls = count_calls(provider._client)
+
+    with pytest.raises(CloudError, match="is not an EC2 instance id") as raised:
+        provider.delete(bad)
+
+    assert repr(bad) in str(raised.value)
+    assert raised.value.code == "InvalidInstanceID.Malformed"
+    assert not calls
+
+
+def test_an_instance_outside_orca_is_refused_and_left_running(
+    provider: Ec2Provider, aws: Any
+) -> None:
+    instance_id = launch_tagged(aws, {"Name": "db-1"})
+
+    with pytest.raises(ForeignMachineError, match=f"{instance_id} has no orca=pool tag"):
+        provider.delete(instance_id)
+
+    assert state_of(aws, instance_id) == "running"
+
+
+def test_another_owners_instance_is_refused_and_left_running(
+    make_provider: Callable[[str], Ec2Provider], aws: Any
+) -> None:
+    instance_id = launched_by(make_provider("staging"))
+
+    with pytest.raises(ForeignMachineError, match=f"{instance_id} belongs to owner 'staging'"):
+        make_provider("prod").delete(instance_id)
+
+    assert state_of(aws, instance_id) == "running"
+
+
+def test_without_an_owner_an_owned_instance_is_refused(
+    make_provider: Callable[[str], Ec2Provider], aws: Any
+) -> None:
+    instance_id = launched_by(make_provider("prod"))
+
+    with pytest.raises(ForeignMachineError, match="belongs to owner 'prod'"):
+        make_provider("").delete(instance_id)
+
+    assert state_of(aws, instance_id) == "running"
+
+
+def test_an_owner_refuses_an_instance_without_owner_tag(
+    make_provider: Callable[[str], Ec2Provider], aws: Any
+) -> None:
+    instance_id = launched_by(make_provider(""))
+
+    with pytest.raises(ForeignMachineError, match="has no orca-owner tag"):
+        make_provider("prod").delete(instance_id)
+
+    assert state_of(aws, instance_id) == "running"
+
+
+def test_an_instance_of_another_pool_of_the_owner_is_deleted(
+    provider: Ec2Provider, aws: Any
+) -> None:
+    created = provider.create(spec("gpu-1", pool="gpu"))
+    assert created.machine is not None
+
+    assert provider.delete(created.machine.id) is True
+
+    assert state_of(aws, created.machine.id) == "terminated"

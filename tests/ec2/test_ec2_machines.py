@@ -1,0 +1,191 @@
+"""``machines``: every live instance of one pool and owner, and never anyone else's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.stub import Stubber
+
+from machines import ec2
+from machines.ec2 import Ec2Provider
+from machines.models import Machine, Status
+from tests.ec2.moto_server import OLD_AMD64, ZONES, count_calls, spec
+
+
+def made(provider: Ec2Provider, name: str, pool: str = "ci", location: str = ZONES[0]) -> Machine:
+    created = provider.create(spec(name, pool=pool, location=location))
+    assert created.machine is not None
+    return created.machine
+
+
+def names(machines: list[Machine]) -> list[str]:
+    return [machine.name for machine in machines]
+
+
+def launch_tagged(aws: Any, name: str, tags: dict[str, str]) -> str:
+    """An instance made outside the provider, with exactly these tags and a Name."""
+    tag_list = [{"Key": k, "Value": v} for k, v in {"Name": name, **tags}.items()]
+    reply = aws.run_instances(
+        ImageId=OLD_AMD64,
+        InstanceType="t3.micro",
+        MinCount=1,
+        MaxCount=1,
+        TagSpecifications=[{"ResourceType": "instance", "Tags": tag_list}],
+    )
+    instance_id: str = reply["Instances"][0]["InstanceId"]
+    return instance_id
+
+
+def test_machines_describes_each_instance_in_the_shared_vocabulary(
+    provider: Ec2Provider, aws: Any
+) -> None:
+    first = made(provider, "ci-1", location=ZONES[0])
+    second = made(provider, "ci-2", location=ZONES[1])
+
+    listed = provider.machines("ci")
+
+    assert [m.id for m in listed] == [first.id, second.id]
+    for machine, zone in zip(listed, ZONES, strict=True):
+        instance = aws.describe_instances(InstanceIds=[machine.id])["Reservations"][0]
+        assert machine.status == Status.RUNNING
+        assert machine.machine_type == "t3.micro"
+        assert machine.location == zone
+        assert machine.pool == "ci"
+        assert machine.address == instance["Instances"][0]["PrivateIpAddress"]
+
+
+def test_a_stopped_instance_is_off(provider: Ec2Provider, aws: Any) -> None:
+    machine = made(provider, "ci-1")
+    aws.stop_instances(InstanceIds=[machine.id])
+
+    [listed] = provider.machines("ci")
+
+    assert listed.status == Status.OFF
+
+
+def test_machines_reads_every_page(provider: Ec2Provider, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ec2, "MAX_RESULTS", 5)
+    for index in range(7):
+        made(provider, f"ci-{index}")
+    calls = count_calls(provider._client)
+
+    listed = provider.machines("ci")
+
+    assert names(listed) == [f"ci-{index}" for index in range(7)]
+    assert calls["DescribeInstances"] == 2
+
+
+def test_terminated_instances_are_not_listed(provider: Ec2Provider) -> None:
+    gone = made(provider, "ci-1")
+    made(provider, "ci-2")
+    provider.delete(gone.id)
+
+    assert names(provider.machines("ci")) == ["ci-2"]
+
+
+def test_other_pools_owners_and_foreign_instances_are_not_listed(
+    make_provider: Callable[[str], Ec2Provider], aws: Any
+) -> None:
+    prod = make_provider("prod")
+    made(prod, "ci-1")
+    made(prod, "gpu-1", pool="gpu")
+    made(make_provider("staging"), "staging-ci-1")
+    made(make_provider(""), "ownerless-ci-1")
+    launch_tagged(aws, "untagged-1", {})
+    launch_tagged(aws, "half-tagged-1", {"orca-pool": "ci", "orca-owner": "prod"})
+
+    assert names(prod.machines("ci")) == ["ci-1"]
+    assert names(prod.machines("gpu")) == ["gpu-1"]
+
+
+def test_without_an_owner_only_instances_without_owner_tag_are_listed(
+    make_provider: Callable[[str], Ec2Provider],
+) -> None:
+    made(make_provider("prod"), "prod-ci-1")
+    made(make_provider(""), "ci-1")
+
+    assert names(make_provider("").machines("ci")) == ["ci-1"]
+
+
+def test_two_owners_in_one_region_see_only_their_own(
+    make_provider: Callable[[str], Ec2Provider],
+) -> None:
+    team_a, team_b = make_provider("team-a"), make_provider("team-b")
+    made(team_a, "a-1")
+    made(team_b, "b-1")
+    made(team_b, "b-2")
+
+    assert names(team_a.machines("ci")) == ["a-1"]
+    assert names(team_b.machines("ci")) == ["b-1", "b-2"]
+
+
+def _instance(state: str = "running", **fields: Any) -> dict[str, Any]:
+    tags = {"Name": "ci-1", "orca": "pool", "orca-pool": "ci", "orca-owner": "prod"}
+    return {
+        "InstanceId": "i-0123456789abcdef0",
+        "InstanceType": "t3.micro",
+        "State": {"Code": 16, "Name": state},
+        "Placement": {"AvailabilityZone": ZONES[0]},
+        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+        **fields,
+    }
+
+
+def _listed(provider: Ec2Provider, *instances: dict[str, Any]) -> list[Machine]:
+    """``machines`` when EC2 answers with exactly these instances."""
+    with Stubber(provider._client) as stub:
+        stub.add_response("describe_instances", {"Reservations": [{"Instances": list(instances)}]})
+        return provider.machines("ci")
+
+
+@pytest.mark.parametrize(
+    ("state", "status"),
+    [
+        ("pending", Status.STARTING),
+        ("running", Status.RUNNING),
+        ("stopping", Status.STOPPING),
+        ("stopped", Status.OFF),
+        ("shutting-down", Status.DELETING),
+        ("terminated", Status.DELETING),
+        ("rebooting", Status.UNKNOWN),
+    ],
+)
+def test_ec2_states_map_onto_the_shared_statuses(
+    provider: Ec2Provider, state: str, status: Status
+) -> None:
+    [machine] = _listed(provider, _instance(state))
+
+    assert machine.status == status
+
+
+@pytest.mark.parametrize(
+    ("addresses", "address"),
+    [
+        ({"PublicIpAddress": "203.0.113.7", "PrivateIpAddress": "10.0.1.7"}, "203.0.113.7"),
+        ({"PrivateIpAddress": "10.0.1.7"}, "10.0.1.7"),
+        ({}, ""),
+    ],
+)
+def test_address_is_public_else_private_else_empty(
+    provider: Ec2Provider, addresses: dict[str, str], address: str
+) -> None:
+    [machine] = _listed(provider, _instance(**addresses))
+
+    assert machine.address == address
+
+
+def test_another_owners_instance_is_dropped_even_if_ec2_returns_it(
+    provider: Ec2Provider,
+) -> None:
+    theirs = _instance(InstanceId="i-0fedcba9876543210")
+    theirs["Tags"] = [t for t in theirs["Tags"] if t["Key"] != "orca-owner"]
+    theirs["Tags"].append({"Key": "orca-owner", "Value": "staging"})
+
+    assert [m.id for m in _listed(provider, _instance(), theirs)] == ["i-0123456789abcdef0"]
+
+
+def test_an_invalid_pool_is_refused(provider: Ec2Provider) -> None:
+    with pytest.raises(ValueError, match="pool"):
+        provider.machines("")
