@@ -362,6 +362,12 @@ class HetznerProvider(Provider):
 
 def _cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
     tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if isinstance(error, APIException) and isinstance(error.code, int):
+        return CloudError(
+            f"{what}: the endpoint answered HTTP {error.code} without a Hetzner API error{tries}:"
+            " check that HCLOUD_ENDPOINT is the API's base URL (ending in /v1)",
+            str(error.code),
+        )
     if isinstance(error, APIException):
         code = str(error.code)
         hint = {
