@@ -1,0 +1,64 @@
+"""A simulated autoscaler: rounds of create, list and delete across owners and pools.
+
+It remembers what the provider told it and, at the end, the test compares that with what
+the cloud really holds. Used against every provider, with faults switched on.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from machines import MachineSpec, Provider
+
+
+@dataclass
+class Ledger:
+    """What the autoscaler was told: machine names per (owner, pool)."""
+
+    alive: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    no_stock: int = 0
+    rounds: int = 0
+
+    def pool(self, owner: str, pool: str) -> dict[str, str]:
+        return self.alive.setdefault((owner, pool), {})
+
+
+def simulate(
+    providers: dict[str, Provider],
+    pools: list[str],
+    machine_type: str,
+    location: str,
+    rounds: int,
+    seed: int = 7,
+) -> Ledger:
+    """Run ``rounds`` autoscaler decisions; every answer is checked against the ledger."""
+    rng = random.Random(seed)
+    ledger = Ledger()
+    serial = 0
+    for _ in range(rounds):
+        owner = rng.choice(sorted(providers))
+        provider = providers[owner]
+        pool = rng.choice(pools)
+        known = ledger.pool(owner, pool)
+        action = rng.choices(["create", "delete", "list"], weights=[5, 3, 2])[0]
+        if action == "create" or not known:
+            serial += 1
+            name = f"{owner}-{pool}-{serial}"
+            created = provider.create(
+                MachineSpec(name=name, machine_type=machine_type, location=location, pool=pool)
+            )
+            assert not created.failed, created.reason
+            if created.ok:
+                assert created.machine is not None
+                known[created.machine.id] = name
+            else:
+                ledger.no_stock += 1
+        elif action == "delete":
+            machine_id = rng.choice(sorted(known))
+            assert provider.delete(machine_id) is True
+            del known[machine_id]
+        listed = {m.id: m.name for m in provider.machines(pool)}
+        assert listed == known, f"{owner}/{pool}: listed {listed}, told {known}"
+        ledger.rounds += 1
+    return ledger

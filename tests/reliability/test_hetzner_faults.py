@@ -1,0 +1,201 @@
+"""The Hetzner provider on a bad day: errors, rate limits, timeouts and lost answers."""
+
+import logging
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from hcloud import Client
+
+from machines import CloudError, MachineSpec, Provider
+from machines.hetzner import HetznerProvider
+from tests.conftest import OWNER, TOKEN
+
+USER_DATA = "#cloud-config\nwrite_files: [{path: /etc/secret, content: s3cr3t-user-data}]"
+
+
+def spec(name: str = "ci-1", pool: str = "ci") -> MachineSpec:
+    return MachineSpec(
+        name=name, machine_type="cx22", location="fsn1", pool=pool, user_data=USER_DATA
+    )
+
+
+def fault(kind: str, method: str, path: str, **fields: object) -> dict[str, object]:
+    return {"kind": kind, "method": method, "path": path, **fields}
+
+
+@pytest.fixture
+def quick(env, monkeypatch) -> HetznerProvider:
+    """A provider with short timeouts, so faults resolve in test time."""
+    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "8")
+    made = Provider.of("hetzner", owner=OWNER)
+    assert isinstance(made, HetznerProvider)
+    return made
+
+
+def servers_named(hcloud: Client, name: str) -> int:
+    return len(hcloud.servers.get_all(name=name))
+
+
+def test_server_errors_are_retried(quick, emulator, hcloud):
+    emulator.control.set_faults(
+        [fault("error", "POST", "/v1/servers", status=503, code="service_error", times=2)]
+    )
+    assert quick.create(spec()).ok
+    assert servers_named(hcloud, "ci-1") == 1
+
+
+def test_a_lost_create_answer_makes_no_second_machine(quick, emulator, hcloud):
+    quick.arch("cx22")
+    emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers", times=1)])
+    created = quick.create(spec())
+    assert created.ok, created.reason
+    assert servers_named(hcloud, "ci-1") == 1
+    assert hcloud.servers.get_by_name("ci-1").labels["orca-owner"] == OWNER
+
+
+def test_a_connection_dropped_before_the_request_is_retried(quick, emulator):
+    quick.create(spec())
+    emulator.control.set_faults([fault("drop_before", "GET", "/v1/servers", times=2)])
+    assert [m.name for m in quick.machines("ci")] == ["ci-1"]
+
+
+def test_a_request_past_its_timeout_is_retried(quick, emulator):
+    quick.create(spec())
+    emulator.control.set_faults([fault("delay", "GET", "/v1/servers", seconds=1.5, times=1)])
+    assert len(quick.machines("ci")) == 1
+
+
+def test_a_lost_delete_answer_is_still_true(quick, emulator, hcloud):
+    machine = quick.create(spec()).machine
+    emulator.control.set_faults([fault("drop_after", "DELETE", "/v1/servers", times=1)])
+    assert quick.delete(machine.id) is True
+    assert servers_named(hcloud, "ci-1") == 0
+
+
+def test_a_locked_server_is_retried(quick, emulator):
+    machine = quick.create(spec()).machine
+    emulator.control.set_faults(
+        [fault("error", "DELETE", "/v1/servers", status=423, code="locked", times=2)]
+    )
+    assert quick.delete(machine.id) is True
+
+
+def test_a_rate_limit_burst_is_waited_out(quick, emulator):
+    quick.create(spec())
+    emulator.control.set_rate_limit(limit=3, per_second=20)
+    assert all(len(quick.machines("ci")) == 1 for _ in range(12))
+
+
+def test_rate_limited_requests_wait_for_the_reset_the_api_names(quick, emulator, caplog):
+    emulator.control.set_faults(
+        [fault("error", "GET", "/v1/servers", status=429, code="rate_limit_exceeded", times=1)]
+    )
+    caplog.set_level(logging.WARNING, logger="machines")
+    assert quick.machines("ci") == []
+    assert "rate_limit_exceeded" in caplog.text
+
+
+def test_persistent_errors_end_in_one_clear_error_within_the_call_time(env, monkeypatch, emulator):
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
+    provider = Provider.of("hetzner", owner=OWNER)
+    emulator.control.set_faults(
+        [fault("error", "GET", "/v1/servers", status=503, code="service_error")]
+    )
+    with pytest.raises(CloudError, match=r"service_error.*after \d+ attempts") as error:
+        provider.machines("ci")
+    assert error.value.code == "service_error"
+
+
+def test_persistent_errors_make_create_fail_with_a_reason(env, monkeypatch, emulator, hcloud):
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
+    provider = Provider.of("hetzner", owner=OWNER)
+    provider.arch("cx22")
+    emulator.control.set_faults(
+        [fault("error", "POST", "/v1/servers", status=500, code="service_error")]
+    )
+    created = provider.create(spec())
+    assert created.failed
+    assert "service_error" in created.reason
+    assert servers_named(hcloud, "ci-1") == 0
+
+
+def test_an_unreachable_endpoint_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv("HCLOUD_TOKEN", TOKEN)
+    monkeypatch.setenv("HCLOUD_ENDPOINT", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
+    with pytest.raises(CloudError, match="could not reach the Hetzner API.*HCLOUD_ENDPOINT"):
+        Provider.of("hetzner").machines("ci")
+
+
+@pytest.fixture
+def web_page() -> Iterator[str]:
+    """A real web server on loopback that is not the Hetzner API: it answers HTML."""
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<html><body>It works!</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_an_endpoint_that_is_not_the_api_is_one_clear_error(env, monkeypatch, web_page):
+    monkeypatch.setenv("HCLOUD_ENDPOINT", web_page)
+    with pytest.raises(CloudError, match="HTTP 200 without a Hetzner API error.*HCLOUD_ENDPOINT"):
+        Provider.of("hetzner").machines("ci")
+
+
+def test_neither_token_nor_user_data_reach_the_logs(quick, emulator, caplog):
+    caplog.set_level(logging.DEBUG)
+    emulator.control.set_faults(
+        [
+            fault("error", "POST", "/v1/servers", status=503, code="service_error", times=1),
+            fault("drop_after", "POST", "/v1/servers", times=1),
+        ]
+    )
+    created = quick.create(spec())
+    assert created.ok
+    assert "retry" in caplog.text
+    for secret in (TOKEN, "s3cr3t-user-data"):
+        assert secret not in caplog.text
+        assert secret not in created.model_dump_json()
+        assert secret not in emulator.log()
+
+
+def test_one_provider_shared_by_threads_matches_sequential_calls(quick, emulator, hcloud):
+    emulator.control.set_faults(
+        [fault("error", "POST", "/v1/servers", status=503, code="service_error", probability=0.2)]
+    )
+    results: dict[str, bool] = {}
+
+    def scale(pool: str) -> None:
+        for n in range(6):
+            name = f"{pool}-{n}"
+            results[name] = quick.create(spec(name, pool)).ok
+            results[name + "/again"] = quick.create(spec(name, pool)).ok
+
+    threads = [threading.Thread(target=scale, args=(f"p{i}",)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results.values())
+    for i in range(6):
+        assert sorted(m.name for m in quick.machines(f"p{i}")) == [f"p{i}-{n}" for n in range(6)]
+    counts = emulator.control.requests()
+    assert counts.get("GET /v1/server_types") == 1
+    assert counts.get("GET /v1/images") == 1
