@@ -1,0 +1,7 @@
+"""The Pulumi program: this stack's configuration, validated, made into pools."""
+
+import pulumi
+
+from machines import components, deployment
+
+components.deploy(deployment.load(components.stack_config(), pulumi.get_stack()))

@@ -1,0 +1,274 @@
+"""Runs the real Pulumi program (``__main__.py``) under Pulumi's mocks: no CLI, no cloud.
+
+``run_program`` resets the runtime, sets the stack's name and configuration, runs the program
+as the Python language host does (``runpy`` on the project directory) and returns every
+resource registered (type, name, parent, inputs, options), the invokes made and the resolved
+stack outputs. The mocks answer the invokes the program makes with realistic values and
+refuse an AMI lookup that is not Canonical's Ubuntu 24.04 for a known architecture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.deployment import PROJECT, Deployment, StackConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+"""The key by which Pulumi marks a secret value in serialized properties."""
+
+SERVER_TYPES = {
+    "cx22": "x86",
+    "cx32": "x86",
+    "cpx11": "x86",
+    "ccx13": "x86",
+    "cax11": "arm",
+    "cax21": "arm",
+}
+INSTANCE_TYPES = {
+    "t3.micro": ["x86_64"],
+    "t3.small": ["x86_64"],
+    "m5.large": ["x86_64"],
+    "t2.micro": ["i386", "x86_64"],
+    "t4g.small": ["arm64"],
+    "c7g.large": ["arm64"],
+}
+AMIS = {
+    ubuntu_ami_name("amd64"): "ami-0ubuntu2404amd64",
+    ubuntu_ami_name("arm64"): "ami-0ubuntu2404arm64",
+}
+FIREWALL_IDS = {"workers": 4711}
+
+
+def stack_name(path: Path) -> str:
+    """``local`` for ``Pulumi.local.yaml``."""
+    return path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+
+
+def stack_file(path: Path) -> dict[str, Any]:
+    """The ``config:`` mapping of a stack file."""
+    config: dict[str, Any] = yaml.safe_load(path.read_text())["config"]
+    return config
+
+
+class CloudMocks(pulumi.runtime.Mocks):
+    """Answers the program's resources and invokes as Hetzner's and AWS's providers would."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        self._ids = itertools.count(1001)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
+        self.calls.append((args.token, args.args))
+        if args.token == "hcloud:index/getServerType:getServerType":
+            name = args.args["name"]
+            return {"id": 1, "name": name, "architecture": SERVER_TYPES[name], "cores": 2}, []
+        if args.token == "hcloud:index/getFirewall:getFirewall":
+            name = args.args["name"]
+            return {"id": FIREWALL_IDS[name], "name": name, "labels": {}}, []
+        if args.token == "aws:ec2/getInstanceType:getInstanceType":
+            name = args.args["instanceType"]
+            return {"instanceType": name, "supportedArchitectures": INSTANCE_TYPES[name]}, []
+        if args.token == "aws:ec2/getAmi:getAmi":
+            return self._ami(args.args), []
+        raise AssertionError(f"unexpected invoke {args.token}")
+
+    def _ami(self, args: dict[str, Any]) -> dict[str, Any]:
+        assert args["owners"] == [UBUNTU_OWNER], args
+        assert args["mostRecent"] is True, args
+        (name_filter,) = args["filters"]
+        assert name_filter["name"] == "name", args
+        (pattern,) = name_filter["values"]
+        return {
+            "id": AMIS[pattern],
+            "name": pattern.replace("*", "20250610"),
+            "ownerId": UBUNTU_OWNER,
+        }
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.inputs[(args.typ, args.name)] = args.inputs
+        number = next(self._ids)
+        state = dict(args.inputs)
+        if args.typ == "hcloud:index/server:Server":
+            state.update(
+                ipv4Address=f"203.0.113.{number % 250}",
+                ipv6Network=f"2001:db8:{number:x}::/64",
+                status="running",
+            )
+        elif args.typ == "aws:ec2/instance:Instance":
+            state.update(privateIp=f"10.0.{number // 250}.{number % 250}", publicIp="")
+            return f"i-{number:017x}", state
+        elif args.typ.startswith("aws:"):
+            return f"{args.name}-{number}", state
+        return str(number), state
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One resource the program registered."""
+
+    type: str
+    name: str
+    urn: str
+    id: str
+    parent: str
+    custom: bool
+    ignore_changes: tuple[str, ...]
+    delete_before_replace: bool
+    inputs: dict[str, Any] = field(repr=False)
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """The mock monitor, also keeping each registration's parent and options."""
+
+    def __init__(self, cloud: CloudMocks) -> None:
+        super().__init__(cloud)
+        self.cloud = cloud
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.registered.append(
+                Registered(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    id=response.id,
+                    parent=request.parent,
+                    custom=request.custom,
+                    ignore_changes=tuple(request.ignoreChanges),
+                    delete_before_replace=request.deleteBeforeReplace,
+                    inputs=self.cloud.inputs[(request.type, request.name)],
+                )
+            )
+        return response
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one run of the program did."""
+
+    stack_urn: str
+    resources: list[Registered]
+    calls: list[tuple[str, dict[str, Any]]]
+    outputs: dict[str, Any]
+
+    def of_type(self, type_: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, type_: str, name: str) -> Registered:
+        (found,) = [r for r in self.of_type(type_) if r.name == name]
+        return found
+
+    def children(self, parent: Registered) -> list[Registered]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+
+@dataclass(frozen=True)
+class StackRun:
+    """A stack file, its configuration as written, and one run of the program on it."""
+
+    path: Path
+    name: str
+    raw: dict[str, Any]
+    deployment: Deployment
+    run: Run
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A key of the project's namespace as the file writes it (``pools``, ``owner``...)."""
+        return self.raw.get(f"{PROJECT}:{key}", default)
+
+    @property
+    def owner(self) -> str:
+        owner: str = self.get("owner", self.name)
+        return owner
+
+    @property
+    def pools(self) -> list[dict[str, Any]]:
+        pools: list[dict[str, Any]] = self.get("pools", [])
+        return pools
+
+
+def run_program(stack: str, config: StackConfig, cloud: CloudMocks | None = None) -> Run:
+    """Run ``__main__.py`` as stack ``stack`` with ``config``, under mocks."""
+    cloud = cloud or CloudMocks()
+    monitor = RecordingMonitor(cloud)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.reset_options()
+    try:
+        mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+        pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
+        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(ROOT), run_name="__main__")))
+        root = settings.get_root_resource()
+        assert root is not None
+        outputs = _sync_await(pulumi.Output.from_input(root.outputs).future())
+        stack_urn = _sync_await(root.urn.future())
+    finally:
+        pulumi.runtime.set_all_config({}, [])
+        settings.reset_options()
+        asyncio.set_event_loop(None)
+        loop.close()
+    return Run(stack_urn or "", monitor.registered, cloud.calls, outputs or {})
+
+
+def is_secret(value: Any) -> bool:
+    """True when a serialized input is a Pulumi secret."""
+    return isinstance(value, dict) and SECRET_SIG in value
+
+
+def reveal(value: Any) -> Any:
+    """The value of a serialized input, secret or not."""
+    return value["value"] if is_secret(value) else value
+
+
+def hetzner(**keys: Any) -> dict[str, Any]:
+    """A small valid Hetzner stack configuration, with ``keys`` (project keys) replaced."""
+    config: dict[str, Any] = {
+        f"{PROJECT}:provider": "hetzner",
+        f"{PROJECT}:pools": [
+            {"name": "x86", "machineType": "cx22", "location": "fsn1", "size": 2},
+            {"name": "arm", "machineType": "cax11", "location": "nbg1", "size": 1},
+        ],
+    }
+    config.update({f"{PROJECT}:{k}": v for k, v in keys.items()})
+    return config
+
+
+def ec2(**keys: Any) -> dict[str, Any]:
+    """A small valid EC2 stack configuration, with ``keys`` (project keys) replaced."""
+    config: dict[str, Any] = {
+        "aws:region": "eu-central-1",
+        f"{PROJECT}:provider": "ec2",
+        f"{PROJECT}:subnets": {"eu-central-1a": "subnet-0a", "eu-central-1b": "subnet-0b"},
+        f"{PROJECT}:securityGroup": "sg-0123",
+        f"{PROJECT}:instanceProfile": "orca-workers",
+        f"{PROJECT}:pools": [
+            {"name": "arm", "machineType": "t4g.small", "location": "eu-central-1a", "size": 2},
+            {"name": "x86", "machineType": "t3.small", "location": "eu-central-1b", "size": 1},
+        ],
+    }
+    config.update({f"{PROJECT}:{k}": v for k, v in keys.items()})
+    return config
+
+
+def run(config: dict[str, Any], stack: str = "test", secret_keys: tuple[str, ...] = ()) -> Run:
+    """Run the program on a configuration written like a stack file's ``config:``."""
+    parsed = StackConfig.from_stack_file(config)
+    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)))

@@ -1,0 +1,180 @@
+"""The real program on chosen configurations, under mocks: sizes, lookups, existing resources."""
+
+from __future__ import annotations
+
+import copy
+
+from program_harness import (
+    AMIS,
+    FIREWALL_IDS,
+    STACKS,
+    ec2,
+    hetzner,
+    run,
+    stack_file,
+    stack_name,
+)
+
+from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.deployment import PROJECT
+
+SERVER = "hcloud:index/server:Server"
+INSTANCE = "aws:ec2/instance:Instance"
+POOLS = f"{PROJECT}:pools"
+
+
+def test_every_example_stack_is_tested() -> None:
+    assert {stack_name(p) for p in STACKS} >= {"local", "hetzner-example", "ec2-example"}
+
+
+def test_the_local_stack_aims_at_the_emulator_and_creates_its_infrastructure() -> None:
+    (path,) = [p for p in STACKS if stack_name(p) == "local"]
+    config = stack_file(path)
+    assert config["hcloud:endpoint"] == "http://127.0.0.1:4080/v1"
+    assert config[f"{PROJECT}:provider"] == "hetzner"
+    result = run(config, stack="local")
+    assert result.outputs["env"]["HCLOUD_ENDPOINT"] == "http://127.0.0.1:4080/v1"
+    assert result.of_type("hcloud:index/firewall:Firewall")
+    assert result.of_type("hcloud:index/sshKey:SshKey")
+
+
+def test_a_new_size_adds_or_removes_machines_at_the_end_only() -> None:
+    def servers(size: int) -> dict[str, dict[str, object]]:
+        config = hetzner()
+        pools = copy.deepcopy(config[POOLS])
+        pools[0]["size"] = size
+        config[POOLS] = pools
+        return {r.name: r.inputs for r in run(config).of_type(SERVER)}
+
+    two, three, one = servers(2), servers(3), servers(1)
+    assert set(three) - set(two) == {"test-x86-3"}
+    assert set(two) - set(one) == {"test-x86-2"}
+    assert set(one) == {"test-x86-1", "test-arm-1"}
+    for name, inputs in two.items():
+        assert three[name] == inputs
+    for name, inputs in one.items():
+        assert two[name] == inputs
+
+
+def test_a_pool_of_size_zero_has_no_machines_but_is_declared() -> None:
+    config = hetzner()
+    config[POOLS][1]["size"] = 0
+    result = run(config)
+    assert sorted(r.name for r in result.of_type(SERVER)) == ["test-x86-1", "test-x86-2"]
+    assert "arm" in [r.name for r in result.of_type("orca:machines:Pool")]
+    assert result.outputs["pools"]["arm"]["machines"] == []
+
+
+def test_hetzner_defaults_without_keys_or_firewall() -> None:
+    result = run(hetzner())
+    for server in result.of_type(SERVER):
+        assert server.inputs["image"] == "ubuntu-24.04"
+        assert "firewallIds" not in server.inputs
+        assert not server.inputs.get("sshKeys")
+    assert result.outputs["env"] == {
+        "HCLOUD_ENDPOINT": "https://api.hetzner.cloud/v1",
+        "ORCA_HCLOUD_IMAGE": "ubuntu-24.04",
+    }
+
+
+def test_existing_hetzner_firewall_and_keys_are_used_by_name() -> None:
+    result = run(hetzner(firewall="workers", sshKeys=["ops", "ci"], image="debian-12"))
+    assert not result.of_type("hcloud:index/firewall:Firewall")
+    assert not result.of_type("hcloud:index/sshKey:SshKey")
+    assert ("hcloud:index/getFirewall:getFirewall", {"name": "workers"}) in result.calls
+    for server in result.of_type(SERVER):
+        assert server.inputs["firewallIds"] == [FIREWALL_IDS["workers"]]
+        assert server.inputs["sshKeys"] == ["ops", "ci"]
+        assert server.inputs["image"] == "debian-12"
+    assert result.outputs["env"] == {
+        "HCLOUD_ENDPOINT": "https://api.hetzner.cloud/v1",
+        "ORCA_HCLOUD_IMAGE": "debian-12",
+        "ORCA_HCLOUD_SSH_KEYS": "ops,ci",
+        "ORCA_HCLOUD_FIREWALL": "workers",
+    }
+
+
+def test_the_owner_names_and_labels_the_machines() -> None:
+    result = run(hetzner(owner="team-a"), stack="prod")
+    names = sorted(r.name for r in result.of_type(SERVER))
+    assert names == ["team-a-arm-1", "team-a-x86-1", "team-a-x86-2"]
+    assert {r.inputs["labels"]["orca-owner"] for r in result.of_type(SERVER)} == {"team-a"}
+    assert result.outputs["owner"] == "team-a"
+
+
+def test_the_ami_is_canonicals_newest_ubuntu_for_the_types_architecture() -> None:
+    result = run(ec2())
+    amis = [args for token, args in result.calls if token == "aws:ec2/getAmi:getAmi"]
+    assert len(amis) == 2
+    for args in amis:
+        assert args["owners"] == [UBUNTU_OWNER]
+        assert args["mostRecent"] is True
+    patterns = sorted(a["filters"][0]["values"][0] for a in amis)
+    assert patterns == sorted([ubuntu_ami_name("arm64"), ubuntu_ami_name("amd64")])
+    by_name = {r.name: r for r in result.of_type(INSTANCE)}
+    assert by_name["test-arm-1"].inputs["ami"] == AMIS[ubuntu_ami_name("arm64")]
+    assert by_name["test-x86-1"].inputs["ami"] == AMIS[ubuntu_ami_name("amd64")]
+    assert all(r.ignore_changes == ("ami",) for r in by_name.values())
+
+
+def test_an_instance_type_of_two_architectures_counts_as_64_bit() -> None:
+    config = ec2()
+    config[POOLS] = [
+        {"name": "old", "machineType": "t2.micro", "location": "eu-central-1a", "size": 1}
+    ]
+    result = run(config)
+    assert result.outputs["pools"]["old"]["arch"] == "amd64"
+
+
+def test_a_configured_ami_is_used_without_a_lookup() -> None:
+    result = run(ec2(image="ami-0pinned"))
+    assert not [token for token, _ in result.calls if token == "aws:ec2/getAmi:getAmi"]
+    for instance in result.of_type(INSTANCE):
+        assert instance.inputs["ami"] == "ami-0pinned"
+        assert instance.ignore_changes == ()
+    assert result.outputs["env"]["ORCA_EC2_IMAGE"] == "ami-0pinned"
+
+
+def test_existing_security_group_and_profile_are_used_as_given() -> None:
+    result = run(ec2())
+    assert not result.of_type("aws:ec2/securityGroup:SecurityGroup")
+    assert not result.of_type("aws:iam/role:Role")
+    for instance in result.of_type(INSTANCE):
+        assert instance.inputs["vpcSecurityGroupIds"] == ["sg-0123"]
+        assert instance.inputs["iamInstanceProfile"] == "orca-workers"
+        assert instance.inputs["subnetId"] in ("subnet-0a", "subnet-0b")
+    assert result.outputs["env"] == {
+        "AWS_REGION": "eu-central-1",
+        "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0a,eu-central-1b=subnet-0b",
+        "ORCA_EC2_SECURITY_GROUP": "sg-0123",
+        "ORCA_EC2_INSTANCE_PROFILE": "orca-workers",
+    }
+    addresses = [m["address"] for m in result.outputs["pools"]["arm"]["machines"]]
+    assert all(a.startswith("10.0.") for a in addresses)
+
+
+def test_a_created_security_group_translates_the_rules() -> None:
+    group = {
+        "name": "pools",
+        "vpc": "vpc-0a",
+        "ingress": [
+            {"protocol": "tcp", "port": "8000-9000", "sourceIps": ["10.0.0.0/8", "fd00::/8"]},
+            {"protocol": "icmp", "sourceIps": ["0.0.0.0/0"]},
+            {"protocol": "all", "sourceIps": ["192.168.0.0/16"]},
+        ],
+    }
+    result = run(ec2(securityGroup=group))
+    (created,) = result.of_type("aws:ec2/securityGroup:SecurityGroup")
+    assert created.inputs["name"] == "test-pools"
+    tcp, icmp, every = created.inputs["ingress"]
+    assert (tcp["protocol"], tcp["fromPort"], tcp["toPort"]) == ("tcp", 8000, 9000)
+    assert (tcp["cidrBlocks"], tcp["ipv6CidrBlocks"]) == (["10.0.0.0/8"], ["fd00::/8"])
+    assert (icmp["fromPort"], icmp["toPort"]) == (-1, -1)
+    assert (every["protocol"], every["fromPort"], every["toPort"]) == ("-1", 0, 0)
+    assert result.outputs["env"]["ORCA_EC2_SECURITY_GROUP"] == created.id
+
+
+def test_a_secret_token_is_accepted() -> None:
+    config = {**hetzner(), "hcloud:token": "t" * 64}
+    result = run(config, secret_keys=("hcloud:token",))
+    assert "t" * 64 not in repr(result.outputs)
