@@ -29,7 +29,7 @@ from machines.deployment import (
     SecurityGroup,
     StackConfig,
 )
-from machines.labels import OWNER_LABEL, machine_name, pool_labels
+from machines.labels import machine_name, owner_labels, pool_labels
 
 POOL_TYPE = "orca:machines:Pool"
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"
@@ -297,7 +297,7 @@ class HetznerShared(pulumi.ComponentResource):
     ) -> None:
         super().__init__(HETZNER_SHARED_TYPE, name, None, opts)
         d = args.deployment
-        labels = {OWNER_LABEL: d.owner}
+        labels = owner_labels(d.owner)
         self.ssh_keys = []
         for key, key_name in zip(d.ssh_keys, d.ssh_key_names(), strict=True):
             if isinstance(key, str):
@@ -372,7 +372,7 @@ class Ec2Shared(pulumi.ComponentResource):
         )
 
     def _tags(self, d: Ec2Deployment, name: str) -> dict[str, str]:
-        return {"Name": name, OWNER_LABEL: d.owner}
+        return {"Name": name, **owner_labels(d.owner)}
 
     def _security_group(self, d: Ec2Deployment) -> pulumi.Output[str]:
         group = d.security_group

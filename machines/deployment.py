@@ -13,7 +13,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from urllib.parse import urlparse
 
 from pydantic import (
     BaseModel,
@@ -33,7 +32,7 @@ from pydantic_core import ErrorDetails
 from machines.arch import DEFAULT_HETZNER_IMAGE
 from machines.errors import SettingsError
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
-from machines.settings import DEFAULT_HCLOUD_ENDPOINT, ec2_env, hetzner_env
+from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url, ec2_env, hetzner_env
 
 PROJECT = "orca-machines"
 """The Pulumi project, so the namespace of this program's configuration keys."""
@@ -371,14 +370,7 @@ class HetznerDeployment(_Deployment):
     @field_validator("endpoint")
     @classmethod
     def _endpoint(cls, endpoint: str) -> str:
-        endpoint = endpoint.rstrip("/")
-        parsed = urlparse(endpoint)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(
-                f"{endpoint!r} is not an http(s) URL: give the API's base URL, "
-                f"e.g. {DEFAULT_HCLOUD_ENDPOINT}"
-            )
-        return endpoint
+        return check_url(endpoint, DEFAULT_HCLOUD_ENDPOINT)
 
     def ssh_key_names(self) -> tuple[str, ...]:
         """Every SSH key's cloud name, existing ones as given, created ones owner-prefixed."""

@@ -60,12 +60,14 @@ def check_owner(owner: str, what: str = "owner") -> str:
     return owner
 
 
+def owner_labels(owner: str) -> dict[str, str]:
+    """The labels (or tags) of shared infrastructure a deployment makes: its owner only."""
+    return {OWNER_LABEL: owner} if owner else {}
+
+
 def pool_labels(pool: str, owner: str) -> dict[str, str]:
     """The labels (or tags) of a machine of ``pool`` made for ``owner``."""
-    labels = {ORCA_LABEL: ORCA_VALUE, POOL_LABEL: pool}
-    if owner:
-        labels[OWNER_LABEL] = owner
-    return labels
+    return {ORCA_LABEL: ORCA_VALUE, POOL_LABEL: pool, **owner_labels(owner)}
 
 
 def pool_selector(pool: str, owner: str) -> str:

@@ -166,16 +166,31 @@ def _required(env: Mapping[str, str], name: str, *, secret: bool = False) -> str
     return value
 
 
-def _url(env: Mapping[str, str], name: str) -> str:
-    value = _single(env, name).rstrip("/")
-    if value:
-        parsed = urlparse(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise SettingsError(
-                f"{name}={value!r} is not an http(s) URL: give the API's base URL, "
-                "e.g. https://api.hetzner.cloud/v1"
-            )
+def check_url(value: str, example: str) -> str:
+    """``value`` without a trailing slash when it is an http(s) URL, else ``ValueError``."""
+    value = value.rstrip("/")
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(
+            f"{value!r} is not an http(s) URL: give the API's base URL, e.g. {example}"
+        )
     return value
+
+
+_URL_EXAMPLES = {
+    HCLOUD_ENDPOINT: DEFAULT_HCLOUD_ENDPOINT,
+    AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
+}
+
+
+def _url(env: Mapping[str, str], name: str) -> str:
+    value = _single(env, name)
+    if not value:
+        return ""
+    try:
+        return check_url(value, _URL_EXAMPLES[name])
+    except ValueError as error:
+        raise SettingsError(f"{name}={error}") from None
 
 
 def _items(env: Mapping[str, str], name: str, example: str) -> list[str]:
