@@ -11,11 +11,12 @@ from machines.hetzner import HetznerProvider
 
 TOKEN = "orca-test-token-" + "0" * 48
 OWNER = "prod"
+BOOT_SECONDS = 0.2
 
 
 @pytest.fixture(scope="session")
 def emulator_process() -> Iterator[Emulator]:
-    with running_emulator(TOKEN, "--boot-seconds", "0.2") as emulator:
+    with running_emulator(TOKEN, "--boot-seconds", str(BOOT_SECONDS), "--seed", "7") as emulator:
         yield emulator
 
 

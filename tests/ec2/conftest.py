@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from machines.ec2 import Ec2Provider  # noqa: E402
-from machines.provider import Provider  # noqa: E402
-from tests.ec2 import moto_server  # noqa: E402
+from machines.ec2 import Ec2Provider
+from machines.provider import Provider
+from tests.ec2 import moto_server
 
 ISOLATED = (
     "AWS_DEFAULT_REGION",

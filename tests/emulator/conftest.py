@@ -1,35 +1,19 @@
-"""Fixtures: one emulator subprocess per session, reset before each test, and clients for it."""
+"""Fixtures: the session's emulator (tests/conftest.py), reset before each test, and clients."""
 
 from __future__ import annotations
-
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hcloud import Client
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # the project is not installed; tests import it from the tree
-    sys.path.insert(0, str(ROOT))
-
-from emulator_helpers import BOOT_SECONDS, TOKEN, RawApi  # noqa: E402
-
-from emulator import Emulator, running_emulator  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def emulator_session() -> Iterator[Emulator]:
-    """The emulator subprocess shared by the whole session (boots take BOOT_SECONDS)."""
-    with running_emulator(TOKEN, "--boot-seconds", str(BOOT_SECONDS), "--seed", "7") as emu:
-        yield emu
+from emulator import Emulator
+from tests.conftest import TOKEN
+from tests.emulator.emulator_helpers import RawApi
 
 
 @pytest.fixture
-def emu(emulator_session: Emulator) -> Emulator:
+def emu(emulator: Emulator) -> Emulator:
     """The shared emulator, emptied and back to its start-up settings."""
-    emulator_session.control.reset()
-    return emulator_session
+    return emulator
 
 
 @pytest.fixture

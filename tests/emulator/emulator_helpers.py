@@ -6,8 +6,7 @@ from typing import Any
 
 import requests
 
-TOKEN = "emulator-test-token-".ljust(64, "x")
-BOOT_SECONDS = 0.2
+from tests.conftest import TOKEN
 
 
 class RawApi:

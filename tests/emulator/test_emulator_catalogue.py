@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from emulator_helpers import RawApi
 from hcloud import APIException, Client
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import ServerType
 
 from emulator import Emulator
+from tests.emulator.emulator_helpers import RawApi
 
 
 def test_each_image_name_exists_once_per_architecture_with_distinct_ids(client: Client) -> None:

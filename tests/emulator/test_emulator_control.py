@@ -9,13 +9,13 @@ import sys
 
 import pytest
 import requests
-from emulator_helpers import TOKEN, RawApi
 from hcloud import Client
 from hcloud.images import Image
 from hcloud.server_types import ServerType
 
 from emulator import ControlError, Emulator, EmulatorStartError, running_emulator
 from emulator.process import PROJECT_ROOT
+from tests.emulator.emulator_helpers import TOKEN, RawApi
 
 
 def test_bulk_inserted_servers_are_running_with_their_labels(client: Client, emu: Emulator) -> None:

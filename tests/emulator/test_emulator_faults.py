@@ -6,13 +6,13 @@ import time
 
 import pytest
 import requests
-from emulator_helpers import RawApi
 from hcloud import APIException, Client
 from hcloud.images import Image
 from hcloud.server_types import ServerType
 
 from emulator import ControlError, Emulator
 from emulator.faults import FaultRule, Faults
+from tests.emulator.emulator_helpers import RawApi
 
 
 def create(client: Client, name: str = "web-1") -> None:

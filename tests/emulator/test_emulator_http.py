@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from emulator_helpers import TOKEN, RawApi
 from hcloud import APIException, Client
 from hcloud.images import Image
 from hcloud.server_types import ServerType
@@ -13,6 +12,7 @@ from hcloud.server_types import ServerType
 from emulator import Emulator
 from emulator.config import Config
 from emulator.server import App
+from tests.emulator.emulator_helpers import TOKEN, RawApi
 
 
 @pytest.mark.parametrize(

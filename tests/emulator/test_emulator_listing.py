@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from emulator_helpers import RawApi
 from hcloud import APIException, Client
 
 from emulator import Emulator
+from tests.emulator.emulator_helpers import RawApi
 
 
 @pytest.fixture

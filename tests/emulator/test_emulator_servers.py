@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from emulator_helpers import RawApi
 from hcloud import APIException, Client
 from hcloud.firewalls import Firewall, FirewallRule
 from hcloud.images import Image
@@ -12,6 +11,7 @@ from hcloud.server_types import ServerType
 from hcloud.servers import BoundServer, CreateServerResponse
 
 from emulator import Emulator
+from tests.emulator.emulator_helpers import RawApi
 
 
 def create(
