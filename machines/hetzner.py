@@ -207,7 +207,7 @@ class HetznerProvider(Provider):
                 )
             if error.code == "uniqueness_error":
                 return self._created_before(spec)
-            return Created.failure(f"Hetzner refused server {spec.name}: {error}")
+            return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
         log.info("created server %s (%s)", response.server.id, spec.name)
         return Created.success(self._machine(response.server, spec.pool))
 
