@@ -112,6 +112,10 @@ class Control:
             "PUT", "timing", {"boot_seconds": boot_seconds, "action_seconds": action_seconds}
         )
 
+    def user_data(self, server_id: int) -> str:
+        """The user data a server was created with (its metadata service's view)."""
+        return str(self._call("GET", f"servers/{server_id}/user_data")["user_data"])
+
     def add_servers(
         self,
         count: int,

@@ -88,6 +88,7 @@ class ControlApi:
         router.add("DELETE", "/requests", self.delete_requests)
         router.add("POST", "/reset", self.reset)
         router.add("POST", "/servers", self.add_servers)
+        router.add("GET", "/servers/{id}/user_data", self.user_data)
         router.add("GET", "/timing", self.get_timing)
         router.add("PUT", "/timing", self.put_timing)
 
@@ -208,6 +209,16 @@ class ControlApi:
                 labels=labels,
             )
         return Response(201, {"ids": [s.id for s in servers]})
+
+    def user_data(self, request: Request) -> Response:
+        """GET /servers/{id}/user_data: what the server's metadata service would hand it.
+
+        The API never returns user data; a real server reads it from its metadata service,
+        and tests read it here to prove it arrived.
+        """
+        server_id = request.path_id(resource="server")
+        with self.c.state.transaction() as project:
+            return Response(200, {"user_data": project.server(server_id).user_data})
 
     def get_timing(self, _: Request) -> Response:
         """GET /timing: {"boot_seconds", "action_seconds"}."""

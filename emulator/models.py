@@ -94,6 +94,7 @@ class Server:
     ipv4: PrimaryIP | None
     ipv6: PrimaryIP | None
     ssh_key_ids: list[int] = field(default_factory=list)
+    user_data: str = field(default="", repr=False)
     delete_protected: bool = False
     rebuild_protected: bool = False
     backup_window: str | None = None
@@ -113,6 +114,7 @@ class ServerSpec:
     start_after_create: bool
     enable_ipv4: bool
     enable_ipv6: bool
+    user_data: str = field(default="", repr=False)
 
 
 @dataclass

@@ -183,6 +183,7 @@ class Project:
             enable_ipv6=spec.enable_ipv6,
         )
         server.ssh_key_ids = ssh_key_ids
+        server.user_data = spec.user_data
         for firewall_id in spec.firewall_ids:
             self.firewalls[firewall_id].server_ids.append(server.id)
         ref = [(server.id, "server")]

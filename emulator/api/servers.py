@@ -116,6 +116,7 @@ def server_spec(body: Body) -> ServerSpec:
         start_after_create=optional_bool(body, "start_after_create", True),
         enable_ipv4=optional_bool(public_net, "enable_ipv4", True),
         enable_ipv6=optional_bool(public_net, "enable_ipv6", True),
+        user_data=user_data or "",
     )
 
 

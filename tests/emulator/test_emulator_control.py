@@ -153,3 +153,15 @@ def test_an_emulator_that_cannot_start_says_why() -> None:
         running_emulator(TOKEN, "--rate-limit", "lots"),
     ):
         pass
+
+
+def test_user_data_is_kept_for_the_metadata_view_but_never_in_the_api(emu, client, api):
+    server = client.servers.create(
+        name="u1",
+        server_type=ServerType(name="cx22"),
+        image=client.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
+        user_data="#cloud-config\nsecret: s3cr3t",
+    ).server
+    assert emu.control.user_data(server.id) == "#cloud-config\nsecret: s3cr3t"
+    assert "s3cr3t" not in json.dumps(api.get(f"/servers/{server.id}").json())
+    assert "s3cr3t" not in emu.log()

@@ -124,6 +124,12 @@ def test_create_returns_the_machine(provider):
     assert machine.address
 
 
+def test_create_delivers_the_user_data_to_the_server(provider, emulator):
+    cloud_init = "#cloud-config\nruncmd: [echo hello]\n"
+    created = provider.create(spec(user_data=cloud_init))
+    assert emulator.control.user_data(int(created.machine.id)) == cloud_init
+
+
 def test_create_without_owner_sets_no_owner_label(env, hcloud):
     created = Provider.of("hetzner").create(spec())
     assert hcloud.servers.get_by_id(int(created.machine.id)).labels == {
