@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+// parseID reads a numeric Hetzner ID from a Pulumi resource ID.
+func parseID(kind, id string) (int64, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s ID %q is not a Hetzner Cloud ID (a positive integer)", kind, id)
+	}
+	return n, nil
+}
+
+func formatID(n int64) string { return strconv.FormatInt(n, 10) }
+
+// waitFor waits for the actions that are not nil to finish; a failed action is an error.
+func waitFor(ctx context.Context, c *hcloud.Client, what string, actions ...*hcloud.Action) error {
+	var live []*hcloud.Action
+	for _, a := range actions {
+		if a != nil {
+			live = append(live, a)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if err := c.Action.WaitFor(ctx, live...); err != nil {
+		return fmt.Errorf("%s: waiting for its actions: %w", what, apiError(err))
+	}
+	return nil
+}
+
+// apiError explains cancellation and timeouts; API errors pass unchanged (message, code and
+// the correlation ID Hetzner support asks for).
+func apiError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("cancelled: %w", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("timed out (customTimeouts can allow more time): %w", err)
+	}
+	return err
+}
+
+func isNotFound(err error) bool { return hcloud.IsError(err, hcloud.ErrorCodeNotFound) }
+
+// sleep waits d, or less when ctx ends (then it returns ctx's error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// autoname gives a resource its name when the program gave none: the old one on an update,
+// else the engine's proposal, else <resource name>-<7 hex characters> (Pulumi's default).
+func autoname(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap) *pulumirpc.CheckFailure {
+	if v, ok := news["name"]; ok && !v.IsNull() {
+		return nil
+	}
+	if v, ok := olds["name"]; ok && !v.IsNull() {
+		news["name"] = v
+		return nil
+	}
+	if a := req.GetAutonaming(); a != nil {
+		if a.GetMode() == pulumirpc.CheckRequest_AutonamingOptions_DISABLE {
+			return failure("name", "name is required (autonaming is disabled)")
+		}
+		news["name"] = strProp(a.GetProposedName())
+		return nil
+	}
+	base := req.GetName()
+	if base == "" {
+		base = resource.URN(req.GetUrn()).Name()
+	}
+	name, err := resource.NewUniqueName(req.GetRandomSeed(), base+"-", 7, 0, nil)
+	if err != nil {
+		return failure("name", "%v", err)
+	}
+	news["name"] = strProp(name)
+	return nil
+}
+
+var hostnamePattern = regexp.MustCompile(
+	`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
+// checkLabels validates labels as the API does (hcloud-go's own rules).
+func checkLabels(labels map[string]string) *pulumirpc.CheckFailure {
+	if len(labels) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(labels))
+	for k, v := range labels {
+		m[k] = v
+	}
+	if ok, err := hcloud.ValidateResourceLabels(m); !ok {
+		return failure("labels", "%v", err)
+	}
+	return nil
+}
+
+func labelsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// copyMap is a shallow copy of a property map.
+func copyMap(m resource.PropertyMap) resource.PropertyMap {
+	out := make(resource.PropertyMap, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func dateOrEmpty(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
