@@ -8,6 +8,7 @@ for, so ``import machines`` never loads boto3 or Pulumi.
 from __future__ import annotations
 
 import importlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import ClassVar
@@ -50,6 +51,20 @@ class Provider(ABC):
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
         return cls.from_env(owner, environ)
+
+    @staticmethod
+    def from_stack(stack: str, owner: str | None = None) -> Provider:
+        """The provider configured by the stack that made its infrastructure.
+
+        Kind and owner come from the stack's ``provider`` and ``owner`` outputs (``owner``
+        overrides), settings from its ``env`` output over this process's environment, which
+        still supplies the token. Loads Pulumi's automation API only when called.
+        """
+        from machines import automation  # noqa: PLC0415 (loads pulumi: only when called)
+
+        runtime = automation.runtime_settings(stack)
+        environ = {**os.environ, **runtime.env}
+        return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)
 
     @classmethod
     @abstractmethod

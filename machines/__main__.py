@@ -1,0 +1,5 @@
+"""``python -m machines``: the operator's command line (``machines.cli``)."""
+
+from machines.cli import main
+
+raise SystemExit(main())

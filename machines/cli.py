@@ -1,0 +1,362 @@
+"""The operator's command line, ``orca-machines`` (``python -m machines``).
+
+Stack commands drive the Pulumi program through ``machines.automation``; pool commands call
+the runtime API the autoscaler uses, configured by flags or by a stack's outputs. Every
+failure is one line on stderr and a non-zero status, never a traceback; tokens and user
+data are never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from pydantic import ValidationError
+
+from machines.errors import MachinesError
+from machines.models import Machine, MachineSpec
+from machines.provider import Provider, kinds
+
+if TYPE_CHECKING:
+    from machines.automation import Diff
+
+PROG = "orca-machines"
+
+OK = 0
+ERROR = 1
+CHANGES = 2
+NO_STOCK = 3
+USAGE = 64
+INTERRUPTED = 130
+
+PROVIDER_VAR = "ORCA_PROVIDER"
+OWNER_VAR = "ORCA_OWNER"
+"""Defaults of ``--provider`` and ``--owner``: what ``orca-machines env STACK`` prints."""
+
+SECRET_VARS = (
+    "HCLOUD_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "PULUMI_CONFIG_PASSPHRASE",
+)
+"""Variables whose values are masked should a message ever quote one."""
+
+EPILOG = f"""\
+exit status:
+  {OK}    success; for preview: no changes
+  {ERROR}    an error (one line on stderr: '{PROG}: error: ...')
+  {CHANGES}    preview: the stack has changes to apply
+  {NO_STOCK}    create: the cloud has no stock of that type in that location now
+  {USAGE}   the command line is wrong
+  {INTERRUPTED}  interrupted (Ctrl-C)
+
+stack commands run the Pulumi engine of scripts/install-pulumi on this project (stack files
+in stacks/). State: $PULUMI_BACKEND_URL, else the project's .pulumi-state/. Secrets:
+$PULUMI_CONFIG_PASSPHRASE, required for every stack but 'local'. Project:
+$ORCA_PULUMI_PROJECT, else this checkout. The engine's progress goes to stderr.
+"""
+
+
+class UsageError(Exception):
+    """The command line is wrong: argparse's complaint, shown as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit status (see ``EPILOG``)."""
+    logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(message)s")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        return _fail(str(error), USAGE)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else ERROR
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", INTERRUPTED)
+    except Exception as error:
+        return _fail(_explain(error))
+
+
+def _explain(error: Exception) -> str:
+    """One line for any failure: the package's own message, else what went wrong where."""
+    if isinstance(error, ValidationError):
+        return _validation(error)
+    if isinstance(error, MachinesError):
+        return str(error)
+    if isinstance(error, OSError):
+        return _os_error(error)
+    if type(error).__module__.startswith("pulumi"):
+        from machines.automation import engine_summary  # noqa: PLC0415 (loads pulumi)
+
+        return f"the Pulumi engine failed: {engine_summary(str(error))}"
+    return f"unexpected {type(error).__name__}: {error}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: stack commands, then pool commands."""
+    parser = _Parser(
+        prog=PROG,
+        description="Cloud machines for orca's autoscaler: stacks through Pulumi, pools "
+        "through the runtime API.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, run: Callable[[argparse.Namespace], int], text: str) -> _Parser:
+        sub: _Parser = commands.add_parser(
+            name, help=text, description=text, epilog=EPILOG, formatter_class=parser.formatter_class
+        )
+        sub.set_defaults(run=run)
+        return sub
+
+    def stack_command(name: str, run: Callable[[argparse.Namespace], int], text: str) -> _Parser:
+        sub = command(name, run, text)
+        sub.add_argument("stack", metavar="STACK", help="the stack, e.g. local")
+        sub.add_argument(
+            "-q", "--quiet", action="store_true", help="do not show the engine's progress"
+        )
+        return sub
+
+    stack_command("up", _up, "create or update the stack's resources")
+    preview = stack_command(
+        "preview", _preview, "show what up would change; exit 2 if anything, 0 if nothing"
+    )
+    preview.add_argument("--diff", action="store_true", help="print the change of each resource")
+    preview.add_argument("--json", action="store_true", help="print the diff as JSON")
+    preview.add_argument(
+        "--markdown", metavar="FILE", type=Path, help="write the diff as Markdown, for a PR"
+    )
+    destroy = stack_command("destroy", _destroy, "delete every resource of the stack")
+    destroy.add_argument("--yes", action="store_true", help="confirm (needed without a terminal)")
+    stack_command("refresh", _refresh, "read the cloud back into the stack's state")
+    outputs = stack_command("outputs", _outputs, "print the stack's outputs as JSON")
+    outputs.add_argument("--show-secrets", action="store_true", help="print secrets in plain text")
+    stack_command("env", _env, "print the runtime's settings from the stack as KEY=VALUE lines")
+
+    def pool_command(name: str, run: Callable[[argparse.Namespace], int], text: str) -> _Parser:
+        sub = command(name, run, text)
+        cloud = sub.add_mutually_exclusive_group()
+        cloud.add_argument(
+            "--provider",
+            choices=kinds(),
+            default=os.environ.get(PROVIDER_VAR) or None,
+            help=f"the cloud (default: ${PROVIDER_VAR}); settings from the environment",
+        )
+        cloud.add_argument(
+            "--stack", metavar="STACK", help="configure from this stack's outputs instead"
+        )
+        sub.add_argument(
+            "--owner",
+            default=os.environ.get(OWNER_VAR),
+            help=f"the deployment owning the machines (default: ${OWNER_VAR}, or the stack's)",
+        )
+        return sub
+
+    ls = pool_command("ls", _ls, "list a pool's machines")
+    ls.add_argument("pool", metavar="POOL")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    create = pool_command("create", _create, "create one machine in a pool")
+    create.add_argument("pool", metavar="POOL")
+    create.add_argument("name", metavar="NAME", help="the machine's host name")
+    create.add_argument("--type", required=True, dest="machine_type", metavar="TYPE")
+    create.add_argument("--location", required=True, metavar="LOCATION")
+    create.add_argument("--user-data-file", type=Path, metavar="FILE")
+    rm = pool_command("rm", _rm, "delete pool machines by id")
+    rm.add_argument("ids", nargs="+", metavar="ID")
+    arch = pool_command("arch", _arch, "print a machine type's architecture (amd64, arm64)")
+    arch.add_argument("machine_type", metavar="TYPE")
+    return parser
+
+
+def _progress(args: argparse.Namespace) -> Callable[[str], object]:
+    if args.quiet:
+        return lambda _line: None
+    return lambda line: print(line, file=sys.stderr, flush=True)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    diff = automation.up(args.stack, on_output=_progress(args))
+    print(f"stack {args.stack}: {_done(diff)}")
+    return OK
+
+
+def _preview(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    diff = automation.preview(args.stack, on_output=_progress(args))
+    if args.markdown is not None:
+        args.markdown.write_text(diff.markdown(), encoding="utf-8")
+    if args.json:
+        print(json.dumps(diff.report(), indent=2))
+    elif args.diff:
+        print(diff.text())
+    else:
+        print(f"stack {args.stack}: {diff.summary()}")
+    return CHANGES if diff.has_changes else OK
+
+
+def _destroy(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise MachinesError(
+                f"destroy deletes every resource of stack {args.stack}: pass --yes to confirm"
+            )
+        answer = input(f"Delete every resource of stack {args.stack}? Type its name to confirm: ")
+        if answer.strip() != args.stack:
+            raise MachinesError(f"not confirmed: stack {args.stack} was left as it is")
+    diff = automation.destroy(args.stack, on_output=_progress(args))
+    print(f"stack {args.stack}: {_done(diff)}")
+    return OK
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    counts = automation.refresh(args.stack, on_output=_progress(args))
+    shown = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()) if n) or "nothing"
+    print(f"stack {args.stack}: refreshed ({shown})")
+    return OK
+
+
+def _outputs(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    values = automation.outputs(args.stack, show_secrets=args.show_secrets)
+    print(json.dumps(values, indent=2, sort_keys=True))
+    return OK
+
+
+def _env(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    for key, value in automation.runtime_env(args.stack).items():
+        print(f"{key}={shlex.quote(value)}")
+    return OK
+
+
+def _done(diff: Diff) -> str:
+    if not diff.has_changes:
+        return "no changes"
+    past = {"create": "created", "update": "updated", "replace": "replaced", "delete": "deleted"}
+    return ", ".join(f"{n} {past[op]}" for op, n in diff.counts.items())
+
+
+def _provider(args: argparse.Namespace) -> Provider:
+    if args.stack:
+        return Provider.from_stack(args.stack, args.owner)
+    if not args.provider:
+        raise MachinesError(
+            f"name the cloud: --provider {'|'.join(kinds())} (or ${PROVIDER_VAR}), "
+            "or --stack STACK to use a stack's outputs"
+        )
+    return Provider.of(args.provider, args.owner or "")
+
+
+def _ls(args: argparse.Namespace) -> int:
+    machines = _provider(args).machines(args.pool)
+    if args.json:
+        print(json.dumps([m.model_dump(mode="json") for m in machines], indent=2))
+    else:
+        print(_table(machines))
+    return OK
+
+
+def _create(args: argparse.Namespace) -> int:
+    user_data = ""
+    if args.user_data_file is not None:
+        user_data = args.user_data_file.read_text(encoding="utf-8")
+    spec = MachineSpec(
+        name=args.name,
+        machine_type=args.machine_type,
+        location=args.location,
+        user_data=user_data,
+        pool=args.pool,
+    )
+    created = _provider(args).create(spec)
+    if created.machine is not None:
+        print(_table([created.machine]))
+        return OK
+    if created.no_stock:
+        print(f"{PROG}: no stock: {_scrub(created.reason)}", file=sys.stderr)
+        return NO_STOCK
+    raise MachinesError(f"create {args.name} failed: {created.reason}")
+
+
+def _rm(args: argparse.Namespace) -> int:
+    provider = _provider(args)
+    status = OK
+    for machine_id in args.ids:
+        try:
+            gone = provider.delete(machine_id)
+        except MachinesError as error:
+            status = _fail(f"{machine_id}: {error}")
+            continue
+        print(f"{machine_id} deleted" if gone else f"{machine_id} deleting")
+    return status
+
+
+def _arch(args: argparse.Namespace) -> int:
+    print(_provider(args).arch(args.machine_type))
+    return OK
+
+
+COLUMNS = ("id", "name", "status", "machine_type", "location", "address")
+
+
+def _table(machines: Sequence[Machine]) -> str:
+    rows = [[c.upper().replace("MACHINE_", "") for c in COLUMNS]]
+    rows += [[str(getattr(m, c)) for c in COLUMNS] for m in machines]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _fail(message: str, status: int = ERROR) -> int:
+    line = "; ".join(part.strip() for part in message.splitlines() if part.strip())
+    print(f"{PROG}: error: {_scrub(line)}", file=sys.stderr, flush=True)
+    return status
+
+
+def _scrub(text: str) -> str:
+    for name in SECRET_VARS:
+        value = os.environ.get(name, "")
+        if len(value) >= 4:
+            text = text.replace(value, "[secret]")
+    return text
+
+
+def _validation(error: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc']) or error.title}: "
+        + e["msg"].removeprefix("Value error, ")
+        for e in error.errors(include_url=False, include_input=False)
+    ]
+    return "; ".join(problems)
+
+
+def _os_error(error: OSError) -> str:
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error) or type(error).__name__

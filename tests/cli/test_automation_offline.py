@@ -1,0 +1,245 @@
+"""``machines.automation`` without running the engine: diffs, error summaries, settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pulumi import automation as auto
+
+from emulator.process import PROJECT_ROOT
+from machines import Provider, automation
+from machines.automation import Change, Diff, EngineError, engine_summary
+from machines.errors import SettingsError
+from machines.hetzner import HetznerProvider
+
+SERVER = "hcloud:index/server:Server"
+FIREWALL = "hcloud:index/firewall:Firewall"
+
+
+def urn(type_: str, name: str) -> str:
+    return f"urn:pulumi:local::orca-machines::orca:machines:Pool${type_}::{name}"
+
+
+def pre_event(op: auto.OpType, type_: str, name: str, **meta: object) -> auto.EngineEvent:
+    metadata = auto.StepEventMetadata(op=op, urn=urn(type_, name), type=type_, provider="", **meta)
+    return auto.EngineEvent(
+        sequence=1, timestamp=0, resource_pre_event=auto.ResourcePreEvent(metadata=metadata)
+    )
+
+
+def collected(*events: auto.EngineEvent) -> Diff:
+    collect = automation._Changes()
+    for event in events:
+        collect(event)
+    return collect.diff("local")
+
+
+def test_events_become_one_change_per_resource():
+    diff = collected(
+        pre_event(auto.OpType.SAME, "pulumi:pulumi:Stack", "orca-machines-local"),
+        pre_event(auto.OpType.CREATE, "pulumi:pulumi:Stack", "orca-machines-local"),
+        pre_event(auto.OpType.SAME, SERVER, "local-x86-1"),
+        pre_event(auto.OpType.CREATE, SERVER, "local-x86-3"),
+        pre_event(auto.OpType.UPDATE, FIREWALL, "local-pools", diffs=["rules"]),
+        pre_event(auto.OpType.DELETE_REPLACED, SERVER, "local-arm-1", keys=["userData"]),
+        pre_event(auto.OpType.REPLACE, SERVER, "local-arm-1", keys=["userData"]),
+        pre_event(auto.OpType.CREATE_REPLACEMENT, SERVER, "local-arm-1", keys=["userData"]),
+        pre_event(auto.OpType.DELETE, SERVER, "local-x86-2", diffs=["ignored"]),
+        pre_event(auto.OpType.READ, SERVER, "looked-up"),
+    )
+    assert [(c.op, c.name, c.keys) for c in diff.sorted()] == [
+        ("create", "local-x86-3", ()),
+        ("update", "local-pools", ("rules",)),
+        ("replace", "local-arm-1", ("userData",)),
+        ("delete", "local-x86-2", ()),
+    ]
+    assert diff.counts == {"create": 1, "update": 1, "replace": 1, "delete": 1}
+    assert diff.has_changes
+
+
+def test_nothing_but_same_is_no_change():
+    diff = collected(pre_event(auto.OpType.SAME, SERVER, "local-x86-1"))
+    assert not diff.has_changes
+    assert diff.summary() == "no changes"
+    assert diff.text() == "stack local: no changes"
+    assert diff.markdown() == "### Pulumi preview of stack `local`\n\nNo changes.\n"
+
+
+def test_markdown_groups_by_op_then_type_then_name():
+    diff = Diff(
+        stack="prod",
+        changes=tuple(
+            Change(op=op, type=type_, name=name, urn=urn(type_, name), keys=keys)
+            for op, type_, name, keys in [
+                ("delete", SERVER, "prod-x86-9", ()),
+                ("create", SERVER, "prod-x86-4", ()),
+                ("create", FIREWALL, "prod-pools", ()),
+                ("update", FIREWALL, "odd|name", ("rules", "labels")),
+                ("create", SERVER, "prod-x86-3", ()),
+            ]
+        ),
+    )
+    assert diff.markdown() == (
+        "### Pulumi preview of stack `prod`\n"
+        "\n"
+        "| Op | Type | Name | Changed |\n"
+        "| --- | --- | --- | --- |\n"
+        f"| create | `{FIREWALL}` | `prod-pools` |  |\n"
+        f"| create | `{SERVER}` | `prod-x86-3` |  |\n"
+        f"| create | `{SERVER}` | `prod-x86-4` |  |\n"
+        f"| update | `{FIREWALL}` | `odd\\|name` | `rules`, `labels` |\n"
+        f"| delete | `{SERVER}` | `prod-x86-9` |  |\n"
+        "\n"
+        "**3 to create, 1 to update, 0 to replace, 1 to delete.**\n"
+    )
+
+
+COMMAND_ERROR = """
+ code: 255
+ stdout: Updating (local):
+    pulumi:pulumi:Stack orca-machines-local  warning: something odd
+Diagnostics:
+  pulumi:pulumi:Stack (orca-machines-local):
+    warning: a warning, not an error
+    error: Program failed with an unhandled exception:
+    Traceback (most recent call last):
+      File "/p/__main__.py", line 7, in <module>
+        components.deploy(deployment.load(components.stack_config(), pulumi.get_stack()))
+      File "/p/machines/deployment.py", line 478, in load
+        raise StackConfigError(stack, problems)
+    machines.deployment.StackConfigError: stack local: pools[0].size: must be >= 0
+    stack local: owner: is empty
+
+  hcloud:index/server:Server (local-x86-1):
+    error: creating server: invalid input in field 'server_type'
+
+Resources:
+    1 errored
+ stderr: error: update failed"""
+
+
+def test_summary_keeps_the_meaningful_lines():
+    assert engine_summary(COMMAND_ERROR) == (
+        "StackConfigError: stack local: pools[0].size: must be >= 0; stack local: owner: is empty; "
+        "local-x86-1: creating server: invalid input in field 'server_type'"
+    )
+
+
+def test_summary_falls_back_to_stderr_then_to_the_last_line(monkeypatch):
+    monkeypatch.setenv("HCLOUD_TOKEN", "sekrit-token-value")
+    text = "\n code: 255\n stdout: \n stderr: error: no stack named 'x' found"
+    assert engine_summary(text) == "no stack named 'x' found"
+    assert engine_summary("\n code: 1\n stdout: \n stderr: warning: x\nbad sekrit-token-value") == (
+        "bad [secret]"
+    )
+    assert engine_summary("") == "the engine failed without saying why"
+
+
+def test_summary_of_a_missing_plugin_says_how_to_get_it():
+    text = (
+        " stdout: Diagnostics:\n  pulumi:providers:hcloud (default_1_43_3):\n"
+        "    error: Could not automatically download and install resource plugin "
+        "'pulumi-resource-hcloud' at version v1.43.3\n\n stderr: "
+    )
+    assert engine_summary(text).endswith(
+        "(the hcloud plugin is missing: run scripts/install-pulumi, "
+        "which builds it into .pulumi-engine/)"
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project in a temporary directory."""
+    return automation.copy_project(tmp_path / "project")
+
+
+def test_copy_project_has_the_program_stacks_and_virtualenv(project: Path):
+    for name in ("Pulumi.yaml", "__main__.py", "machines/automation.py"):
+        assert (project / name).read_bytes() == (PROJECT_ROOT / name).read_bytes()
+    assert sorted(p.name for p in (project / "stacks").iterdir()) == sorted(
+        p.name for p in (PROJECT_ROOT / "stacks").iterdir()
+    )
+    assert (project / ".venv").is_symlink()
+    assert (project / ".venv" / "bin" / "python").exists()
+    assert not list(project.rglob("__pycache__"))
+
+
+def test_stack_files_live_in_the_stack_config_dir(project: Path, monkeypatch):
+    assert automation.stack_file("local", project) == project / "stacks" / "Pulumi.local.yaml"
+    assert automation.stack_file("org/prod", project) == project / "stacks" / "Pulumi.prod.yaml"
+    settings = project / "Pulumi.yaml"
+    settings.write_text(settings.read_text().replace("stackConfigDir: stacks", ""))
+    assert automation.stack_file("local", project) == project / "Pulumi.local.yaml"
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(project))
+    assert automation.stack_file("local") == project / "Pulumi.local.yaml"
+
+
+def test_a_directory_without_pulumi_yaml_is_refused(tmp_path: Path):
+    with pytest.raises(SettingsError, match="has no Pulumi.yaml: point ORCA_PULUMI_PROJECT"):
+        automation.project_root(tmp_path)
+
+
+def test_state_defaults_to_the_projects_pulumi_state(project: Path, monkeypatch):
+    assert automation.backend_url(project) == (project / ".pulumi-state").as_uri()
+    assert (project / ".pulumi-state").is_dir()
+    assert "/.pulumi-state/" in (PROJECT_ROOT / ".gitignore").read_text()
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "file:///somewhere/else")
+    assert automation.backend_url(project) == "file:///somewhere/else"
+
+
+def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypatch):
+    assert automation._passphrase("local", project) == {
+        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE
+    }
+    with pytest.raises(SettingsError, match="PULUMI_CONFIG_PASSPHRASE is not set: stack prod"):
+        automation._passphrase("prod", project)
+    kms = project / "stacks" / "Pulumi.kms.yaml"
+    kms.write_text("secretsprovider: awskms://alias/orca\nconfig: {}\n")
+    assert automation._passphrase("kms", project) == {}
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "")
+    assert automation._passphrase("prod", project) == {}
+    assert automation._passphrase("local", project) == {}
+
+
+def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
+    with pytest.raises(SettingsError, match="only the local stack has a default"):
+        automation.preview("prod", project=project)
+
+
+def test_from_stack_takes_kind_owner_and_env_from_the_outputs(monkeypatch):
+    outputs = {
+        "provider": "hetzner",
+        "owner": "local",
+        "env": {"HCLOUD_ENDPOINT": "http://127.0.0.1:4080/v1", "ORCA_HCLOUD_FIREWALL": "local-fw"},
+    }
+    monkeypatch.setattr(automation, "outputs", lambda stack, **_: outputs)
+    monkeypatch.setenv("HCLOUD_TOKEN", "t" * 64)
+    monkeypatch.setenv("HCLOUD_ENDPOINT", "http://elsewhere.invalid/v1")
+    monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "debian-12")
+    provider = Provider.from_stack("local")
+    assert isinstance(provider, HetznerProvider)
+    assert provider.owner == "local"
+    assert provider.endpoint == "http://127.0.0.1:4080/v1"
+    assert provider.firewall == "local-fw"
+    assert provider.image == "debian-12"
+    assert Provider.from_stack("local", owner="other").owner == "other"
+    assert os.environ["HCLOUD_ENDPOINT"] == "http://elsewhere.invalid/v1"
+
+
+def test_from_stack_without_outputs_says_to_bring_it_up(monkeypatch):
+    monkeypatch.setattr(automation, "outputs", lambda stack, **_: {"provider": "hetzner"})
+    with pytest.raises(EngineError, match="no usable output env, owner: bring it up first"):
+        Provider.from_stack("local")
+
+
+def test_importing_the_package_and_cli_does_not_load_pulumi():
+    code = (
+        "import sys, machines, machines.cli\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi')\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=PROJECT_ROOT)

@@ -1,0 +1,137 @@
+"""Pool commands against the emulator: ls, create, rm and arch, in-process and as a child."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hcloud import Client
+
+from emulator.process import Emulator
+from machines import Provider
+from machines.cli import ERROR, NO_STOCK, OK, main
+from tests.conftest import OWNER, TOKEN
+from tests.hetzner.test_provider import foreign_server, spec
+
+HETZNER = ["--provider", "hetzner", "--owner", OWNER]
+
+
+def test_create_ls_rm_in_process(env, hcloud: Client, capsys):
+    args = ["create", "ci", "prod-ci-1", "--type", "cx22", "--location", "fsn1", *HETZNER]
+    assert main(args) == OK
+    made = capsys.readouterr().out.splitlines()
+    assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "ADDRESS"]
+    assert made[1].split()[1:3] == ["prod-ci-1", "starting"]
+    server = hcloud.servers.get_by_name("prod-ci-1")
+    assert server is not None
+    assert server.labels == {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
+
+    assert main(["ls", "ci", *HETZNER]) == OK
+    rows = capsys.readouterr().out.splitlines()
+    assert len(rows) == 2
+    assert rows[1].split()[:2] == [str(server.id), "prod-ci-1"]
+
+    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    listed = json.loads(capsys.readouterr().out)
+    assert [(m["id"], m["name"], m["pool"]) for m in listed] == [
+        (str(server.id), "prod-ci-1", "ci")
+    ]
+
+    assert main(["rm", str(server.id), *HETZNER]) == OK
+    assert capsys.readouterr().out.strip() == f"{server.id} deleted"
+    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_ls_sees_only_the_owner_and_pool(env, provider, capsys):
+    provider.create(spec(name="prod-ci-1", pool="ci"))
+    provider.create(spec(name="prod-gpu-1", pool="gpu"))
+    Provider.of("hetzner", owner="other").create(spec(name="other-ci-1", pool="ci"))
+    assert main(["ls", "ci", *HETZNER]) == OK
+    names = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
+    assert names == ["prod-ci-1"]
+
+
+def test_user_data_file_reaches_the_machine_and_is_never_printed(
+    env, emulator: Emulator, tmp_path, capsys
+):
+    user_data = tmp_path / "init.yaml"
+    user_data.write_text("#cloud-config\nruncmd: [echo sesame-open]\n")
+    status = main(
+        [
+            "create", "ci", "prod-ci-2", "--type", "cax11", "--location", "fsn1",
+            "--user-data-file", str(user_data), *HETZNER,
+        ]
+    )  # fmt: skip
+    assert status == OK
+    captured = capsys.readouterr()
+    assert "sesame" not in captured.out + captured.err
+    server_id = int(captured.out.splitlines()[1].split()[0])
+    assert "sesame-open" in emulator.control.user_data(server_id)
+
+
+def test_arch_of_both_architectures(env, capsys):
+    assert main(["arch", "cx22", *HETZNER]) == OK
+    assert main(["arch", "cax11", *HETZNER]) == OK
+    assert capsys.readouterr().out.split() == ["amd64", "arm64"]
+
+
+def test_no_stock_exits_3_with_the_reason(env, emulator: Emulator, capsys):
+    emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
+    status = main(["create", "ci", "prod-ci-3", "--type", "cax11", "--location", "nbg1", *HETZNER])
+    assert status == NO_STOCK
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("orca-machines: no stock: ")
+    assert len(captured.err.splitlines()) == 1
+
+
+def test_provider_and_owner_from_the_environment(env, monkeypatch, capsys):
+    monkeypatch.setenv("ORCA_PROVIDER", "hetzner")
+    monkeypatch.setenv("ORCA_OWNER", OWNER)
+    assert main(["create", "ci", "prod-ci-4", "--type", "cx22", "--location", "fsn1"]) == OK
+    assert main(["ls", "ci", "--json", "--owner", "other"]) == OK
+    capsys.readouterr()
+    assert main(["ls", "ci", "--json"]) == OK
+    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-ci-4"]
+
+
+def test_rm_reports_each_id_and_fails_for_a_foreign_one(env, hcloud: Client, provider, capsys):
+    created = provider.create(spec(name="prod-ci-5"))
+    assert created.machine is not None
+    foreign = foreign_server(hcloud, "someone-else", {"team": "web"})
+    status = main(["rm", str(foreign), created.machine.id, "999999", *HETZNER])
+    assert status == ERROR
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [f"{created.machine.id} deleted", "999999 deleted"]
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"orca-machines: error: {foreign}: server {foreign} (someone-else)")
+    assert hcloud.servers.get_by_id(foreign).name == "someone-else"
+
+
+def test_python_dash_m_machines_as_a_child(env, run_cli):
+    made = run_cli("create", "ci", "prod-ci-6", "--type", "cx22", "--location", "fsn1", *HETZNER)
+    assert made.returncode == OK, made.stderr
+    listed = run_cli("ls", "ci", "--json", *HETZNER)
+    assert listed.returncode == OK, listed.stderr
+    [machine] = json.loads(listed.stdout)
+    assert machine["name"] == "prod-ci-6"
+    removed = run_cli("rm", machine["id"], *HETZNER)
+    assert (removed.returncode, removed.stdout.strip()) == (OK, f"{machine['id']} deleted")
+
+
+def test_console_script_runs_the_same_main(env, run_cli, console_script):
+    done = run_cli("arch", "cax11", *HETZNER, command=console_script)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (OK, "arm64", "")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["ls", "--help"], ["preview", "--help"]])
+def test_help_exits_0(args, capsys):
+    assert main(args) == OK
+    assert "exit status:" in capsys.readouterr().out
+
+
+def test_the_token_is_never_printed(env, run_cli):
+    done = run_cli("arch", "nope-type", *HETZNER)
+    assert done.returncode == ERROR
+    assert TOKEN not in done.stdout + done.stderr

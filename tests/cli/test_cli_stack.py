@@ -1,0 +1,186 @@
+"""Stack commands with the engine replaced: exit codes, printed diffs, env lines, guards.
+
+The engine itself runs in tests/engine; here ``machines.automation``'s functions are swapped
+for fakes so the CLI's own behaviour is checked in milliseconds. The guards that need no
+engine (passphrase, missing engine) run the real automation code.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from emulator.process import PROJECT_ROOT
+from machines import automation
+from machines.automation import Change, Diff
+from machines.cli import CHANGES, ERROR, OK, OWNER_VAR, PROVIDER_VAR, main
+from tests.conftest import OWNER
+from tests.hetzner.test_provider import spec
+
+SERVER = "hcloud:index/server:Server"
+
+
+def change(op: str, name: str, type_: str = SERVER, keys: tuple[str, ...] = ()) -> Change:
+    return Change.model_validate(
+        {"op": op, "type": type_, "name": name, "urn": f"urn:pulumi:local::p::{type_}::{name}",
+         "keys": keys}
+    )  # fmt: skip
+
+
+ONE_CREATE = Diff(stack="local", changes=(change("create", "local-x86-3"),))
+NO_CHANGES = Diff(stack="local")
+
+
+@pytest.fixture
+def previews(monkeypatch: pytest.MonkeyPatch) -> list[Diff]:
+    """What the fake ``automation.preview`` returns, first to last."""
+    queue: list[Diff] = []
+
+    def fake(stack: str, *, project=None, on_output=None) -> Diff:
+        assert on_output is not None
+        on_output("engine progress line")
+        return queue.pop(0)
+
+    monkeypatch.setattr(automation, "preview", fake)
+    return queue
+
+
+def test_preview_exit_status_says_whether_there_are_changes(previews, capsys):
+    previews.extend([ONE_CREATE, NO_CHANGES])
+    assert main(["preview", "local"]) == CHANGES
+    first = capsys.readouterr()
+    assert first.out == "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete\n"
+    assert first.err == "engine progress line\n"
+    assert main(["preview", "local", "--quiet"]) == OK
+    second = capsys.readouterr()
+    assert (second.out, second.err) == ("stack local: no changes\n", "")
+
+
+def test_preview_diff_markdown_and_json(previews, tmp_path: Path, capsys):
+    previews.extend([ONE_CREATE, ONE_CREATE])
+    markdown = tmp_path / "plan.md"
+    assert main(["preview", "local", "-q", "--diff", "--markdown", str(markdown)]) == CHANGES
+    assert capsys.readouterr().out.splitlines() == [
+        f"+  create  {SERVER}  local-x86-3",
+        "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete",
+    ]
+    assert markdown.read_text() == ONE_CREATE.markdown()
+    assert main(["preview", "local", "-q", "--json"]) == CHANGES
+    report = json.loads(capsys.readouterr().out)
+    assert report["has_changes"] is True
+    assert report["counts"] == {"create": 1, "update": 0, "replace": 0, "delete": 0}
+    assert [c["name"] for c in report["changes"]] == ["local-x86-3"]
+
+
+def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
+    done = Diff(stack="local", changes=(change("create", "a"), change("delete", "b")))
+    monkeypatch.setattr(automation, "up", lambda stack, **_: done)
+    monkeypatch.setattr(automation, "destroy", lambda stack, **_: done)
+    assert main(["up", "local", "-q"]) == OK
+    assert capsys.readouterr().out == "stack local: 1 created, 0 updated, 0 replaced, 1 deleted\n"
+    assert main(["destroy", "local", "--yes", "-q"]) == OK
+    assert "1 deleted" in capsys.readouterr().out
+
+
+def test_destroy_needs_yes_without_a_terminal(monkeypatch, capsys):
+    called: list[str] = []
+    monkeypatch.setattr(automation, "destroy", lambda stack, **_: called.append(stack))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["destroy", "prod"]) == ERROR
+    err = capsys.readouterr().err
+    assert err == (
+        "orca-machines: error: destroy deletes every resource of stack prod: "
+        "pass --yes to confirm\n"
+    )
+    assert called == []
+
+
+def test_refresh_prints_the_counts(monkeypatch, capsys):
+    monkeypatch.setattr(automation, "refresh", lambda stack, **_: {"same": 5, "update": 1})
+    assert main(["refresh", "local", "-q"]) == OK
+    assert capsys.readouterr().out == "stack local: refreshed (5 same, 1 update)\n"
+
+
+OUTPUTS = {
+    "provider": "hetzner",
+    "owner": "local",
+    "env": {
+        "HCLOUD_ENDPOINT": "http://127.0.0.1:4080/v1",
+        "ORCA_HCLOUD_IMAGE": "ubuntu-24.04",
+        "ORCA_HCLOUD_SSH_KEYS": "local-demo,ops key",
+        "ORCA_HCLOUD_FIREWALL": "local-pools",
+    },
+    "pools": {"x86": {"machineType": "cx22", "size": 2}},
+}
+
+
+@pytest.fixture
+def stack_outputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """``automation.outputs`` answering ``OUTPUTS`` (a copy the test may change)."""
+    values = json.loads(json.dumps(OUTPUTS))
+
+    def fake(stack: str, *, project=None, show_secrets: bool = False) -> dict[str, object]:
+        return values
+
+    monkeypatch.setattr(automation, "outputs", fake)
+    return values
+
+
+def test_env_prints_shell_quoted_settings_with_provider_and_owner(stack_outputs, capsys):
+    assert main(["env", "local"]) == OK
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[:2] == [f"{PROVIDER_VAR}=hetzner", f"{OWNER_VAR}=local"]
+    assert "ORCA_HCLOUD_SSH_KEYS='local-demo,ops key'" in lines
+    parsed = dict(shlex.split(line)[0].split("=", 1) for line in lines)
+    assert parsed == {PROVIDER_VAR: "hetzner", OWNER_VAR: "local", **OUTPUTS["env"]}
+    assert "HCLOUD_TOKEN" not in out
+
+
+def test_env_of_a_stack_without_outputs_says_to_bring_it_up(stack_outputs, capsys):
+    stack_outputs.clear()
+    assert main(["env", "local"]) == ERROR
+    assert capsys.readouterr().err == (
+        "orca-machines: error: stack local has no usable output env, owner, provider: "
+        "bring it up first (orca-machines up local)\n"
+    )
+
+
+def test_outputs_print_json(stack_outputs, capsys):
+    assert main(["outputs", "local"]) == OK
+    assert json.loads(capsys.readouterr().out) == OUTPUTS
+
+
+def test_pool_commands_configured_by_a_stack(stack_outputs, env, provider, capsys):
+    stack_outputs["owner"] = OWNER
+    stack_outputs["env"] = {"HCLOUD_ENDPOINT": env["HCLOUD_ENDPOINT"]}
+    provider.create(spec(name="prod-x86-1", pool="x86"))
+    assert main(["ls", "x86", "--json", "--stack", "local"]) == OK
+    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-x86-1"]
+    assert main(["ls", "x86", "--json", "--stack", "local", "--owner", "other"]) == OK
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_a_stack_other_than_local_needs_a_passphrase(monkeypatch, capsys):
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
+    assert main(["preview", "hetzner-example"]) == ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "orca-machines: error: PULUMI_CONFIG_PASSPHRASE is not set: stack hetzner-example"
+    )
+    assert len(err.splitlines()) == 1
+
+
+def test_a_missing_engine_says_to_run_install_pulumi(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(automation, "CHECKOUT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
+    assert main(["up", "local"]) == ERROR
+    assert capsys.readouterr().err == (
+        "orca-machines: error: the Pulumi engine is not installed: run scripts/install-pulumi, "
+        "which builds it into .pulumi-engine/\n"
+    )
