@@ -1,56 +1,153 @@
-"""The README's main job on the embedded default: the Hetzner emulator.
+"""The README's main job: the local stack on the Hetzner emulator, start to finish.
 
-Starts the emulator, then does what an autoscaler does through the public API only:
-create a pool's machines, list them, delete them.
+1. starts the emulator on port 4080, where the local stack's ``hcloud:endpoint`` points;
+2. brings the ``local`` stack up through the Pulumi engine (``machines.automation``);
+3. lists its pools through the runtime API, configured by the stack (``Provider.from_stack``);
+4. previews a size change (pool x86: 2 -> 3) without applying it;
+5. does what an autoscaler does with the runtime API: create, list and delete machines;
+6. destroys the stack, so a rerun starts clean.
+
+Everything runs on a throwaway copy of the project with its own state in a temporary
+directory: your ``.pulumi-state`` and the committed stack files are never touched. Needs the
+engine (``scripts/install-pulumi``).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import socket
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from emulator.process import running_emulator
-from machines import MachineSpec, Provider
+from hcloud import Client
+
+from emulator.control import Control
+from emulator.process import EmulatorStartError, running_emulator
+from machines import MachinesError, MachineSpec, Provider, automation
+
+PORT = 4080
+STACK = "local"
+
+
+def step(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def quiet(_line: str) -> None:
+    """Keep the engine's progress lines out of the demo's output."""
+
+
+def show_pools(provider: Provider, pools: list[str]) -> None:
+    for pool in pools:
+        machines = provider.machines(pool)
+        print(f"machines({pool!r}): {len(machines)}")
+        for machine in machines:
+            print(
+                f"  {machine.id:>4} {machine.name:<12} {machine.status:<9} "
+                f"{machine.machine_type:<6} {machine.location:<5} {machine.address}"
+            )
+
+
+def runtime_api(provider: Provider, control: Control) -> None:
+    """What an autoscaler does: create a pool's machines, list them, delete them."""
+    for machine_type in ("cx22", "cax11"):
+        print(f"arch({machine_type}) = {provider.arch(machine_type)}")
+    for n, machine_type in enumerate(("cx22", "cax11", "cx22"), start=1):
+        created = provider.create(
+            MachineSpec(
+                name=f"local-ci-{n}",
+                machine_type=machine_type,
+                location="fsn1",
+                pool="ci",
+                user_data="#cloud-config\n",
+            )
+        )
+        print(f"create local-ci-{n}: {created.outcome} {created.reason}".rstrip())
+    control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
+    created = provider.create(
+        MachineSpec(name="local-ci-4", machine_type="cax11", location="nbg1", pool="ci")
+    )
+    print(f"create local-ci-4 in nbg1 (out of stock there): {created.outcome}: {created.reason}")
+    show_pools(provider, ["ci"])
+    machines = provider.machines("ci")
+    for machine in machines:
+        provider.delete(machine.id)
+    print(f"deleted {len(machines)}; machines('ci') now: {len(provider.machines('ci'))}")
+
+
+def demo(workdir: Path) -> None:
+    project = automation.copy_project(workdir / "project")
+    state = workdir / "state"
+    state.mkdir()
+    token = secrets.token_hex(32)
+    os.environ.update(
+        {
+            automation.ORCA_PULUMI_PROJECT: str(project),
+            automation.PULUMI_BACKEND_URL: state.as_uri(),
+            "HCLOUD_TOKEN": token,
+        }
+    )
+    print(f"project copy: {project}\nstate:        {state.as_uri()}")
+
+    step(f"start the Hetzner emulator on port {PORT}")
+    with running_emulator(token, "--port", str(PORT), "--boot-seconds", "0.2") as emulator:
+        print(f"emulator: {emulator.url}")
+        try:
+            step(f"pulumi up: stack {STACK} (the engine's progress follows)")
+            done = automation.up(STACK)
+            print(f"stack {STACK}: {len(done.changes)} resources created")
+
+            step("the runtime API, configured by the stack: Provider.from_stack('local')")
+            provider = Provider.from_stack(STACK)
+            print(provider)
+            show_pools(provider, ["x86", "arm"])
+
+            step("preview a size change, pool x86 2 -> 3, without applying it")
+            automation.set_config(STACK, {"orca-machines:pools[0].size": 3}, path=True)
+            print(automation.preview(STACK, on_output=quiet).markdown())
+            automation.set_config(STACK, {"orca-machines:pools[0].size": 2}, path=True)
+            print(f"back to size 2: {automation.preview(STACK, on_output=quiet).summary()}")
+
+            step("what an autoscaler does: create, list and delete machines of pool ci")
+            runtime_api(provider, emulator.control)
+        finally:
+            step(f"pulumi destroy: stack {STACK}")
+            done = automation.destroy(STACK, on_output=quiet)
+            print(f"stack {STACK}: {done.counts['delete']} resources deleted")
+            hcloud = Client(token=token, api_endpoint=emulator.url)
+            left = [len(hcloud.servers.get_all()), len(hcloud.firewalls.get_all())]
+            print(f"left in the emulator: {left[0]} servers, {left[1]} firewalls")
 
 
 def main() -> int:
-    token = secrets.token_hex(32)
-    with running_emulator(token) as emulator:
-        print(f"emulator: {emulator.url}")
-        os.environ.update({"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url})
-        provider = Provider.of("hetzner", owner="demo")
-        for machine_type in ("cx22", "cax11"):
-            print(f"arch({machine_type}) = {provider.arch(machine_type)}")
-        for n, machine_type in enumerate(("cx22", "cax11", "cx22"), start=1):
-            created = provider.create(
-                MachineSpec(
-                    name=f"demo-ci-{n}",
-                    machine_type=machine_type,
-                    location="fsn1",
-                    pool="ci",
-                    user_data="#cloud-config\n",
-                )
-            )
-            print(f"create demo-ci-{n}: {created.outcome} {created.reason}".rstrip())
-        emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-        created = provider.create(
-            MachineSpec(name="demo-ci-4", machine_type="cax11", location="nbg1", pool="ci")
+    if not port_is_free(PORT):
+        print(
+            f"demo: error: port {PORT} is taken; the local stack's hcloud:endpoint is "
+            f"http://127.0.0.1:{PORT}/v1, so the emulator must listen there: stop what uses "
+            "it and rerun",
+            file=sys.stderr,
         )
-        print(f"create demo-ci-4 in nbg1 (out of stock there): {created.outcome}: {created.reason}")
-        machines = provider.machines("ci")
-        print(f"machines('ci'): {len(machines)}")
-        for machine in machines:
-            print(
-                f"  {machine.id:>4} {machine.name:<10} {machine.status:<9} "
-                f"{machine.machine_type:<6} {machine.location:<5} {machine.address}"
-            )
-        for machine in machines:
-            provider.delete(machine.id)
-        print(f"deleted {len(machines)}; machines('ci') now: {len(provider.machines('ci'))}")
+        return 1
+    try:
+        with tempfile.TemporaryDirectory(prefix="orca-demo-") as workdir:
+            demo(Path(workdir))
+    except (MachinesError, EmulatorStartError) as error:
+        print(f"demo: error: {error}", file=sys.stderr)
+        return 1
+    print("\ndone: the stack is destroyed and its state thrown away; rerun at will")
     return 0
 
 
