@@ -24,6 +24,25 @@ func parseID(kind, id string) (int64, error) {
 
 func formatID(n int64) string { return strconv.FormatInt(n, 10) }
 
+// fetch reads one resource by its Pulumi ID; a resource that is gone is errNotFound, so
+// Read can tell the engine to drop it from the state.
+func fetch[T any](ctx context.Context, kind, id string,
+	get func(context.Context, int64) (*T, *hcloud.Response, error),
+) (*T, error) {
+	n, err := parseID(kind, id)
+	if err != nil {
+		return nil, err
+	}
+	found, _, err := get(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", kind, id, apiError(err))
+	}
+	if found == nil {
+		return nil, errNotFound
+	}
+	return found, nil
+}
+
 // waitFor waits for the actions that are not nil to finish; a failed action is an error.
 func waitFor(ctx context.Context, c *hcloud.Client, what string, actions ...*hcloud.Action) error {
 	var live []*hcloud.Action

@@ -327,16 +327,9 @@ func (firewallResource) preview(news resource.PropertyMap) resource.PropertyMap 
 func (firewallResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
 	state, _ resource.PropertyMap,
 ) (resource.PropertyMap, error) {
-	fid, err := parseID("firewall", id)
+	f, err := fetch(ctx, "firewall", id, c.Firewall.GetByID)
 	if err != nil {
 		return nil, err
-	}
-	f, _, err := c.Firewall.GetByID(ctx, fid)
-	if err != nil {
-		return nil, fmt.Errorf("reading firewall %s: %w", id, apiError(err))
-	}
-	if f == nil {
-		return nil, errNotFound
 	}
 	return firewallState(f, rulesOf(view(revealMap(state)), "rules")), nil
 }

@@ -465,16 +465,9 @@ func firewallIDsOf(s *hcloud.Server, a serverArgs) []int64 {
 func (serverResource) read(ctx context.Context, c *hcloud.Client, cat *catalogue, id string,
 	state, _ resource.PropertyMap,
 ) (resource.PropertyMap, error) {
-	sid, err := parseID("server", id)
+	s, err := fetch(ctx, "server", id, c.Server.GetByID)
 	if err != nil {
 		return nil, err
-	}
-	s, _, err := c.Server.GetByID(ctx, sid)
-	if err != nil {
-		return nil, fmt.Errorf("reading server %s: %w", id, apiError(err))
-	}
-	if s == nil {
-		return nil, errNotFound
 	}
 	return serverState(ctx, cat, s, serverArgsOf(view(revealMap(state)), true)), nil
 }

@@ -105,16 +105,9 @@ func (sshKeyResource) preview(news resource.PropertyMap) resource.PropertyMap {
 func (sshKeyResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
 	state, _ resource.PropertyMap,
 ) (resource.PropertyMap, error) {
-	kid, err := parseID("SSH key", id)
+	key, err := fetch(ctx, "SSH key", id, c.SSHKey.GetByID)
 	if err != nil {
 		return nil, err
-	}
-	key, _, err := c.SSHKey.GetByID(ctx, kid)
-	if err != nil {
-		return nil, fmt.Errorf("reading SSH key %s: %w", id, apiError(err))
-	}
-	if key == nil {
-		return nil, errNotFound
 	}
 	return sshKeyState(key, view(revealMap(state)).str("publicKey")), nil
 }
