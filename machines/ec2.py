@@ -3,7 +3,16 @@
 A pool machine is an instance tagged at launch with the pool's labels and ``Name``. EC2
 names are not unique, so ``create`` keeps one live instance per name itself: it looks
 before it launches and serialises creates of one name within the provider. Each ``create``
-sends its own ClientToken, so EC2 makes at most one instance for all retries of that call.
+sends its own ClientToken, so EC2 makes at most one instance for all retries of that call;
+after a lost answer ``create`` also looks for the instance before it sends RunInstances
+again, so an endpoint that ignores the token (moto) makes one too.
+
+Retries are botocore's standard mode (throttling codes such as RequestLimitExceeded, 5xx,
+connection errors and timeouts, full-jitter exponential backoff, a retry quota), given up
+when the next try would start after the call's time (``ORCA_CALL_TIMEOUT``).
+
+botocore logs request parameters and headers at DEBUG: the provider redacts user data and
+credentials from the records of the AWS libraries' loggers (see ``redact_aws_logs``).
 
 boto3 is imported here and nowhere else; ``Provider.of("ec2")`` imports this module.
 """
@@ -14,6 +23,7 @@ import functools
 import logging
 import re
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,8 +44,10 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as NoConnectionError
 from botocore.parsers import ResponseParserError
+from botocore.retries import standard as standard_retries
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from machines import retry
 from machines.arch import AMD64, ARM64, UBUNTU_OWNER, docker_arch, ec2_arch, ubuntu_ami_name
 from machines.errors import CloudError, ForeignMachineError, UnknownMachineTypeError
 from machines.labels import (
@@ -49,7 +61,14 @@ from machines.labels import (
 )
 from machines.models import Created, Machine, MachineSpec, Status
 from machines.provider import Provider
-from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS, Ec2Settings, Timeouts
+from machines.settings import (
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
+    Ec2Settings,
+    Timeouts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +86,12 @@ STATUSES: Mapping[str, Status] = {
     "terminated": Status.DELETING,
 }
 """EC2 instance states in the shared vocabulary; any other state is ``unknown``."""
+
+
+def status_of(ec2_state: str | None) -> Status:
+    """The shared status for an EC2 instance state."""
+    return STATUSES.get(ec2_state or "", Status.UNKNOWN)
+
 
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 """States of an instance that holds its name: it runs or can be started again."""
@@ -86,9 +111,23 @@ NOT_EC2 = "not_ec2"
 UNANSWERED = frozenset({TIMEOUT, CONNECTION, CREDENTIALS, NOT_EC2})
 """``CloudError`` codes for calls EC2 never answered (the others are EC2's own codes)."""
 
+CREDENTIAL_CODES = frozenset(
+    {
+        "AuthFailure",
+        "InvalidClientTokenId",
+        "SignatureDoesNotMatch",
+        "IncompleteSignature",
+        "UnrecognizedClientException",
+        "ExpiredToken",
+    }
+)
+"""EC2's refusals of the credentials themselves (not of what they may do)."""
+
 _ANSWER_LOST = frozenset({TIMEOUT, CONNECTION})
-_RUN_ATTEMPTS = 2
-_MAX_ATTEMPTS = 5
+_MAX_ATTEMPTS = 10
+"""botocore's cap on tries per request; the call's time usually ends them first."""
+_STARTED = "orca_started"
+"""Key in botocore's request context: when the API call began, for its time bound."""
 _POOL_CONNECTIONS = 32
 _INSTANCE_ID = re.compile(r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 _CREDENTIAL_VARIABLES = {
@@ -189,8 +228,10 @@ class Ec2Provider(Provider):
         self.subnets: Mapping[str, str] = dict(settings.subnets)
         self.security_group = settings.security_group
         self.instance_profile = settings.instance_profile
+        self._timeouts = settings.timeouts
         self._client = _client(settings, credentials)
         self._endpoint: str = self._client.meta.endpoint_url
+        redact_aws_logs()
         self._lock = threading.Lock()
         self._arch_lock = threading.Lock()
         self._image_lock = threading.Lock()
@@ -222,8 +263,9 @@ class Ec2Provider(Provider):
     def create(self, spec: MachineSpec) -> Created:
         """Launch one instance for ``spec``, or return the live one of that name already made.
 
-        EC2's refusals come back as ``no_stock`` or ``failed``; a call EC2 never answered
-        raises ``CloudError`` (code ``timeout``, ``connection``, ...).
+        Never raises for the cloud's trouble: EC2's refusals come back as ``no_stock`` or
+        ``failed``, and so does a call EC2 never answered; when RunInstances lost its
+        answer, ``reason`` says the instance may exist all the same.
         """
         subnet = self.subnets.get(spec.location)
         if subnet is None:
@@ -238,8 +280,6 @@ class Ec2Provider(Provider):
             except UnknownMachineTypeError as err:
                 return Created.failure(f"cannot create {spec.name!r}: {err}")
             except CloudError as err:
-                if err.code in UNANSWERED:
-                    raise
                 if err.code in NO_STOCK_CODES:
                     return Created.out_of_stock(
                         f"no {spec.machine_type} for {spec.name!r} in {spec.location} now: {err}"
@@ -319,7 +359,12 @@ class Ec2Provider(Provider):
         return Created.success(machine)
 
     def _launch(self, spec: MachineSpec, subnet: str, image: str) -> Machine:
-        """RunInstances with one token for every attempt, looking for a lost launch between."""
+        """RunInstances with one token for every try; after a lost answer, look first.
+
+        Tries go on with backoff within the call's time. A lost answer may mean a launched
+        instance, so the next try looks for it by name and sends RunInstances (same token)
+        only when it is not there.
+        """
         tags = {NAME_TAG: spec.name, **pool_labels(spec.pool, self.owner)}
         tag_list = [{"Key": key, "Value": value} for key, value in tags.items()]
         params: dict[str, object] = {
@@ -337,32 +382,37 @@ class Ec2Provider(Provider):
         }
         if spec.user_data:
             params["UserData"] = spec.user_data
-        attempt = 1
-        while True:
-            try:
-                instance = self._run_instance(params)
-            except CloudError as err:
-                if err.code not in _ANSWER_LOST:
-                    raise
-                log.warning(
-                    "RunInstances for %r lost its answer (attempt %d): looking for the instance",
-                    spec.name,
-                    attempt,
-                )
+        lost = False
+
+        def launch_or_find() -> _Instance:
+            nonlocal lost
+            if lost:
                 found = self._mine_named(spec)
                 if found is not None:
-                    return _machine(found)
-                if attempt >= _RUN_ATTEMPTS:
-                    raise CloudError(
-                        f"no answer to RunInstances for {spec.name!r} after {attempt} tries "
-                        f"({err}); it may still have launched: creating {spec.name!r} again "
-                        "finds it",
-                        code=err.code,
-                    ) from None
-                attempt += 1
-                continue
-            log.info("launched instance %s as %r in %s", instance.id, spec.name, spec.location)
-            return _machine(instance, tags)
+                    log.info("instance %s of the lost answer is %r", found.id, spec.name)
+                    return found
+            try:
+                return self._run_instance(params)
+            except CloudError as err:
+                if err.code in _ANSWER_LOST:
+                    lost = True
+                raise
+
+        try:
+            instance = retry.call(
+                launch_or_find,
+                _retry_lost_answer,
+                deadline=self._timeouts.call,
+                what=f"RunInstances for {spec.name!r}",
+            )
+        except retry.GaveUp as gave_up:
+            raise _lost_launch(spec, gave_up.last, gave_up.attempts) from None
+        except CloudError as err:
+            if lost:
+                raise _lost_launch(spec, err, 1) from None
+            raise
+        log.info("launched instance %s as %r in %s", instance.id, spec.name, spec.location)
+        return _machine(instance, tags)
 
     def _run_instance(self, params: Mapping[str, object]) -> _Instance:
         with self._answers("RunInstances"):
@@ -510,9 +560,11 @@ class Ec2Provider(Provider):
             error = err.response.get("Error", {})
             code = str(error.get("Code", "")) or "Unknown"
             message = str(error.get("Message", "")).strip()
-            hint = " (is AWS_ENDPOINT_URL an EC2 endpoint?)" if code.isdigit() else ""
+            hint = _hint(code, operation, message)
+            retries = err.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)
+            tries = f" (after {retries + 1} tries)" if retries else ""
             raise CloudError(
-                f"{where} was refused: {code}: {message or 'no message'}{hint}", code=code
+                f"{where} was refused{tries}: {code}: {message or 'no message'}{hint}", code=code
             ) from None
         except (ReadTimeoutError, ConnectTimeoutError):
             raise CloudError(
@@ -544,20 +596,202 @@ class Ec2Provider(Provider):
             ) from None
 
 
+def _lost_launch(spec: MachineSpec, last: Exception, tries: int) -> CloudError:
+    """The error of a launch that ended after RunInstances lost an answer."""
+    after = f" after {tries} tries" if tries > 1 else ""
+    return CloudError(
+        f"RunInstances for {spec.name!r} lost its answer{after} ({last}): the instance may "
+        f"have launched all the same; machines({spec.pool!r}) will show it, and creating "
+        f"{spec.name!r} again returns it",
+        code=getattr(last, "code", CONNECTION),
+    )
+
+
+def _retry_lost_answer(error: Exception) -> float | None:
+    """``retry.call``'s view of a launch: try again (looking first) only after a lost answer."""
+    return 0.0 if isinstance(error, CloudError) and error.code in _ANSWER_LOST else None
+
+
+_SETTING_OF_CODE = (
+    ("InvalidGroup", ORCA_EC2_SECURITY_GROUP),
+    ("InvalidSubnet", ORCA_EC2_SUBNETS),
+    ("InvalidAMIID", ORCA_EC2_IMAGE),
+)
+"""Prefixes of EC2 error codes about a resource named in a setting, and that setting."""
+
+
+def _hint(code: str, operation: str, message: str) -> str:
+    """What to do about an EC2 error, for its message; empty when EC2's says enough."""
+    setting = next((name for prefix, name in _SETTING_OF_CODE if code.startswith(prefix)), "")
+    if not setting and re.search("instance ?profile", message, re.IGNORECASE):
+        setting = ORCA_EC2_INSTANCE_PROFILE
+    if setting:
+        return f": check {setting}"
+    if code.isdigit():
+        return " (is AWS_ENDPOINT_URL an EC2 endpoint?)"
+    hints = {
+        **dict.fromkeys(
+            CREDENTIAL_CODES,
+            ": check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "AWS_SESSION_TOKEN, AWS_PROFILE or the machine's role)",
+        ),
+        "RequestExpired": ": check this machine's clock",
+        "UnauthorizedOperation": (
+            f": the credentials may not call ec2:{operation}; allow it in their IAM policy"
+        ),
+    }
+    return hints.get(code, "")
+
+
+class _BoundedRetries:
+    """botocore's standard retries within the call's time; no resent launch after a lost answer.
+
+    ``standard`` (botocore's standard retry handler) decides whether a try is worth another
+    and how long to wait. This gives up instead when that wait would end after the call's
+    time, and leaves a RunInstances whose answer may be lost to ``Ec2Provider._launch``,
+    which looks for the instance before sending it again.
+    """
+
+    def __init__(self, standard: Any, seconds: float) -> None:
+        self._standard = standard
+        self._seconds = seconds
+
+    def start(self, context: dict[str, Any], **_: Any) -> None:
+        """``before-call``: note when the API call began."""
+        context[_STARTED] = time.monotonic()
+
+    def needs_retry(
+        self,
+        request_dict: dict[str, Any],
+        operation: Any,
+        attempts: int,
+        response: Any = None,
+        caught_exception: Exception | None = None,
+        **kwargs: Any,
+    ) -> float | None:
+        """``needs-retry``: the seconds to wait before the next try, or None for no retry."""
+        if operation.name == "RunInstances" and isinstance(caught_exception, HTTPClientError):
+            return None
+        delay = self._standard.needs_retry(
+            request_dict=request_dict,
+            operation=operation,
+            attempts=attempts,
+            response=response,
+            caught_exception=caught_exception,
+            **kwargs,
+        )
+        if not isinstance(delay, int | float) or isinstance(delay, bool):
+            return None
+        context = request_dict.get("context", {})
+        elapsed = time.monotonic() - context.get(_STARTED, time.monotonic())
+        if elapsed + delay >= self._seconds:
+            return None
+        log.warning(
+            "EC2 %s failed (%s), retry %d in %.2f s",
+            operation.name,
+            _failure(response, caught_exception),
+            attempts,
+            delay,
+        )
+        return float(delay)
+
+
+def _failure(response: Any, caught_exception: Exception | None) -> str:
+    """A try's failure in a few words: EC2's code, else the HTTP status or the exception."""
+    if caught_exception is not None:
+        return type(caught_exception).__name__
+    http_response, parsed = response
+    code = parsed.get("Error", {}).get("Code") if isinstance(parsed, dict) else None
+    return f"{code or 'HTTP'} {http_response.status_code}"
+
+
+AWS_LOGGERS = (
+    "botocore.auth",
+    "botocore.awsrequest",
+    "botocore.client",
+    "botocore.credentials",
+    "botocore.endpoint",
+    "botocore.hooks",
+    "botocore.httpsession",
+    "botocore.parsers",
+    "botocore.retries.standard",
+    "botocore.retryhandler",
+    "urllib3.connection",
+    "urllib3.connectionpool",
+)
+"""Loggers of the AWS libraries that may log a request's parameters, headers or answer.
+
+A filter on a logger sees only the records of that logger, not of its children: hence
+each module's logger, not ``botocore``."""
+
+_SECRET = re.compile(
+    r"(?P<key>\b(?:UserData|X-Amz-Security-Token|Signature|SecretAccessKey|SessionToken"
+    r"|aws_secret_access_key|aws_session_token|Password)['\"]?\s*[:=]\s*)"
+    r"(?P<value>b?'[^']*'|b?\"[^\"]*\"|[^\s,&;}'\"<]+)",
+    re.IGNORECASE,
+)
+_USER_DATA_XML = re.compile(r"(<userData>).*?(</userData>)", re.IGNORECASE | re.DOTALL)
+REDACTED = "<redacted>"
+
+
+def redact(text: str) -> str:
+    """``text`` with user data, session tokens, signatures and secret keys blanked out."""
+    text = _SECRET.sub(lambda m: m.group("key") + REDACTED, text)
+    return _USER_DATA_XML.sub(rf"\1{REDACTED}\2", text)
+
+
+class RedactSecrets(logging.Filter):
+    """Rewrites a record's message without secrets; drops no record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+def redact_aws_logs() -> None:
+    """Put one ``RedactSecrets`` on each of ``AWS_LOGGERS``; calling again adds none.
+
+    botocore logs at DEBUG the parameters of each request (UserData among them) and its
+    signed headers (the session token); the filter runs only for records a logger makes,
+    so it costs nothing while DEBUG is off.
+    """
+    for name in AWS_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactSecrets) for f in logger.filters):
+            logger.addFilter(RedactSecrets())
+
+
 def _client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
-    """An EC2 client from its own session (sessions are not thread-safe, clients are)."""
+    """An EC2 client from its own session (sessions are not thread-safe, clients are).
+
+    botocore's own retry handler gets one try, so it never retries: the standard handler
+    made here does, inside the call's time (``_BoundedRetries``). botocore registers that
+    handler's ``needs-retry`` under the id its own already holds, which leaves it unhooked
+    for ``_BoundedRetries`` to call.
+    """
     given = credentials or {}
     session = boto3.session.Session(
         botocore_session=_botocore_session(),
         region_name=settings.region,
         **{arg: given[name] for name, arg in _CREDENTIAL_VARIABLES.items() if given.get(name)},
     )
-    return session.client(
+    client = session.client(
         "ec2",
         region_name=settings.region,
         endpoint_url=settings.endpoint_url or None,
         config=_config(settings.timeouts),
     )
+    standard = standard_retries.register_retry_handler(client, max_attempts=_MAX_ATTEMPTS)
+    bounded = _BoundedRetries(standard, settings.timeouts.call)
+    client.meta.events.register("before-call.ec2", bounded.start, unique_id="orca-call-start")
+    client.meta.events.register("needs-retry.ec2", bounded.needs_retry, unique_id="orca-retries")
+    return client
 
 
 def _botocore_session() -> Any:
@@ -575,14 +809,12 @@ def _shared_loader() -> Any:
 
 
 def _config(timeouts: Timeouts) -> Config:
-    """botocore's standard retries, as many attempts as fit the call's time (at least 1).
+    """Timeouts of each request, and one try for botocore's own retry handler (see ``_client``).
 
-    An attempt may wait ``request`` to connect and again to read, hence twice per attempt.
-    ``total_max_attempts`` counts the first attempt; ``max_attempts`` would count retries.
+    ``total_max_attempts`` counts the first try; ``max_attempts`` would count retries.
     """
-    attempts = max(1, min(_MAX_ATTEMPTS, int(timeouts.call // (2 * timeouts.request))))
     return Config(
-        retries={"mode": "standard", "total_max_attempts": attempts},
+        retries={"mode": "standard", "total_max_attempts": 1},
         connect_timeout=timeouts.request,
         read_timeout=timeouts.request,
         max_pool_connections=_POOL_CONNECTIONS,
@@ -601,7 +833,7 @@ def _machine(instance: _Instance, tags: Mapping[str, str] | None = None) -> Mach
     return Machine(
         id=instance.id,
         name=labels.get(NAME_TAG, ""),
-        status=STATUSES.get(instance.state.name, Status.UNKNOWN),
+        status=status_of(instance.state.name),
         machine_type=instance.type,
         location=instance.placement.zone,
         address=instance.public_ip or instance.private_ip,

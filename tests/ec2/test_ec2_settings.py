@@ -120,9 +120,9 @@ def quick(endpoint: str) -> Ec2Provider:
 
 
 def calls_of(provider: Ec2Provider) -> list[tuple[str, Any]]:
+    """The calls that raise for the cloud's trouble (``create`` answers it instead)."""
     return [
         ("arch", lambda: provider.arch("t3.micro")),
-        ("create", lambda: provider.create(spec("ci-1"))),
         ("machines", lambda: provider.machines("ci")),
         ("delete", lambda: provider.delete("i-0123456789abcdef0")),
     ]
@@ -138,6 +138,16 @@ def test_an_endpoint_nobody_listens_on_raises_a_connection_error() -> None:
         assert endpoint in str(raised.value)
         assert raised.value.__cause__ is None
         assert raised.value.__suppress_context__
+
+
+def test_create_at_an_endpoint_nobody_listens_on_fails_saying_so() -> None:
+    endpoint = f"http://127.0.0.1:{free_port()}"
+
+    created = quick(endpoint).create(spec("ci-1"))
+
+    assert created.failed
+    assert "could not be reached" in created.reason
+    assert endpoint in created.reason
 
 
 @pytest.fixture
@@ -170,3 +180,10 @@ def test_an_endpoint_that_is_not_ec2_raises_saying_so(not_ec2: str) -> None:
         with pytest.raises(CloudError, match="AWS_ENDPOINT_URL an EC2 endpoint") as raised:
             call()
         assert raised.value.code == "not_ec2", name
+
+
+def test_create_at_an_endpoint_that_is_not_ec2_fails_saying_so(not_ec2: str) -> None:
+    created = quick(not_ec2).create(spec("ci-1"))
+
+    assert created.failed
+    assert "AWS_ENDPOINT_URL an EC2 endpoint" in created.reason
