@@ -1,0 +1,269 @@
+"""Bad input on both clouds: one clear error that says what to fix, and nothing made half-way.
+
+What tests/unit, tests/hetzner and tests/ec2 already prove is not repeated here: malformed
+names and pools (refused by MachineSpec), unknown EC2 locations and types, malformed ids,
+a wrong Hetzner token on listing, and endpoints that answer a web page.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hcloud import Client
+
+from emulator.process import Emulator
+from machines.errors import CloudError, InvalidNameError, SettingsError
+from machines.models import MachineSpec
+from machines.provider import Provider
+from tests.conftest import OWNER, TOKEN
+from tests.ec2 import moto_server
+from tests.ec2.moto_server import ZONES
+from tests.reliability.test_ec2_faults import ISOLATED
+
+
+@pytest.fixture(scope="module")
+def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoServer]:
+    with moto_server.running(tmp_path_factory.mktemp("moto")) as server:
+        yield server
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """One cloud, emptied, with this process's environment pointing at it."""
+
+    kind: str
+    machine_type: str
+    location: str
+    live: Callable[[], list[str]]
+    """Every machine the cloud holds, whoever made it (a name or an id each)."""
+
+    def spec(self, **fields: str) -> MachineSpec:
+        values = {"name": "ci-1", "machine_type": self.machine_type, "location": self.location}
+        return MachineSpec(**{**values, "pool": "ci", **fields})
+
+    def provider(self) -> Provider:
+        return Provider.of(self.kind, OWNER)
+
+
+def hetzner_cloud(emulator: Emulator) -> Cloud:
+    hcloud = Client(token=TOKEN, api_endpoint=emulator.url)
+    return Cloud(
+        "hetzner", "cx22", "fsn1", lambda: [s.name or "" for s in hcloud.servers.get_all()]
+    )
+
+
+def ec2_cloud(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> Cloud:
+    moto.reset()
+    world = moto_server.build_world(moto.url)
+    for name in ISOLATED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    for name, value in world.env.items():
+        monkeypatch.setenv(name, value)
+    aws = moto_server.client(moto.url)
+
+    def live() -> list[str]:
+        reservations = aws.describe_instances(
+            Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
+        )["Reservations"]
+        return [i["InstanceId"] for r in reservations for i in r["Instances"]]
+
+    return Cloud("ec2", "t3.micro", ZONES[0], live)
+
+
+@pytest.fixture(params=["hetzner", "ec2"])
+def cloud(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Cloud:
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "2")
+    if request.param == "hetzner":
+        request.getfixturevalue("env")
+        return hetzner_cloud(request.getfixturevalue("emulator"))
+    return ec2_cloud(request.getfixturevalue("moto"), monkeypatch)
+
+
+@pytest.fixture
+def ec2(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> Cloud:
+    return ec2_cloud(moto, monkeypatch)
+
+
+SPACES = "spaces or a line break"
+
+
+@pytest.mark.parametrize(
+    ("cloud", "variable", "value", "fix"),
+    [
+        ("hetzner", "HCLOUD_ENDPOINT", " {endpoint}", SPACES),
+        ("hetzner", "ORCA_HCLOUD_IMAGE", "ubuntu-24.04 ", SPACES),
+        ("hetzner", "ORCA_HCLOUD_FIREWALL", "workers\n", SPACES),
+        ("hetzner", "ORCA_HCLOUD_SSH_KEYS", "ops,,ci", "empty item"),
+        ("hetzner", "ORCA_HCLOUD_SSH_KEYS", "ops, ci", "spaces around it"),
+        ("hetzner", "ORCA_CALL_TIMEOUT", "5 ", SPACES),
+        ("ec2", "AWS_REGION", "eu-central-1 ", SPACES),
+        ("ec2", "AWS_ENDPOINT_URL", "{endpoint}\n", SPACES),
+        ("ec2", "ORCA_EC2_SUBNETS", "eu-central-1a=subnet-1,", "empty item"),
+        ("ec2", "ORCA_EC2_SUBNETS", "eu-central-1a=subnet-1, eu-central-1b=subnet-2", "spaces"),
+        ("ec2", "ORCA_EC2_SUBNETS", "eu-central-1a = subnet-1", "is not LOCATION=ID"),
+        ("ec2", "ORCA_EC2_SECURITY_GROUP", " sg-1", SPACES),
+        ("ec2", "ORCA_EC2_INSTANCE_PROFILE", "workers ", SPACES),
+        ("ec2", "ORCA_REQUEST_TIMEOUT", "\t2", SPACES),
+    ],
+    indirect=["cloud"],
+)
+def test_a_setting_with_stray_spaces_or_empty_items_is_refused_naming_it(
+    cloud: Cloud, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, fix: str
+) -> None:
+    endpoint = os.environ["HCLOUD_ENDPOINT" if cloud.kind == "hetzner" else "AWS_ENDPOINT_URL"]
+    monkeypatch.setenv(variable, value.format(endpoint=endpoint))
+
+    with pytest.raises(SettingsError, match=fix) as refused:
+        cloud.provider()
+
+    assert variable in str(refused.value)
+    assert cloud.live() == []
+
+
+def test_an_unknown_type_fails_naming_the_types_there_are(cloud: Cloud) -> None:
+    created = cloud.provider().create(cloud.spec(machine_type="x9.huge"))
+
+    assert created.failed
+    assert "'x9.huge'" in created.reason
+    assert "use" in created.reason
+    assert cloud.live() == []
+
+
+def test_an_unknown_hetzner_location_fails_naming_it(env: dict[str, str], emulator: Any) -> None:
+    cloud = hetzner_cloud(emulator)
+
+    created = cloud.provider().create(cloud.spec(location="mars1"))
+
+    assert created.failed
+    assert "location 'mars1' not found" in created.reason
+    assert cloud.live() == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "code"),
+    [
+        ("ORCA_EC2_SECURITY_GROUP", "sg-0123456789abcdef0", "InvalidGroup.NotFound"),
+        ("ORCA_EC2_SUBNETS", f"{ZONES[0]}=subnet-0123456789abcdef0", "InvalidSubnetID.NotFound"),
+        ("ORCA_EC2_INSTANCE_PROFILE", "nobody", "NoSuchEntity"),
+        ("ORCA_EC2_IMAGE", "ami-0123456789abcdef0", "InvalidAMIID.NotFound"),
+    ],
+)
+def test_an_ec2_resource_named_in_a_setting_that_does_not_exist_fails_naming_the_setting(
+    ec2: Cloud, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, code: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    created = ec2.provider().create(ec2.spec())
+
+    assert created.failed
+    assert code in created.reason
+    assert created.reason.endswith(f"check {variable}")
+    assert ec2.live() == []
+
+
+def test_an_ec2_owner_that_is_not_a_label_value_is_refused(ec2: Cloud) -> None:
+    with pytest.raises(InvalidNameError, match="owner 'team a' is not a label value"):
+        Provider.of("ec2", "team a")
+
+
+def test_a_wrong_hetzner_token_fails_create_saying_so(
+    env: dict[str, str], emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrong = "w" * 64
+    monkeypatch.setenv("HCLOUD_TOKEN", wrong)
+    cloud = hetzner_cloud(emulator)
+
+    created = cloud.provider().create(cloud.spec())
+
+    assert created.failed
+    assert "unauthorized" in created.reason
+    assert "check HCLOUD_TOKEN" in created.reason
+    assert wrong not in created.reason
+    assert cloud.live() == []
+
+
+@contextmanager
+def checked_credentials(moto: moto_server.MotoServer) -> Iterator[None]:
+    """moto checks signatures against its IAM users inside the block (it knows none)."""
+
+    def reset_auth(count: str) -> None:
+        request = urllib.request.Request(
+            f"{moto.url}/moto-api/reset-auth",
+            data=count.encode(),
+            method="POST",
+            headers={"Content-Type": "text/plain"},
+        )
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
+    reset_auth("0")
+    try:
+        yield
+    finally:
+        reset_auth("inf")
+
+
+WRONG_SECRET = "wrongS3cr3tKEYwrongS3cr3tKEYwrongS3cr3t"
+
+
+def test_wrong_aws_credentials_are_one_clear_error(
+    ec2: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG0")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", WRONG_SECRET)
+
+    with (
+        checked_credentials(moto),
+        pytest.raises(CloudError, match="AuthFailure.*check the credentials") as refused,
+    ):
+        ec2.provider().machines("ci")
+
+    assert refused.value.code == "AuthFailure"
+    assert WRONG_SECRET not in str(refused.value)
+
+
+def test_wrong_aws_credentials_fail_create_and_launch_nothing(
+    ec2: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG0")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", WRONG_SECRET)
+
+    with checked_credentials(moto):
+        created = ec2.provider().create(ec2.spec())
+
+    assert created.failed
+    assert "check the credentials" in created.reason
+    assert WRONG_SECRET not in created.reason
+    assert ec2.live() == []
+
+
+def test_hcloud_endpoint_at_another_cloud_is_one_clear_error(
+    env: dict[str, str], emulator: Any, moto: moto_server.MotoServer, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("HCLOUD_ENDPOINT", moto.url)
+    cloud = hetzner_cloud(emulator)
+
+    with pytest.raises(CloudError, match="HTTP 404 without a Hetzner API error.*HCLOUD_ENDPOINT"):
+        cloud.provider().machines("ci")
+
+    assert cloud.live() == []
+
+
+def test_aws_endpoint_at_another_cloud_is_one_clear_error(
+    ec2: Cloud, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", emulator.url)
+
+    created = ec2.provider().create(ec2.spec())
+
+    assert created.failed
+    assert "is AWS_ENDPOINT_URL an EC2 endpoint?" in created.reason
+    assert ec2.live() == []
