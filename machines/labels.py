@@ -81,10 +81,17 @@ def pool_selector(pool: str, owner: str) -> str:
 
 
 def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -> bool:
-    """True when labels mark a pool machine of ``owner`` (and of ``pool``, when given)."""
+    """True when labels mark a pool machine of ``owner`` (and of ``pool``, when given).
+
+    With an empty owner the owner label must be absent, as ``pool_selector`` asks the API:
+    even an empty ``orca-owner`` value marks a machine someone else claimed.
+    """
     if labels.get(ORCA_LABEL) != ORCA_VALUE:
         return False
-    if labels.get(OWNER_LABEL, "") != owner:
+    if owner:
+        if labels.get(OWNER_LABEL) != owner:
+            return False
+    elif OWNER_LABEL in labels:
         return False
     return pool is None or labels.get(POOL_LABEL) == pool
 

@@ -33,12 +33,14 @@ class GaveUp(Exception):
         self.seconds = seconds
 
 
-def backoff(attempt: int, base: float = BASE_DELAY, cap: float = MAX_DELAY) -> float:
+def backoff(attempt: int, base: float | None = None, cap: float | None = None) -> float:
     """Seconds to wait before retry number ``attempt`` (0-based): half fixed, half jitter.
 
     The fixed half keeps clients from hammering; the random half keeps many autoscaler
     threads that failed together from retrying together.
     """
+    base = BASE_DELAY if base is None else base
+    cap = MAX_DELAY if cap is None else cap
     ceiling = min(cap, base * 2.0**attempt)
     return ceiling / 2 + random.uniform(0, ceiling / 2)  # noqa: S311 (jitter, not crypto)
 

@@ -80,3 +80,7 @@ def test_machine_name_without_owner_is_pool_index():
 def test_machine_name_that_is_not_a_host_name_is_refused():
     with pytest.raises(InvalidNameError, match="machine name 'prod-CI_x-1'"):
         machine_name("prod", "CI_x", 1)
+
+
+def test_without_owner_an_empty_owner_label_is_someone_elses():
+    assert not belongs_to({"orca": "pool", "orca-pool": "ci", "orca-owner": ""}, "", "ci")
