@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-import yaml  # type: ignore[import-untyped,unused-ignore]  # no stubs in requirements-dev
+import yaml
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
