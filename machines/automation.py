@@ -39,7 +39,7 @@ from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from machines.errors import MachinesError, SettingsError
-from machines.settings import HCLOUD_TOKEN
+from machines.settings import HCLOUD_TOKEN, ORCA_OWNER, ORCA_PROVIDER
 
 LOCAL_STACK = "local"
 LOCAL_PASSPHRASE = "orca-machines-local"  # noqa: S105 (documented, for the local stack only)
@@ -56,9 +56,6 @@ PULUMI_HOME = "PULUMI_HOME"
 ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 """The Pulumi project directory to work on; default: this checkout."""
 
-ORCA_PROVIDER = "ORCA_PROVIDER"
-ORCA_OWNER = "ORCA_OWNER"
-"""``runtime_env`` names the stack's provider kind and owner with these, for ``Provider.of``."""
 
 STATE_DIR = ".pulumi-state"
 ENGINE_DIR = ".pulumi-engine"

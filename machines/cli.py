@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from machines.errors import MachinesError
 from machines.models import Machine, MachineSpec
 from machines.provider import Provider, kinds
+from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
 if TYPE_CHECKING:
     from machines.automation import Diff
@@ -36,9 +37,6 @@ NO_STOCK = 3
 USAGE = 64
 INTERRUPTED = 130
 
-PROVIDER_VAR = "ORCA_PROVIDER"
-OWNER_VAR = "ORCA_OWNER"
-"""Defaults of ``--provider`` and ``--owner``: what ``orca-machines env STACK`` prints."""
 
 SECRET_VARS = (
     "HCLOUD_TOKEN",
@@ -155,16 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
         cloud.add_argument(
             "--provider",
             choices=kinds(),
-            default=os.environ.get(PROVIDER_VAR) or None,
-            help=f"the cloud (default: ${PROVIDER_VAR}); settings from the environment",
+            default=os.environ.get(ORCA_PROVIDER) or None,
+            help=f"the cloud (default: ${ORCA_PROVIDER}); settings from the environment",
         )
         cloud.add_argument(
             "--stack", metavar="STACK", help="configure from this stack's outputs instead"
         )
         sub.add_argument(
             "--owner",
-            default=os.environ.get(OWNER_VAR),
-            help=f"the deployment owning the machines (default: ${OWNER_VAR}, or the stack's)",
+            default=os.environ.get(ORCA_OWNER),
+            help=f"the deployment owning the machines (default: ${ORCA_OWNER}, or the stack's)",
         )
         return sub
 
@@ -266,7 +264,7 @@ def _provider(args: argparse.Namespace) -> Provider:
         return Provider.from_stack(args.stack, args.owner)
     if not args.provider:
         raise MachinesError(
-            f"name the cloud: --provider {'|'.join(kinds())} (or ${PROVIDER_VAR}), "
+            f"name the cloud: --provider {'|'.join(kinds())} (or ${ORCA_PROVIDER}), "
             "or --stack STACK to use a stack's outputs"
         )
     return Provider.of(args.provider, args.owner or "")

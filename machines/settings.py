@@ -30,6 +30,11 @@ ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
 ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
 ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
 
+ORCA_PROVIDER = "ORCA_PROVIDER"
+ORCA_OWNER = "ORCA_OWNER"
+"""The provider kind and owner of a deployment: ``orca-machines env`` prints them with the
+stack's settings, and the CLI's pool commands read them."""
+
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 

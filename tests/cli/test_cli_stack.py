@@ -16,7 +16,8 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff
-from machines.cli import CHANGES, ERROR, OK, OWNER_VAR, PROVIDER_VAR, main
+from machines.cli import CHANGES, ERROR, OK, main
+from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 from tests.conftest import OWNER
 from tests.hetzner.test_provider import spec
 
@@ -133,10 +134,10 @@ def test_env_prints_shell_quoted_settings_with_provider_and_owner(stack_outputs,
     assert main(["env", "local"]) == OK
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[:2] == [f"{PROVIDER_VAR}=hetzner", f"{OWNER_VAR}=local"]
+    assert lines[:2] == [f"{ORCA_PROVIDER}=hetzner", f"{ORCA_OWNER}=local"]
     assert "ORCA_HCLOUD_SSH_KEYS='local-demo,ops key'" in lines
     parsed = dict(shlex.split(line)[0].split("=", 1) for line in lines)
-    assert parsed == {PROVIDER_VAR: "hetzner", OWNER_VAR: "local", **OUTPUTS["env"]}
+    assert parsed == {ORCA_PROVIDER: "hetzner", ORCA_OWNER: "local", **OUTPUTS["env"]}
     assert "HCLOUD_TOKEN" not in out
 
 
