@@ -23,11 +23,11 @@ if str(ROOT) not in sys.path:
 
 from machines import ec2  # noqa: E402
 from machines.ec2 import Ec2Provider  # noqa: E402
-from machines.provider import Provider  # noqa: E402
 from tests.ec2.moto_server import (  # noqa: E402
     OLD_AMD64,
     build_world,
     count_calls,
+    ec2_provider,
     running,
     spec,
 )
@@ -44,8 +44,7 @@ class Counted:
 
     @classmethod
     def of(cls, environ: Mapping[str, str], owner: str = "bench") -> Counted:
-        made = Provider.of("ec2", owner, environ)
-        assert isinstance(made, Ec2Provider)
+        made = ec2_provider(owner, environ)
         return cls(made, count_calls(made._client))
 
     def create(self, name: str, machine_type: str = "t3.micro") -> str:

@@ -38,11 +38,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from emulator.process import Emulator, running_emulator  # noqa: E402
-from machines.ec2 import Ec2Provider  # noqa: E402
 from machines.models import MachineSpec  # noqa: E402
 from machines.provider import Provider  # noqa: E402
 from tests.ec2 import moto_server  # noqa: E402
-from tests.reliability.test_ec2_faults import Fault, FaultProxy  # noqa: E402
+from tests.reliability.ec2_fault_proxy import Fault, FaultProxy  # noqa: E402
 
 TOKEN = "orca-load-token-" + "0" * 48
 OPERATIONS = ("create", "list", "delete")
@@ -198,8 +197,7 @@ def ec2_run(
     latency: float,
     limit: float,
 ) -> Run:
-    moto.reset()
-    world = moto_server.build_world(moto.url)
+    world = moto.new_world()
     with ExitStack() as stack:
         endpoint = moto.url
         if faults or latency:
@@ -209,8 +207,7 @@ def ec2_run(
             proxy.set_faults(*(rules if faults else []), *delay)
             endpoint = proxy.url
         environ = {**world.env, "AWS_ENDPOINT_URL": endpoint, **TIMEOUTS}
-        provider = Provider.of("ec2", "bench", environ)
-        assert isinstance(provider, Ec2Provider)
+        provider = moto_server.ec2_provider("bench", environ)
         provider.arch("t3.micro")
         sends = [0]
         sends_lock = threading.Lock()

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from machines.ec2 import Ec2Provider
-from machines.provider import Provider
 from tests.ec2 import moto_server
-
-ISOLATED = (
-    "AWS_DEFAULT_REGION",
-    "AWS_PROFILE",
-    "AWS_ENDPOINT_URL_EC2",
-    "AWS_RETRY_MODE",
-    "AWS_MAX_ATTEMPTS",
-    "ORCA_EC2_IMAGE",
-    "ORCA_REQUEST_TIMEOUT",
-    "ORCA_CALL_TIMEOUT",
-)
-"""Variables of the developer's shell that would change what a test sees."""
 
 
 @pytest.fixture(scope="session")
@@ -34,15 +20,7 @@ def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoS
 @pytest.fixture
 def world(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> moto_server.World:
     """A fresh account with a network, and this process's environment pointing at it."""
-    moto.reset()
-    built = moto_server.build_world(moto.url)
-    for name in ISOLATED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
-    for name, value in built.env.items():
-        monkeypatch.setenv(name, value)
-    return built
+    return moto_server.export_world(moto.new_world(), monkeypatch)
 
 
 @pytest.fixture
@@ -54,13 +32,7 @@ def aws(moto: moto_server.MotoServer) -> Any:
 @pytest.fixture
 def make_provider(world: moto_server.World) -> Callable[[str], Ec2Provider]:
     """Build a provider for an owner the way the autoscaler does, ``Provider.of("ec2")``."""
-
-    def make(owner: str) -> Ec2Provider:
-        made = Provider.of("ec2", owner)
-        assert isinstance(made, Ec2Provider)
-        return made
-
-    return make
+    return moto_server.ec2_provider
 
 
 @pytest.fixture

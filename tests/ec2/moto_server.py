@@ -2,7 +2,9 @@
 
 ``running()`` starts it with Canonical's Ubuntu images (two dates per architecture, so
 "newest" means something), ``build_world()`` makes the VPC, subnets, security group and
-instance profile a provider needs and returns the environment that points one at them.
+instance profile a provider needs and returns the environment that points one at them,
+``export_world()`` points this process's environment at a world, away from the developer's
+shell.
 """
 
 from __future__ import annotations
@@ -16,16 +18,21 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from machines.ec2 import Ec2Provider
 from machines.models import MachineSpec
+from machines.provider import Provider
+
+if TYPE_CHECKING:
+    import pytest
 
 REGION = "eu-central-1"
 ZONES = ("eu-central-1a", "eu-central-1b")
@@ -42,6 +49,18 @@ CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_SESSION_TOKEN": "testing",
 }
+
+ISOLATED = (
+    "AWS_DEFAULT_REGION",
+    "AWS_PROFILE",
+    "AWS_ENDPOINT_URL_EC2",
+    "AWS_RETRY_MODE",
+    "AWS_MAX_ATTEMPTS",
+    "ORCA_EC2_IMAGE",
+    "ORCA_REQUEST_TIMEOUT",
+    "ORCA_CALL_TIMEOUT",
+)
+"""Variables of the developer's shell that would change what a test sees."""
 
 
 def _ubuntu(ami_id: str, arch: str, day: str) -> dict[str, Any]:
@@ -87,6 +106,11 @@ class MotoServer:
         request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
         with urllib.request.urlopen(request, timeout=10):
             pass
+
+    def new_world(self) -> World:
+        """Forget every resource, then build a world: a fresh account a provider can use."""
+        self.reset()
+        return build_world(self.url)
 
 
 def free_port() -> int:
@@ -196,6 +220,30 @@ def build_world(url: str) -> World:
     return World(vpc, subnets, group, profile, env)
 
 
+def isolate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's shell and AWS files from changing what this process's AWS
+    clients see."""
+    for name in ISOLATED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+
+
+def export_world(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
+    """Point this process's environment at ``world``, and only at it (see ``isolate``)."""
+    isolate(monkeypatch)
+    for name, value in world.env.items():
+        monkeypatch.setenv(name, value)
+    return world
+
+
+def ec2_provider(owner: str, environ: Mapping[str, str] | None = None) -> Ec2Provider:
+    """The provider the autoscaler builds, ``Provider.of("ec2", owner, environ)``."""
+    made = Provider.of("ec2", owner, environ)
+    assert isinstance(made, Ec2Provider)
+    return made
+
+
 def spec(
     name: str,
     machine_type: str = "t3.micro",
@@ -207,6 +255,20 @@ def spec(
     return MachineSpec(
         name=name, machine_type=machine_type, location=location, pool=pool, user_data=user_data
     )
+
+
+def launch_tagged(ec2_client: Any, name: str, tags: dict[str, str]) -> str:
+    """An instance made outside the provider, with exactly these tags and a Name."""
+    tag_list = [{"Key": k, "Value": v} for k, v in {"Name": name, **tags}.items()]
+    reply = ec2_client.run_instances(
+        ImageId=OLD_AMD64,
+        InstanceType="t3.micro",
+        MinCount=1,
+        MaxCount=1,
+        TagSpecifications=[{"ResourceType": "instance", "Tags": tag_list}],
+    )
+    instance_id: str = reply["Instances"][0]["InstanceId"]
+    return instance_id
 
 
 def count_calls(ec2_client: Any) -> Counter[str]:

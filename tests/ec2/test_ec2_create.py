@@ -25,6 +25,7 @@ from tests.ec2.moto_server import (
     ZONES,
     World,
     count_calls,
+    launch_tagged,
     spec,
 )
 
@@ -63,29 +64,18 @@ def sent_tokens(provider: Ec2Provider) -> list[str]:
     return tokens
 
 
-def drop_connection(provider: Ec2Provider, times: int) -> None:
-    """The next ``times`` RunInstances requests fail as if the connection dropped before
-    EC2 saw them."""
+def fail_to_send(provider: Ec2Provider, error: Callable[..., Exception], times: int) -> None:
+    """The next ``times`` RunInstances requests fail with botocore's ``error`` as they are
+    sent: ``EndpointConnectionError`` (it never connected) or ``ConnectionClosedError``
+    (the connection dropped); either way EC2 never saw them."""
     left = [times]
 
-    def drop(request: Any, **_: Any) -> None:
+    def fail(request: Any, **_: Any) -> None:
         if left[0] > 0:
             left[0] -= 1
-            raise ConnectionClosedError(endpoint_url=request.url)
+            raise error(endpoint_url=request.url)
 
-    provider._client.meta.events.register_last("before-send.ec2.RunInstances", drop)
-
-
-def refuse_connection(provider: Ec2Provider, times: int) -> None:
-    """The next ``times`` RunInstances requests fail to connect: EC2 never saw them."""
-    left = [times]
-
-    def refuse(request: Any, **_: Any) -> None:
-        if left[0] > 0:
-            left[0] -= 1
-            raise EndpointConnectionError(endpoint_url=request.url)
-
-    provider._client.meta.events.register_last("before-send.ec2.RunInstances", refuse)
+    provider._client.meta.events.register_last("before-send.ec2.RunInstances", fail)
 
 
 def test_create_launches_one_instance_and_returns_it(provider: Ec2Provider, aws: Any) -> None:
@@ -315,15 +305,7 @@ def test_a_name_taken_in_another_pool_fails(provider: Ec2Provider, aws: Any) -> 
 
 
 def test_a_name_taken_by_an_instance_outside_orca_fails(provider: Ec2Provider, aws: Any) -> None:
-    aws.run_instances(
-        ImageId=OLD_AMD64,
-        InstanceType="t3.micro",
-        MinCount=1,
-        MaxCount=1,
-        TagSpecifications=[
-            {"ResourceType": "instance", "Tags": [{"Key": "Name", "Value": "ci-1"}]}
-        ],
-    )
+    launch_tagged(aws, "ci-1", {})
 
     created = provider.create(spec("ci-1"))
 
@@ -395,7 +377,7 @@ def test_botocore_resends_a_launch_that_never_left_with_the_same_token(
     provider = make_provider("prod")
     tokens = sent_tokens(provider)
     calls = count_calls(provider._client)
-    refuse_connection(provider, times=1)
+    fail_to_send(provider, EndpointConnectionError, times=1)
 
     assert provider.create(spec("ci-1")).ok
 
@@ -429,7 +411,7 @@ def test_a_dropped_launch_is_looked_for_then_sent_again_with_its_token(
     provider = make_provider("prod")
     tokens = sent_tokens(provider)
     calls = count_calls(provider._client)
-    drop_connection(provider, times=1)
+    fail_to_send(provider, ConnectionClosedError, times=1)
 
     assert provider.create(spec("ci-1")).ok
 
@@ -445,7 +427,7 @@ def test_no_answer_at_all_fails_saying_the_instance_may_exist(
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "1")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = make_provider("prod")
-    drop_connection(provider, times=100)
+    fail_to_send(provider, ConnectionClosedError, times=100)
 
     created = provider.create(spec("ci-1"))
 

@@ -9,7 +9,7 @@ import pytest
 
 from machines.ec2 import Ec2Provider
 from machines.errors import CloudError, ForeignMachineError
-from tests.ec2.moto_server import OLD_AMD64, count_calls, spec
+from tests.ec2.moto_server import count_calls, launch_tagged, spec
 
 
 def state_of(aws: Any, instance_id: str) -> str:
@@ -22,20 +22,6 @@ def launched_by(provider: Ec2Provider, name: str = "ci-1") -> str:
     created = provider.create(spec(name))
     assert created.machine is not None
     return created.machine.id
-
-
-def launch_tagged(aws: Any, tags: dict[str, str]) -> str:
-    reply = aws.run_instances(
-        ImageId=OLD_AMD64,
-        InstanceType="t3.micro",
-        MinCount=1,
-        MaxCount=1,
-        TagSpecifications=[
-            {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
-        ],
-    )
-    instance_id: str = reply["Instances"][0]["InstanceId"]
-    return instance_id
 
 
 def test_delete_terminates_the_instance(provider: Ec2Provider, aws: Any) -> None:
@@ -78,7 +64,7 @@ def test_a_malformed_id_raises_naming_it(provider: Ec2Provider, bad: str) -> Non
 def test_an_instance_outside_orca_is_refused_and_left_running(
     provider: Ec2Provider, aws: Any
 ) -> None:
-    instance_id = launch_tagged(aws, {"Name": "db-1"})
+    instance_id = launch_tagged(aws, "db-1", {})
 
     with pytest.raises(ForeignMachineError, match=f"{instance_id} has no orca=pool tag"):
         provider.delete(instance_id)
@@ -86,35 +72,21 @@ def test_an_instance_outside_orca_is_refused_and_left_running(
     assert state_of(aws, instance_id) == "running"
 
 
-def test_another_owners_instance_is_refused_and_left_running(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+@pytest.mark.parametrize(
+    ("maker", "deleter", "refusal"),
+    [
+        pytest.param("staging", "prod", "{id} belongs to owner 'staging'", id="owned-by-another"),
+        pytest.param("prod", "", "belongs to owner 'prod'", id="owned-and-deleter-has-no-owner"),
+        pytest.param("", "prod", "has no orca-owner tag", id="without-an-owner-tag"),
+    ],
+)
+def test_an_instance_of_another_owner_is_refused_and_left_running(
+    make_provider: Callable[[str], Ec2Provider], aws: Any, maker: str, deleter: str, refusal: str
 ) -> None:
-    instance_id = launched_by(make_provider("staging"))
+    instance_id = launched_by(make_provider(maker))
 
-    with pytest.raises(ForeignMachineError, match=f"{instance_id} belongs to owner 'staging'"):
-        make_provider("prod").delete(instance_id)
-
-    assert state_of(aws, instance_id) == "running"
-
-
-def test_without_an_owner_an_owned_instance_is_refused(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
-) -> None:
-    instance_id = launched_by(make_provider("prod"))
-
-    with pytest.raises(ForeignMachineError, match="belongs to owner 'prod'"):
-        make_provider("").delete(instance_id)
-
-    assert state_of(aws, instance_id) == "running"
-
-
-def test_an_owner_refuses_an_instance_without_owner_tag(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
-) -> None:
-    instance_id = launched_by(make_provider(""))
-
-    with pytest.raises(ForeignMachineError, match="has no orca-owner tag"):
-        make_provider("prod").delete(instance_id)
+    with pytest.raises(ForeignMachineError, match=refusal.format(id=instance_id)):
+        make_provider(deleter).delete(instance_id)
 
     assert state_of(aws, instance_id) == "running"
 

@@ -11,7 +11,7 @@ from botocore.stub import Stubber
 from machines import ec2
 from machines.ec2 import Ec2Provider
 from machines.models import Machine, Status
-from tests.ec2.moto_server import OLD_AMD64, ZONES, count_calls, spec
+from tests.ec2.moto_server import ZONES, count_calls, launch_tagged, spec
 
 
 def made(provider: Ec2Provider, name: str, pool: str = "ci", location: str = ZONES[0]) -> Machine:
@@ -22,20 +22,6 @@ def made(provider: Ec2Provider, name: str, pool: str = "ci", location: str = ZON
 
 def names(machines: list[Machine]) -> list[str]:
     return [machine.name for machine in machines]
-
-
-def launch_tagged(aws: Any, name: str, tags: dict[str, str]) -> str:
-    """An instance made outside the provider, with exactly these tags and a Name."""
-    tag_list = [{"Key": k, "Value": v} for k, v in {"Name": name, **tags}.items()]
-    reply = aws.run_instances(
-        ImageId=OLD_AMD64,
-        InstanceType="t3.micro",
-        MinCount=1,
-        MaxCount=1,
-        TagSpecifications=[{"ResourceType": "instance", "Tags": tag_list}],
-    )
-    instance_id: str = reply["Instances"][0]["InstanceId"]
-    return instance_id
 
 
 def test_machines_describes_each_instance_in_the_shared_vocabulary(

@@ -24,13 +24,6 @@ from machines.provider import Provider
 from tests.conftest import OWNER, TOKEN
 from tests.ec2 import moto_server
 from tests.ec2.moto_server import ZONES
-from tests.reliability.test_ec2_faults import ISOLATED
-
-
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoServer]:
-    with moto_server.running(tmp_path_factory.mktemp("moto")) as server:
-        yield server
 
 
 @dataclass(frozen=True)
@@ -59,14 +52,7 @@ def hetzner_cloud(emulator: Emulator) -> Cloud:
 
 
 def ec2_cloud(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    moto.reset()
-    world = moto_server.build_world(moto.url)
-    for name in ISOLATED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
-    for name, value in world.env.items():
-        monkeypatch.setenv(name, value)
+    moto_server.export_world(moto.new_world(), monkeypatch)
     aws = moto_server.client(moto.url)
 
     def live() -> list[str]:
@@ -80,11 +66,13 @@ def ec2_cloud(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.fixture(params=["hetzner", "ec2"])
 def cloud(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "2")
     if request.param == "hetzner":
         request.getfixturevalue("env")
-        return hetzner_cloud(request.getfixturevalue("emulator"))
-    return ec2_cloud(request.getfixturevalue("moto"), monkeypatch)
+        made = hetzner_cloud(request.getfixturevalue("emulator"))
+    else:
+        made = ec2_cloud(request.getfixturevalue("moto"), monkeypatch)
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "2")  # after ec2_cloud: it clears the variable
+    return made
 
 
 @pytest.fixture

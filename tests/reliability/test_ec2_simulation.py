@@ -1,10 +1,8 @@
 """Hundreds of autoscaler rounds on EC2 with faults on: nothing lost or leaked, no one else
-touched. The faults come from the proxy in front of moto (see test_ec2_faults)."""
+touched. The faults come from the proxy in front of moto (see ec2_fault_proxy)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,15 +12,9 @@ from machines import retry
 from machines.labels import OWNER_LABEL, POOL_LABEL
 from machines.provider import Provider
 from tests.ec2 import moto_server
-from tests.ec2.moto_server import OLD_AMD64, ZONES
+from tests.ec2.moto_server import ZONES, launch_tagged
+from tests.reliability.ec2_fault_proxy import Fault, FaultProxy, throttled, unavailable
 from tests.reliability.simulation import simulate
-from tests.reliability.test_ec2_faults import (
-    ISOLATED,
-    Fault,
-    FaultProxy,
-    throttled,
-    unavailable,
-)
 
 ROUNDS = 200
 
@@ -51,29 +43,13 @@ def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoServer]:
-    with moto_server.running(tmp_path_factory.mktemp("moto")) as server:
-        yield server
-
-
-@pytest.fixture
-def proxy(moto: moto_server.MotoServer) -> Iterator[FaultProxy]:
-    with FaultProxy(moto.url).serving() as running:
-        yield running
-
-
 @pytest.fixture
 def providers(
     moto: moto_server.MotoServer, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Provider]:
     """Two owners' providers in one fresh account, through the proxy."""
-    moto.reset()
-    world = moto_server.build_world(moto.url)
-    for name in ISOLATED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    world = moto.new_world()
+    moto_server.isolate(monkeypatch)
     environ = {
         **world.env,
         "AWS_ENDPOINT_URL": proxy.url,
@@ -81,20 +57,6 @@ def providers(
         "ORCA_CALL_TIMEOUT": "10",
     }
     return {owner: Provider.of("ec2", owner, environ) for owner in ("blue", "green")}
-
-
-def bystander(aws: Any, name: str, tags: dict[str, str]) -> str:
-    """An instance made behind the providers' backs."""
-    tag_list = [{"Key": k, "Value": v} for k, v in {"Name": name, **tags}.items()]
-    reply = aws.run_instances(
-        ImageId=OLD_AMD64,
-        InstanceType="t3.micro",
-        MinCount=1,
-        MaxCount=1,
-        TagSpecifications=[{"ResourceType": "instance", "Tags": tag_list}],
-    )
-    instance_id: str = reply["Instances"][0]["InstanceId"]
-    return instance_id
 
 
 def live_instances(aws: Any) -> list[dict[str, Any]]:
@@ -106,11 +68,10 @@ def live_instances(aws: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.usefixtures("short_waits")
 def test_ec2_autoscaler_keeps_its_invariants_under_faults(
-    providers: dict[str, Provider], proxy: FaultProxy, moto: moto_server.MotoServer
+    providers: dict[str, Provider], proxy: FaultProxy, aws: Any
 ) -> None:
-    aws = moto_server.client(moto.url)
-    by_hand = bystander(aws, "blue-ci-by-hand", {"orca": "pool", POOL_LABEL: "ci"})
-    not_orca = bystander(aws, "database-1", {})
+    by_hand = launch_tagged(aws, "blue-ci-by-hand", {"orca": "pool", POOL_LABEL: "ci"})
+    not_orca = launch_tagged(aws, "database-1", {})
     proxy.set_faults(*FAULTS)
 
     ledger = simulate(providers, ["ci", "gpu", "build"], "t3.micro", ZONES[0], rounds=ROUNDS)
