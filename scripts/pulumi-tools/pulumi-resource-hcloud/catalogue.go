@@ -16,126 +16,82 @@ import (
 type catalogue struct {
 	c *hcloud.Client
 
-	mu          sync.Mutex
-	serverTypes []*hcloud.ServerType
-	locations   []*hcloud.Location
-	datacenters []*hcloud.Datacenter
-	images      map[string]*hcloud.Image // "name|arch" -> image, nil when there is none
+	serverTypes list[hcloud.ServerType]
+	locations   list[hcloud.Location]
+	datacenters list[hcloud.Datacenter]
+
+	mu     sync.Mutex
+	images map[string]*hcloud.Image // "name|arch" -> image, nil when there is none
 }
 
 func newCatalogue(c *hcloud.Client) *catalogue {
-	return &catalogue{c: c, images: map[string]*hcloud.Image{}}
+	return &catalogue{
+		c: c,
+		serverTypes: list[hcloud.ServerType]{load: c.ServerType.All,
+			key: func(t *hcloud.ServerType) (int64, string) { return t.ID, t.Name }},
+		locations: list[hcloud.Location]{load: c.Location.All,
+			key: func(l *hcloud.Location) (int64, string) { return l.ID, l.Name }},
+		datacenters: list[hcloud.Datacenter]{load: c.Datacenter.All,
+			key: func(d *hcloud.Datacenter) (int64, string) { return d.ID, d.Name }},
+		images: map[string]*hcloud.Image{},
+	}
 }
 
 func matches(id int64, name, idOrName string) bool {
 	return name == idOrName || strconv.FormatInt(id, 10) == idOrName
 }
 
-func (cat *catalogue) allServerTypes(ctx context.Context) ([]*hcloud.ServerType, error) {
-	cat.mu.Lock()
-	defer cat.mu.Unlock()
-	if cat.serverTypes == nil {
-		all, err := cat.c.ServerType.All(ctx)
+// list is one of the catalogue's lists: read from the API when first asked for, then kept.
+type list[T any] struct {
+	mu    sync.Mutex
+	items []*T
+	load  func(context.Context) ([]*T, error)
+	key   func(*T) (id int64, name string)
+}
+
+func (l *list[T]) all(ctx context.Context) ([]*T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.items == nil {
+		all, err := l.load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		cat.serverTypes = all
+		l.items = all
 	}
-	return cat.serverTypes, nil
+	return l.items, nil
 }
 
-// serverType finds a server type by name or ID; nil when there is none.
-func (cat *catalogue) serverType(ctx context.Context, idOrName string) (*hcloud.ServerType, error) {
-	all, err := cat.allServerTypes(ctx)
+// find finds an item by name or ID; nil when there is none.
+func (l *list[T]) find(ctx context.Context, idOrName string) (*T, error) {
+	all, err := l.all(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range all {
-		if matches(t.ID, t.Name, idOrName) {
-			return t, nil
+	for _, x := range all {
+		if id, name := l.key(x); matches(id, name, idOrName) {
+			return x, nil
 		}
 	}
 	return nil, nil
 }
 
-func (cat *catalogue) serverTypeNames(ctx context.Context) []string {
-	all, _ := cat.allServerTypes(ctx)
+// names lists the items' names, sorted (none when the list can't be read).
+func (l *list[T]) names(ctx context.Context) []string {
+	all, _ := l.all(ctx)
 	names := make([]string, 0, len(all))
-	for _, t := range all {
-		names = append(names, t.Name)
+	for _, x := range all {
+		_, name := l.key(x)
+		names = append(names, name)
 	}
 	slices.Sort(names)
 	return names
-}
-
-func (cat *catalogue) allLocations(ctx context.Context) ([]*hcloud.Location, error) {
-	cat.mu.Lock()
-	defer cat.mu.Unlock()
-	if cat.locations == nil {
-		all, err := cat.c.Location.All(ctx)
-		if err != nil {
-			return nil, err
-		}
-		cat.locations = all
-	}
-	return cat.locations, nil
-}
-
-// location finds a location by name or ID; nil when there is none.
-func (cat *catalogue) location(ctx context.Context, idOrName string) (*hcloud.Location, error) {
-	all, err := cat.allLocations(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range all {
-		if matches(l.ID, l.Name, idOrName) {
-			return l, nil
-		}
-	}
-	return nil, nil
-}
-
-func (cat *catalogue) locationNames(ctx context.Context) []string {
-	all, _ := cat.allLocations(ctx)
-	names := make([]string, 0, len(all))
-	for _, l := range all {
-		names = append(names, l.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (cat *catalogue) allDatacenters(ctx context.Context) ([]*hcloud.Datacenter, error) {
-	cat.mu.Lock()
-	defer cat.mu.Unlock()
-	if cat.datacenters == nil {
-		all, err := cat.c.Datacenter.All(ctx)
-		if err != nil {
-			return nil, err
-		}
-		cat.datacenters = all
-	}
-	return cat.datacenters, nil
-}
-
-// datacenter finds a datacenter by name or ID; nil when there is none.
-func (cat *catalogue) datacenter(ctx context.Context, idOrName string) (*hcloud.Datacenter, error) {
-	all, err := cat.allDatacenters(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range all {
-		if matches(d.ID, d.Name, idOrName) {
-			return d, nil
-		}
-	}
-	return nil, nil
 }
 
 // datacenterOf names the datacenter of a location when the location has exactly one (as every
 // Hetzner location has today); "" otherwise. hcloud-go v2 no longer reads a server's datacenter.
 func (cat *catalogue) datacenterOf(ctx context.Context, location string) string {
-	all, err := cat.allDatacenters(ctx)
+	all, err := cat.datacenters.all(ctx)
 	if err != nil {
 		return ""
 	}

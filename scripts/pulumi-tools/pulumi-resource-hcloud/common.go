@@ -33,9 +33,20 @@ func fetch[T any](ctx context.Context, kind, id string,
 	if err != nil {
 		return nil, err
 	}
-	found, _, err := get(ctx, n)
+	return getByID(ctx, n, get, fmt.Sprintf("reading %s %s", kind, id))
+}
+
+// getByID reads one resource by its Hetzner ID: a resource that is gone is errNotFound (as it
+// is); an error is explained (apiError) and, unless doing is "", prefixed with doing.
+func getByID[T any](ctx context.Context, id int64,
+	get func(context.Context, int64) (*T, *hcloud.Response, error), doing string,
+) (*T, error) {
+	found, _, err := get(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", kind, id, apiError(err))
+		if doing == "" {
+			return nil, apiError(err)
+		}
+		return nil, fmt.Errorf("%s: %w", doing, apiError(err))
 	}
 	if found == nil {
 		return nil, errNotFound
@@ -120,6 +131,26 @@ func autoname(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap) *pul
 var hostnamePattern = regexp.MustCompile(
 	`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
+// checkInputs is the part of Check every resource shares: it fills in the name (autoname),
+// runs the resource's own checks (own) on the revealed inputs, then checks the labels. It
+// returns the checked inputs, also revealed (n), and the failures in that order.
+func checkInputs(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap,
+	own func(n view) []*pulumirpc.CheckFailure,
+) (checked resource.PropertyMap, n view, failures []*pulumirpc.CheckFailure) {
+	checked = copyMap(news)
+	if f := autoname(req, olds, checked); f != nil {
+		failures = append(failures, f)
+	}
+	n = view(revealMap(checked))
+	failures = append(failures, own(n)...)
+	if n.known("labels") {
+		if f := checkLabels(n.strMap("labels")); f != nil {
+			failures = append(failures, f)
+		}
+	}
+	return checked, n, failures
+}
+
 // checkLabels validates labels as the API does (hcloud-go's own rules).
 func checkLabels(labels map[string]string) *pulumirpc.CheckFailure {
 	if len(labels) == 0 {
@@ -152,6 +183,34 @@ func copyMap(m resource.PropertyMap) resource.PropertyMap {
 	out := make(resource.PropertyMap, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// withDefaults sets each key of defaults that m lacks and returns m (a create's preview: the
+// inputs, plus what the provider fills in or will know only then).
+func withDefaults(m, defaults resource.PropertyMap) resource.PropertyMap {
+	for k, v := range defaults {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// updatePreview is what an update reports in preview: the old state, with each input the update
+// changes in place (inPlace) as news has it; one news lacks keeps its old value, unless cleared
+// has the value the update leaves it at.
+func updatePreview(olds, news resource.PropertyMap, inPlace []resource.PropertyKey,
+	cleared resource.PropertyMap,
+) resource.PropertyMap {
+	out := copyMap(olds)
+	for _, k := range inPlace {
+		if v, ok := news[k]; ok {
+			out[k] = v
+		} else if v, ok := cleared[k]; ok {
+			out[k] = v
+		}
 	}
 	return out
 }

@@ -77,17 +77,16 @@ func (r rule) key() string {
 }
 
 func rulesEqual(a, b []rule) bool {
-	ka := make([]string, len(a))
-	for i, r := range a {
-		ka[i] = r.key()
+	return slices.Equal(sortedRuleKeys(a), sortedRuleKeys(b))
+}
+
+func sortedRuleKeys(rules []rule) []string {
+	keys := make([]string, len(rules))
+	for i, r := range rules {
+		keys[i] = r.key()
 	}
-	kb := make([]string, len(b))
-	for i, r := range b {
-		kb[i] = r.key()
-	}
-	slices.Sort(ka)
-	slices.Sort(kb)
-	return slices.Equal(ka, kb)
+	slices.Sort(keys)
+	return keys
 }
 
 func rulesPropEqual(old, new resource.PropertyValue, _ view) bool {
@@ -175,6 +174,14 @@ func ruleFromAPI(r hcloud.FirewallRule) rule {
 	return out
 }
 
+func rulesFromAPI(rules []hcloud.FirewallRule) []rule {
+	out := make([]rule, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, ruleFromAPI(r))
+	}
+	return out
+}
+
 func apiRules(rules []rule) ([]hcloud.FirewallRule, error) {
 	out := make([]hcloud.FirewallRule, 0, len(rules))
 	for i, r := range rules {
@@ -251,30 +258,19 @@ func checkRules(rules resource.PropertyValue) []*pulumirpc.CheckFailure {
 func (firewallResource) check(_ context.Context, _ *hcloud.Client, _ *catalogue, req *pulumirpc.CheckRequest,
 	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
-	checked := copyMap(news)
-	var failures []*pulumirpc.CheckFailure
-	if f := autoname(req, olds, checked); f != nil {
-		failures = append(failures, f)
-	}
-	n := view(revealMap(checked))
-	if v, ok := n.get("rules"); ok && !v.IsComputed() {
-		failures = append(failures, checkRules(v)...)
-	}
-	if n.has("labels") && !n.isUnknown("labels") {
-		if f := checkLabels(n.strMap("labels")); f != nil {
-			failures = append(failures, f)
+	checked, _, failures := checkInputs(req, olds, news, func(n view) []*pulumirpc.CheckFailure {
+		if v, ok := n.get("rules"); ok && !v.IsComputed() {
+			return checkRules(v)
 		}
-	}
+		return nil
+	})
 	return checked, failures
 }
 
 // firewallState: the API's firewall, with the rules as the inputs wrote them while they are
 // the same set.
 func firewallState(f *hcloud.Firewall, given []rule) resource.PropertyMap {
-	rules := make([]rule, 0, len(f.Rules))
-	for _, r := range f.Rules {
-		rules = append(rules, ruleFromAPI(r))
-	}
+	rules := rulesFromAPI(f.Rules)
 	if rulesEqual(rules, given) {
 		rules = given
 	}
@@ -306,22 +302,24 @@ func (firewallResource) create(ctx context.Context, c *hcloud.Client, _ *catalog
 	if err := waitFor(ctx, c, what, res.Actions...); err != nil {
 		return id, firewallState(res.Firewall, given), err
 	}
-	f, _, err := c.Firewall.GetByID(ctx, res.Firewall.ID)
-	if err != nil || f == nil {
-		f = res.Firewall
+	return id, firewallState(latest(ctx, c, res.Firewall.ID, res.Firewall), given), nil
+}
+
+// latest is firewall id as the API has it now; f, as last seen, when it can't be read.
+func latest(ctx context.Context, c *hcloud.Client, id int64, f *hcloud.Firewall) *hcloud.Firewall {
+	if now, _, err := c.Firewall.GetByID(ctx, id); err == nil && now != nil {
+		return now
 	}
-	return id, firewallState(f, given), nil
+	return f
 }
 
 func (firewallResource) preview(news resource.PropertyMap) resource.PropertyMap {
-	out := copyMap(news)
-	if _, ok := out["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
-	if _, ok := out["rules"]; !ok {
-		out["rules"] = rulesProp(nil)
-	}
-	return out
+	return withDefaults(copyMap(news), firewallCleared())
+}
+
+// firewallCleared: what an absent labels or rules input stands for in the state.
+func firewallCleared() resource.PropertyMap {
+	return resource.PropertyMap{"labels": strMapProp(nil), "rules": rulesProp(nil)}
 }
 
 func (firewallResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
@@ -343,12 +341,9 @@ func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalog
 	}
 	n := view(revealMap(news))
 	what := fmt.Sprintf("updating firewall %q (%s)", n.str("name"), id)
-	f, _, err := c.Firewall.GetByID(ctx, fid)
+	f, err := getByID(ctx, fid, c.Firewall.GetByID, what)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, apiError(err))
-	}
-	if f == nil {
-		return nil, errNotFound
+		return nil, err
 	}
 	labels := n.strMap("labels")
 	if n.str("name") != f.Name || !labelsEqual(labels, f.Labels) {
@@ -361,11 +356,7 @@ func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalog
 		}
 	}
 	given := rulesOf(n, "rules")
-	current := make([]rule, 0, len(f.Rules))
-	for _, r := range f.Rules {
-		current = append(current, ruleFromAPI(r))
-	}
-	if !rulesEqual(current, given) {
+	if !rulesEqual(rulesFromAPI(f.Rules), given) {
 		rules, err := apiRules(given)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -377,27 +368,13 @@ func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalog
 		if err := waitFor(ctx, c, what, actions...); err != nil {
 			return firewallState(f, nil), err
 		}
-		if f2, _, err := c.Firewall.GetByID(ctx, fid); err == nil && f2 != nil {
-			f = f2
-		}
+		f = latest(ctx, c, fid, f)
 	}
 	return firewallState(f, given), nil
 }
 
 func (firewallResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
-	out := copyMap(olds)
-	for _, k := range []resource.PropertyKey{"name", "labels", "rules"} {
-		if v, ok := news[k]; ok {
-			out[k] = v
-		}
-	}
-	if _, ok := news["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
-	if _, ok := news["rules"]; !ok {
-		out["rules"] = rulesProp(nil)
-	}
-	return out
+	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels", "rules"}, firewallCleared())
 }
 
 func (firewallResource) delete(ctx context.Context, c *hcloud.Client, id string, _ resource.PropertyMap) error {

@@ -42,11 +42,10 @@ func (p *hcloudProvider) Invoke(ctx context.Context, req *pulumirpc.InvokeReques
 	if err != nil {
 		return nil, err
 	}
-	c, cat, err := p.api()
+	ctx, done, c, cat, err := p.start(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := p.op(ctx, 0)
 	defer done()
 	result, failures, err := fn(ctx, c, cat, view(revealMap(args)))
 	if err != nil {
@@ -77,7 +76,7 @@ func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, args v
 	if hasID {
 		t, _, err = c.ServerType.GetByID(ctx, id)
 	} else {
-		t, err = cat.serverType(ctx, name)
+		t, err = cat.serverTypes.find(ctx, name)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading server types: %w", apiError(err))
@@ -88,7 +87,7 @@ func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, args v
 			which = fmt.Sprintf("id %d", id)
 		}
 		return nil, nil, status.Errorf(codes.NotFound, "no server type with %s; the API has: %s",
-			which, strings.Join(cat.serverTypeNames(ctx), ", "))
+			which, strings.Join(cat.serverTypes.names(ctx), ", "))
 	}
 	locations := make([]resource.PropertyValue, 0, len(t.Locations))
 	for _, l := range t.Locations {
@@ -167,10 +166,6 @@ func getFirewall(ctx context.Context, c *hcloud.Client, _ *catalogue, args view,
 	if f == nil {
 		return nil, nil, status.Errorf(codes.NotFound, "no firewall with %s", which)
 	}
-	rules := make([]rule, 0, len(f.Rules))
-	for _, r := range f.Rules {
-		rules = append(rules, ruleFromAPI(r))
-	}
 	applyTos := []resource.PropertyValue{}
 	for _, a := range f.AppliedTo {
 		m := resource.PropertyMap{}
@@ -188,7 +183,7 @@ func getFirewall(ctx context.Context, c *hcloud.Client, _ *catalogue, args view,
 		"id":       numProp(f.ID),
 		"name":     strProp(f.Name),
 		"labels":   strMapProp(f.Labels),
-		"rules":    rulesProp(rules),
+		"rules":    rulesProp(rulesFromAPI(f.Rules)),
 		"applyTos": resource.NewArrayProperty(applyTos),
 	}
 	if selector != "" {

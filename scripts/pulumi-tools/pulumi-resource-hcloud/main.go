@@ -43,6 +43,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // version is the provider version the engine sees; scripts/install-pulumi sets it to the
@@ -112,6 +113,18 @@ func (p *hcloudProvider) api() (*hcloud.Client, *catalogue, error) {
 			"hcloud: the API token is not known yet (it depends on another resource's output)")
 	}
 	return p.client, p.cat, nil
+}
+
+// start begins an operation that needs the API: its context (see op; the caller calls done
+// when it ends), the configured client and catalogue, or api's error saying why there is none.
+func (p *hcloudProvider) start(ctx context.Context, timeoutSeconds float64,
+) (context.Context, context.CancelFunc, *hcloud.Client, *catalogue, error) {
+	c, cat, err := p.api()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ctx, done := p.op(ctx, timeoutSeconds)
+	return ctx, done, c, cat, nil
 }
 
 // checkClient is api() for Check: nil when the API can't be asked (then no API checks run).
@@ -372,19 +385,56 @@ func resourceTypeOf(urnOrType, typ string) (resourceType, error) {
 	return r, nil
 }
 
+// changeRequest is what Check, Diff and Update ask about: a resource's old and new properties.
+type changeRequest interface {
+	GetUrn() string
+	GetType() string
+	GetOlds() *structpb.Struct
+	GetNews() *structpb.Struct
+}
+
+// decodeChange reads a changeRequest: the resource's type, its olds and its news (labelled
+// <method>.olds and <method>.news).
+func decodeChange(method string, req changeRequest,
+) (r resourceType, olds, news resource.PropertyMap, err error) {
+	if r, err = resourceTypeOf(req.GetUrn(), req.GetType()); err != nil {
+		return nil, nil, nil, err
+	}
+	if olds, err = unmarshal(req.GetOlds(), method+".olds"); err != nil {
+		return nil, nil, nil, err
+	}
+	if news, err = unmarshal(req.GetNews(), method+".news"); err != nil {
+		return nil, nil, nil, err
+	}
+	return r, olds, news, nil
+}
+
+// stateRequest is what Create, Read and Delete ask about: a resource's properties.
+type stateRequest interface {
+	GetUrn() string
+	GetType() string
+	GetProperties() *structpb.Struct
+}
+
+// decodeState reads a stateRequest: the resource's type and its properties (labelled
+// <method>.properties).
+func decodeState(method string, req stateRequest) (resourceType, resource.PropertyMap, error) {
+	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
+	if err != nil {
+		return nil, nil, err
+	}
+	props, err := unmarshal(req.GetProperties(), method+".properties")
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, props, nil
+}
+
 // errNotFound is what read returns for a resource that no longer exists.
 var errNotFound = fmt.Errorf("not found")
 
 func (p *hcloudProvider) Check(ctx context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
-	if err != nil {
-		return nil, err
-	}
-	olds, err := unmarshal(req.GetOlds(), "Check.olds")
-	if err != nil {
-		return nil, err
-	}
-	news, err := unmarshal(req.GetNews(), "Check.news")
+	r, olds, news, err := decodeChange("Check", req)
 	if err != nil {
 		return nil, err
 	}
@@ -410,15 +460,7 @@ func (p *hcloudProvider) Check(ctx context.Context, req *pulumirpc.CheckRequest)
 }
 
 func (p *hcloudProvider) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
-	if err != nil {
-		return nil, err
-	}
-	olds, err := unmarshal(req.GetOlds(), "Diff.olds")
-	if err != nil {
-		return nil, err
-	}
-	news, err := unmarshal(req.GetNews(), "Diff.news")
+	r, olds, news, err := decodeChange("Diff", req)
 	if err != nil {
 		return nil, err
 	}
@@ -426,11 +468,7 @@ func (p *hcloudProvider) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*p
 }
 
 func (p *hcloudProvider) Create(ctx context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
-	if err != nil {
-		return nil, err
-	}
-	news, err := unmarshal(req.GetProperties(), "Create.properties")
+	r, news, err := decodeState("Create", req)
 	if err != nil {
 		return nil, err
 	}
@@ -441,11 +479,10 @@ func (p *hcloudProvider) Create(ctx context.Context, req *pulumirpc.CreateReques
 		}
 		return &pulumirpc.CreateResponse{Properties: props}, nil
 	}
-	c, cat, err := p.api()
+	ctx, done, c, cat, err := p.start(ctx, req.GetTimeout())
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := p.op(ctx, req.GetTimeout())
 	defer done()
 	id, state, err := r.create(ctx, c, cat, news)
 	if err != nil {
@@ -463,11 +500,7 @@ func (p *hcloudProvider) Create(ctx context.Context, req *pulumirpc.CreateReques
 }
 
 func (p *hcloudProvider) Read(ctx context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
-	if err != nil {
-		return nil, err
-	}
-	state, err := unmarshal(req.GetProperties(), "Read.properties")
+	r, state, err := decodeState("Read", req)
 	if err != nil {
 		return nil, err
 	}
@@ -475,11 +508,10 @@ func (p *hcloudProvider) Read(ctx context.Context, req *pulumirpc.ReadRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, cat, err := p.api()
+	ctx, done, c, cat, err := p.start(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := p.op(ctx, 0)
 	defer done()
 	newState, err := r.read(ctx, c, cat, req.GetId(), state, inputs)
 	if err == errNotFound {
@@ -500,15 +532,7 @@ func (p *hcloudProvider) Read(ctx context.Context, req *pulumirpc.ReadRequest) (
 }
 
 func (p *hcloudProvider) Update(ctx context.Context, req *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
-	if err != nil {
-		return nil, err
-	}
-	olds, err := unmarshal(req.GetOlds(), "Update.olds")
-	if err != nil {
-		return nil, err
-	}
-	news, err := unmarshal(req.GetNews(), "Update.news")
+	r, olds, news, err := decodeChange("Update", req)
 	if err != nil {
 		return nil, err
 	}
@@ -519,11 +543,10 @@ func (p *hcloudProvider) Update(ctx context.Context, req *pulumirpc.UpdateReques
 		}
 		return &pulumirpc.UpdateResponse{Properties: props}, nil
 	}
-	c, cat, err := p.api()
+	ctx, done, c, cat, err := p.start(ctx, req.GetTimeout())
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := p.op(ctx, req.GetTimeout())
 	defer done()
 	state, err := r.update(ctx, c, cat, req.GetId(), olds, news)
 	if err == errNotFound {
@@ -545,19 +568,14 @@ func (p *hcloudProvider) Update(ctx context.Context, req *pulumirpc.UpdateReques
 }
 
 func (p *hcloudProvider) Delete(ctx context.Context, req *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
-	r, err := resourceTypeOf(req.GetUrn(), req.GetType())
+	r, state, err := decodeState("Delete", req)
 	if err != nil {
 		return nil, err
 	}
-	state, err := unmarshal(req.GetProperties(), "Delete.properties")
+	ctx, done, c, _, err := p.start(ctx, req.GetTimeout())
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := p.api()
-	if err != nil {
-		return nil, err
-	}
-	ctx, done := p.op(ctx, req.GetTimeout())
 	defer done()
 	if err := r.delete(ctx, c, req.GetId(), state); err != nil {
 		return nil, err

@@ -107,6 +107,12 @@ func (v view) isUnknown(k string) bool {
 	return ok && p.ContainsUnknowns()
 }
 
+// known: present, and known all through.
+func (v view) known(k string) bool {
+	p, ok := v.get(k)
+	return ok && !p.ContainsUnknowns()
+}
+
 func (v view) str(k string) string {
 	if p, ok := v.get(k); ok && p.IsString() {
 		return p.StringValue()

@@ -154,43 +154,7 @@ func serverArgsOf(v view, fromState bool) serverArgs {
 func (serverResource) check(ctx context.Context, c *hcloud.Client, cat *catalogue, req *pulumirpc.CheckRequest,
 	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
-	checked := copyMap(news)
-	var failures []*pulumirpc.CheckFailure
-	if f := autoname(req, olds, checked); f != nil {
-		failures = append(failures, f)
-	}
-	n := view(revealMap(checked))
-	known := func(k string) bool { return n.has(k) && !n.isUnknown(k) }
-
-	if known("name") && (!hostnamePattern.MatchString(n.str("name")) || len(n.str("name")) > 253) {
-		failures = append(failures, failure("name",
-			"name %q is not a valid hostname (RFC 1123: letters, digits and '-', dot-separated)",
-			n.str("name")))
-	}
-	if n.has("location") && n.has("datacenter") {
-		failures = append(failures, failure("datacenter",
-			"give location or datacenter, not both"))
-	}
-	if known("image") && n.str("image") == "" {
-		failures = append(failures, failure("image", "image must not be empty"))
-	}
-	if known("userData") && len(n.str("userData")) > maxUserData {
-		failures = append(failures, failure("userData",
-			"userData is %d bytes; the limit is 32 KiB", len(n.str("userData"))))
-	}
-	if known("sshKeys") {
-		for i, k := range n.strs("sshKeys") {
-			if k == "" {
-				failures = append(failures, failure("sshKeys",
-					"sshKeys item %d is empty: give an SSH key's name or ID", i))
-			}
-		}
-	}
-	if known("labels") {
-		if f := checkLabels(n.strMap("labels")); f != nil {
-			failures = append(failures, f)
-		}
-	}
+	checked, n, failures := checkInputs(req, olds, news, checkServerInputs)
 	if c == nil || len(failures) > 0 {
 		return checked, failures
 	}
@@ -198,13 +162,13 @@ func (serverResource) check(ctx context.Context, c *hcloud.Client, cat *catalogu
 	// Against the API's catalogue, so that a preview already names a wrong type, location or
 	// image. Only a definite "there is none" fails; an unreachable API is left to create.
 	var st *hcloud.ServerType
-	if known("serverType") {
-		t, err := cat.serverType(ctx, n.str("serverType"))
+	if n.known("serverType") {
+		t, err := cat.serverTypes.find(ctx, n.str("serverType"))
 		switch {
 		case err == nil && t == nil:
 			failures = append(failures, failure("serverType",
 				"server type %q not found; the API has: %s",
-				n.str("serverType"), strings.Join(cat.serverTypeNames(ctx), ", ")))
+				n.str("serverType"), strings.Join(cat.serverTypes.names(ctx), ", ")))
 		case err == nil:
 			st = t
 			if t.IsDeprecated() && time.Now().After(t.UnavailableAfter()) {
@@ -213,20 +177,20 @@ func (serverResource) check(ctx context.Context, c *hcloud.Client, cat *catalogu
 			}
 		}
 	}
-	if known("location") {
-		if l, err := cat.location(ctx, n.str("location")); err == nil && l == nil {
+	if n.known("location") {
+		if l, err := cat.locations.find(ctx, n.str("location")); err == nil && l == nil {
 			failures = append(failures, failure("location",
 				"location %q not found; the API has: %s",
-				n.str("location"), strings.Join(cat.locationNames(ctx), ", ")))
+				n.str("location"), strings.Join(cat.locations.names(ctx), ", ")))
 		}
 	}
-	if known("datacenter") {
-		if d, err := cat.datacenter(ctx, n.str("datacenter")); err == nil && d == nil {
+	if n.known("datacenter") {
+		if d, err := cat.datacenters.find(ctx, n.str("datacenter")); err == nil && d == nil {
 			failures = append(failures, failure("datacenter",
 				"datacenter %q not found", n.str("datacenter")))
 		}
 	}
-	if st != nil && known("image") {
+	if st != nil && n.known("image") {
 		img, err := cat.image(ctx, n.str("image"), st.Architecture)
 		switch {
 		case err == nil && img == nil:
@@ -242,19 +206,49 @@ func (serverResource) check(ctx context.Context, c *hcloud.Client, cat *catalogu
 	return checked, failures
 }
 
+// checkServerInputs is what Check can tell from the inputs alone.
+func checkServerInputs(n view) []*pulumirpc.CheckFailure {
+	var failures []*pulumirpc.CheckFailure
+	if n.known("name") && (!hostnamePattern.MatchString(n.str("name")) || len(n.str("name")) > 253) {
+		failures = append(failures, failure("name",
+			"name %q is not a valid hostname (RFC 1123: letters, digits and '-', dot-separated)",
+			n.str("name")))
+	}
+	if n.has("location") && n.has("datacenter") {
+		failures = append(failures, failure("datacenter",
+			"give location or datacenter, not both"))
+	}
+	if n.known("image") && n.str("image") == "" {
+		failures = append(failures, failure("image", "image must not be empty"))
+	}
+	if n.known("userData") && len(n.str("userData")) > maxUserData {
+		failures = append(failures, failure("userData",
+			"userData is %d bytes; the limit is 32 KiB", len(n.str("userData"))))
+	}
+	if n.known("sshKeys") {
+		for i, k := range n.strs("sshKeys") {
+			if k == "" {
+				failures = append(failures, failure("sshKeys",
+					"sshKeys item %d is empty: give an SSH key's name or ID", i))
+			}
+		}
+	}
+	return failures
+}
+
 func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalogue, news resource.PropertyMap,
 ) (string, resource.PropertyMap, error) {
 	n := view(revealMap(news))
 	a := serverArgsOf(n, false)
 	what := fmt.Sprintf("creating server %q", a.name)
 
-	st, err := cat.serverType(ctx, a.serverType)
+	st, err := cat.serverTypes.find(ctx, a.serverType)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: reading server type %q: %w", what, a.serverType, apiError(err))
 	}
 	if st == nil {
 		return "", nil, fmt.Errorf("%s: server type %q not found; the API has: %s",
-			what, a.serverType, strings.Join(cat.serverTypeNames(ctx), ", "))
+			what, a.serverType, strings.Join(cat.serverTypes.names(ctx), ", "))
 	}
 	img, err := cat.image(ctx, a.image, st.Architecture)
 	if err != nil {
@@ -288,7 +282,7 @@ func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalog
 	case a.location != "":
 		opts.Location = &hcloud.Location{Name: a.location}
 	case a.datacenter != "":
-		dc, err := cat.datacenter(ctx, a.datacenter)
+		dc, err := cat.datacenters.find(ctx, a.datacenter)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: reading datacenter %q: %w", what, a.datacenter, apiError(err))
 		}
@@ -343,28 +337,24 @@ func (serverResource) preview(news resource.PropertyMap) resource.PropertyMap {
 	if v, ok := out["userData"]; ok {
 		out["userData"] = hashedUserData(v)
 	}
-	for _, k := range []resource.PropertyKey{"location", "datacenter", "firewallIds"} {
-		if _, ok := out[k]; !ok {
-			out[k] = unknown()
-		}
-	}
-	if _, ok := out["sshKeys"]; !ok {
-		out["sshKeys"] = strsProp(nil)
-	}
-	if _, ok := out["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
 	for _, k := range []resource.PropertyKey{"ipv4Address", "ipv6Address", "ipv6Network", "status",
 		"primaryDiskSize", "backupWindow"} {
 		out[k] = unknown()
 	}
-	for _, k := range []resource.PropertyKey{"backups", "deleteProtection", "rebuildProtection",
-		"ignoreRemoteFirewallIds", "shutdownBeforeDeletion", "allowDeprecatedImages", "keepDisk"} {
-		if _, ok := out[k]; !ok {
-			out[k] = boolProp(false)
-		}
-	}
-	return out
+	return withDefaults(out, resource.PropertyMap{
+		"location":                unknown(),
+		"datacenter":              unknown(),
+		"firewallIds":             unknown(),
+		"sshKeys":                 strsProp(nil),
+		"labels":                  strMapProp(nil),
+		"backups":                 boolProp(false),
+		"deleteProtection":        boolProp(false),
+		"rebuildProtection":       boolProp(false),
+		"ignoreRemoteFirewallIds": boolProp(false),
+		"shutdownBeforeDeletion":  boolProp(false),
+		"allowDeprecatedImages":   boolProp(false),
+		"keepDisk":                boolProp(false),
+	})
 }
 
 // hashedUserData turns a userData input (plain, secret or unknown) into its secret state form.
@@ -406,7 +396,7 @@ func serverState(ctx context.Context, cat *catalogue, s *hcloud.Server, a server
 	if s.Location != nil {
 		m["location"] = strProp(s.Location.Name)
 		dc := a.datacenter
-		if d, err := cat.datacenter(ctx, dc); dc == "" || err != nil || d == nil || d.Location == nil ||
+		if d, err := cat.datacenters.find(ctx, dc); dc == "" || err != nil || d == nil || d.Location == nil ||
 			d.Location.Name != s.Location.Name {
 			dc = cat.datacenterOf(ctx, s.Location.Name)
 		}
@@ -485,12 +475,9 @@ func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalog
 		a.userDataHash = ""
 	}
 	what := fmt.Sprintf("updating server %q (%s)", a.name, id)
-	s, _, err := c.Server.GetByID(ctx, sid)
+	s, err := getByID(ctx, sid, c.Server.GetByID, what)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, apiError(err))
-	}
-	if s == nil {
-		return nil, errNotFound
+		return nil, err
 	}
 	upd := hcloud.ServerUpdateOpts{}
 	if a.name != "" && a.name != s.Name {
@@ -523,12 +510,9 @@ func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalog
 }
 
 func serverRead(ctx context.Context, c *hcloud.Client, cat *catalogue, sid int64, a serverArgs) (resource.PropertyMap, error) {
-	s, _, err := c.Server.GetByID(ctx, sid)
+	s, err := getByID(ctx, sid, c.Server.GetByID, "")
 	if err != nil {
-		return nil, apiError(err)
-	}
-	if s == nil {
-		return nil, errNotFound
+		return nil, err
 	}
 	return serverState(ctx, cat, s, a), nil
 }
@@ -568,17 +552,9 @@ func reconcileFirewalls(ctx context.Context, c *hcloud.Client, serverID int64, c
 }
 
 func (serverResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
-	out := copyMap(olds)
-	for _, k := range []resource.PropertyKey{"name", "labels", "firewallIds", "ignoreRemoteFirewallIds",
-		"shutdownBeforeDeletion", "allowDeprecatedImages", "keepDisk"} {
-		if v, ok := news[k]; ok {
-			out[k] = v
-		}
-	}
-	if _, ok := news["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
-	return out
+	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels", "firewallIds",
+		"ignoreRemoteFirewallIds", "shutdownBeforeDeletion", "allowDeprecatedImages", "keepDisk"},
+		resource.PropertyMap{"labels": strMapProp(nil)})
 }
 
 func (serverResource) delete(ctx context.Context, c *hcloud.Client, id string, state resource.PropertyMap) error {

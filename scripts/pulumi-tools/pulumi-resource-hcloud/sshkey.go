@@ -48,21 +48,13 @@ func sameKey(a, b string) bool {
 func (sshKeyResource) check(_ context.Context, _ *hcloud.Client, _ *catalogue, req *pulumirpc.CheckRequest,
 	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
-	checked := copyMap(news)
-	var failures []*pulumirpc.CheckFailure
-	if f := autoname(req, olds, checked); f != nil {
-		failures = append(failures, f)
-	}
-	n := view(revealMap(checked))
-	if n.has("publicKey") && !n.isUnknown("publicKey") && len(strings.Fields(n.str("publicKey"))) < 2 {
-		failures = append(failures, failure("publicKey",
-			"publicKey is not an OpenSSH public key (\"<type> <base64 data> [comment]\")"))
-	}
-	if n.has("labels") && !n.isUnknown("labels") {
-		if f := checkLabels(n.strMap("labels")); f != nil {
-			failures = append(failures, f)
+	checked, _, failures := checkInputs(req, olds, news, func(n view) []*pulumirpc.CheckFailure {
+		if n.known("publicKey") && len(strings.Fields(n.str("publicKey"))) < 2 {
+			return []*pulumirpc.CheckFailure{failure("publicKey",
+				"publicKey is not an OpenSSH public key (\"<type> <base64 data> [comment]\")")}
 		}
-	}
+		return nil
+	})
 	return checked, failures
 }
 
@@ -94,10 +86,7 @@ func (sshKeyResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue
 }
 
 func (sshKeyResource) preview(news resource.PropertyMap) resource.PropertyMap {
-	out := copyMap(news)
-	if _, ok := out["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
+	out := withDefaults(copyMap(news), resource.PropertyMap{"labels": strMapProp(nil)})
 	out["fingerprint"] = unknown()
 	return out
 }
@@ -134,16 +123,8 @@ func (sshKeyResource) update(ctx context.Context, c *hcloud.Client, _ *catalogue
 }
 
 func (sshKeyResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
-	out := copyMap(olds)
-	for _, k := range []resource.PropertyKey{"name", "labels"} {
-		if v, ok := news[k]; ok {
-			out[k] = v
-		}
-	}
-	if _, ok := news["labels"]; !ok {
-		out["labels"] = strMapProp(nil)
-	}
-	return out
+	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels"},
+		resource.PropertyMap{"labels": strMapProp(nil)})
 }
 
 func (sshKeyResource) delete(ctx context.Context, c *hcloud.Client, id string, _ resource.PropertyMap) error {
