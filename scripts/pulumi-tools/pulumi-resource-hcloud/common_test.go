@@ -185,3 +185,14 @@ func TestStartNeedsAClient(t *testing.T) {
 		t.Fatal("Cancel must end the operation's context")
 	}
 }
+
+func TestComparisonsOfStringsTolerateOtherKinds(t *testing.T) {
+	unknown := resource.MakeComputed(resource.NewStringProperty(""))
+	key := resource.NewStringProperty("ssh-ed25519 AAAA key")
+	if publicKeyEqual(unknown, key, view{}) {
+		t.Fatal("an unknown old key must not equal a known new one")
+	}
+	if !userDataEqual(resource.NewNullProperty(), resource.NewStringProperty(""), view{}) {
+		t.Fatal("no user data before and after must be equal")
+	}
+}

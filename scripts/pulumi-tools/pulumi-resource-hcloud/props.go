@@ -248,8 +248,6 @@ type resourceSpec struct {
 	props []prop
 	// unsupported inputs of the official provider this stand-in rejects with a clear message.
 	unsupported []string
-	// validate checks an input map (revealed, may hold unknowns) beyond property types.
-	validate func(news view) []*pulumirpc.CheckFailure
 }
 
 func (r *resourceSpec) prop(name string) *prop {
@@ -394,6 +392,15 @@ func equalValues(a, b resource.PropertyValue) bool {
 		return true
 	}
 	return a.DeepEquals(b)
+}
+
+// stringOr is a string value's text, or "" for anything else (null, or an unknown left in an
+// old state), so comparisons never panic on a value of another kind.
+func stringOr(v resource.PropertyValue) string {
+	if v.IsString() {
+		return v.StringValue()
+	}
+	return ""
 }
 
 // diff compares new inputs with the old state, property by property, as the spec says.

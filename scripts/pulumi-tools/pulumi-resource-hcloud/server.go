@@ -84,7 +84,7 @@ func userDataHash(userData string) string {
 
 // userDataEqual: the state holds the hash (or, from an older state, the data itself).
 func userDataEqual(old, new resource.PropertyValue, _ view) bool {
-	o, n := old.StringValue(), new.StringValue()
+	o, n := stringOr(old), stringOr(new)
 	if o == "" || n == "" {
 		return strings.TrimSpace(o) == strings.TrimSpace(n)
 	}

@@ -31,7 +31,7 @@ var sshKeySpec = &resourceSpec{
 func (sshKeyResource) spec() *resourceSpec { return sshKeySpec }
 
 func publicKeyEqual(old, new resource.PropertyValue, _ view) bool {
-	return sameKey(old.StringValue(), new.StringValue())
+	return sameKey(stringOr(old), stringOr(new))
 }
 
 // sameKey: equal but for surrounding whitespace, or the same type and key data (the comment
