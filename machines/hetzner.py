@@ -66,6 +66,9 @@ RETRY_CODES = frozenset(
 )
 """Hetzner error codes worth another try: the same request may pass in a moment."""
 
+UNANSWERED_CODES = frozenset({"timeout", "connection"})
+"""``CloudError`` codes of a request that got no answer: it may have been carried out."""
+
 STATUSES: Mapping[str, Status] = {
     "initializing": Status.STARTING,
     "starting": Status.STARTING,
@@ -207,6 +210,12 @@ class HetznerProvider(Provider):
                 )
             if error.code == "uniqueness_error":
                 return self._created_before(spec)
+            if error.code in UNANSWERED_CODES:
+                return Created.failure(
+                    f"{error}: server {spec.name} may have been created all the same; "
+                    f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
+                    "returns it"
+                )
             return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
         log.info("created server %s (%s)", response.server.id, spec.name)
         return Created.success(self._machine(response.server, spec.pool))

@@ -122,6 +122,22 @@ def test_persistent_errors_make_create_fail_with_a_reason(env, monkeypatch, emul
     assert servers_named(hcloud, "ci-1") == 0
 
 
+def test_a_create_that_never_got_an_answer_says_the_server_may_exist(
+    env, monkeypatch, emulator, hcloud
+):
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
+    provider = Provider.of("hetzner", owner=OWNER)
+    provider.arch("cx22")
+    emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers")])
+    created = provider.create(spec())
+    assert created.failed
+    assert "ci-1 may have been created" in created.reason
+    emulator.control.clear_faults()
+    again = provider.create(spec())
+    assert again.ok
+    assert [m.id for m in provider.machines("ci")] == [again.machine.id]
+
+
 def test_an_unreachable_endpoint_is_one_clear_error(monkeypatch):
     monkeypatch.setenv("HCLOUD_TOKEN", TOKEN)
     monkeypatch.setenv("HCLOUD_ENDPOINT", "http://127.0.0.1:9/v1")
