@@ -327,11 +327,26 @@ class Project:
         return server
 
     def delete_server(self, server_id: int) -> Action:
-        """Delete a server: it vanishes at once; the returned action finishes later."""
+        """Delete a server: it shows `deleting`, keeping its name, until its action finishes.
+
+        As on the real API, a server being deleted is still listed and its name still taken
+        for the action's time (`--action-seconds`); a second delete meanwhile succeeds again.
+        """
         server = self.server(server_id)
         if server.delete_protected:
             raise ApiError("protected", "server deletion is protected")
-        del self.servers[server.id]
+        server.status = "deleting"
+        return self.start_action(
+            "delete_server",
+            [(server.id, "server")],
+            self.timing.action,
+            lambda: self._remove_server(server.id),
+        )
+
+    def _remove_server(self, server_id: int) -> None:
+        server = self.servers.pop(server_id, None)
+        if server is None:
+            return
         del self._server_names[server.name]
         for firewall in self.firewalls.values():
             if server.id in firewall.server_ids:
@@ -339,7 +354,6 @@ class Project:
         for ip in (server.ipv4, server.ipv6):
             if ip is not None:
                 self.primary_ips.pop(ip.id, None)
-        return self.start_action("delete_server", [(server.id, "server")], self.timing.action)
 
     def power(self, server_id: int, name: str) -> Action:
         """Run a power action (poweron, poweroff, shutdown, reboot, reset)."""

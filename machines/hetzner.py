@@ -229,6 +229,11 @@ class HetznerProvider(Provider):
             return Created.failure(
                 f"server name {spec.name} was taken but is free again: create it once more"
             )
+        if server.status == "deleting":
+            return Created.failure(
+                f"server name {spec.name} is still held by server {server.id}, which is being "
+                "deleted: try again in a moment or choose another name"
+            )
         if belongs_to(server.labels or {}, self.owner, spec.pool):
             return Created.success(self._machine(server, spec.pool))
         return Created.failure(

@@ -139,6 +139,18 @@ def test_a_deleted_server_is_gone(client: Client) -> None:
     assert error_code(excinfo) == "not_found"
 
 
+def test_a_server_being_deleted_shows_deleting_and_keeps_its_name(client: Client) -> None:
+    created = create(client, name="leaving")
+    wait(created)
+
+    client.servers.delete(created.server)
+
+    assert client.servers.get_by_id(created.server.id).status == "deleting"
+    with pytest.raises(APIException) as excinfo:
+        create(client, name="leaving")
+    assert error_code(excinfo) == "uniqueness_error"
+
+
 def test_a_duplicate_name_is_a_uniqueness_error(client: Client, api: RawApi) -> None:
     create(client, name="twin")
 

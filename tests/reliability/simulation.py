@@ -9,14 +9,19 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from machines import MachineSpec, Provider
+from machines import MachineSpec, Provider, Status
 
 
 @dataclass
 class Ledger:
-    """What the autoscaler was told: machine names per (owner, pool)."""
+    """What the autoscaler was told: machine names per (owner, pool), and what it deleted.
+
+    A deleted machine may still be listed for a while with status ``deleting``, as on the
+    real API; the autoscaler counts it as gone.
+    """
 
     alive: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    deleted: set[str] = field(default_factory=set)
     no_stock: int = 0
     rounds: int = 0
 
@@ -58,7 +63,11 @@ def simulate(
             machine_id = rng.choice(sorted(known))
             assert provider.delete(machine_id) is True
             del known[machine_id]
-        listed = {m.id: m.name for m in provider.machines(pool)}
+            ledger.deleted.add(machine_id)
+        machines = provider.machines(pool)
+        going = {m.id for m in machines if m.status == Status.DELETING}
+        assert going <= ledger.deleted, f"{owner}/{pool}: {going - ledger.deleted} deleting unasked"
+        listed = {m.id: m.name for m in machines if m.id not in going}
         assert listed == known, f"{owner}/{pool}: listed {listed}, told {known}"
         ledger.rounds += 1
     return ledger

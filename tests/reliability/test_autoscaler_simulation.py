@@ -62,6 +62,9 @@ def test_hetzner_autoscaler_keeps_its_invariants_under_faults(providers, emulato
     emulator.control.clear_faults()
     truth: dict[tuple[str, str], dict[str, str]] = {}
     for server in hcloud.servers.get_all():
+        if server.status == "deleting":
+            assert str(server.id) in ledger.deleted
+            continue
         labels = server.labels
         if OWNER_LABEL in labels:
             truth.setdefault((labels[OWNER_LABEL], labels[POOL_LABEL]), {})[str(server.id)] = (
