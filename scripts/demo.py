@@ -38,7 +38,9 @@ def step(text: str) -> None:
 
 
 def port_is_free(port: int) -> bool:
+    """True when the emulator can listen on ``port``; like it, ignore the last run's TIME_WAIT."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
@@ -85,7 +87,9 @@ def runtime_api(provider: Provider, control: Control) -> None:
     machines = provider.machines("ci")
     for machine in machines:
         provider.delete(machine.id)
-    print(f"deleted {len(machines)}; machines('ci') now: {len(provider.machines('ci'))}")
+    now = provider.machines("ci")
+    deleting = sum(m.status == "deleting" for m in now)
+    print(f"deleted {len(machines)}; machines('ci') now: {len(now)} ({deleting} deleting)")
 
 
 def demo(workdir: Path) -> None:
