@@ -300,9 +300,11 @@ class Project:
         return ip
 
     def _status_setter(self, server_id: int, status: ServerStatus) -> Callable[[], None]:
+        """Set a status when an action ends, unless the server is being deleted meanwhile."""
+
         def apply() -> None:
             server = self.servers.get(server_id)
-            if server is not None:
+            if server is not None and server.status != "deleting":
                 server.status = status
 
         return apply

@@ -151,6 +151,16 @@ def test_a_server_being_deleted_shows_deleting_and_keeps_its_name(client: Client
     assert error_code(excinfo) == "uniqueness_error"
 
 
+def test_a_server_deleted_while_booting_stays_deleting(client: Client, emu: Emulator) -> None:
+    emu.control.set_timing(boot_seconds=0.05, action_seconds=2.0)
+    created = create(client, name="short-lived")
+    client.servers.delete(created.server)
+
+    wait(created)
+
+    assert client.servers.get_by_id(created.server.id).status == "deleting"
+
+
 def test_a_duplicate_name_is_a_uniqueness_error(client: Client, api: RawApi) -> None:
     create(client, name="twin")
 
