@@ -139,7 +139,10 @@ def test_a_deleted_server_is_gone(client: Client) -> None:
     assert error_code(excinfo) == "not_found"
 
 
-def test_a_server_being_deleted_shows_deleting_and_keeps_its_name(client: Client) -> None:
+def test_a_server_being_deleted_shows_deleting_and_keeps_its_name(
+    client: Client, emu: Emulator
+) -> None:
+    emu.control.set_timing(boot_seconds=0, action_seconds=10)
     created = create(client, name="leaving")
     wait(created)
 

@@ -210,7 +210,8 @@ def test_a_retried_create_returns_the_machine_made_before(provider, hcloud):
     assert len(hcloud.servers.get_all(name="ci-1")) == 1
 
 
-def test_a_name_still_held_by_a_machine_being_deleted_is_not_that_machine(provider):
+def test_a_name_still_held_by_a_machine_being_deleted_is_not_that_machine(provider, emulator):
+    emulator.control.set_timing(boot_seconds=0, action_seconds=10)
     first = provider.create(spec()).machine
     provider.delete(first.id)
     again = provider.create(spec())
@@ -218,7 +219,8 @@ def test_a_name_still_held_by_a_machine_being_deleted_is_not_that_machine(provid
     assert "being deleted" in again.reason
 
 
-def test_a_deleted_machine_is_listed_as_deleting_until_it_is_gone(provider):
+def test_a_deleted_machine_is_listed_as_deleting_until_it_is_gone(provider, emulator):
+    emulator.control.set_timing(boot_seconds=0, action_seconds=10)
     machine = provider.create(spec()).machine
     provider.delete(machine.id)
     assert [m.status for m in provider.machines("ci")] == [Status.DELETING]
