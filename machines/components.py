@@ -30,6 +30,7 @@ from machines.deployment import (
     StackConfig,
 )
 from machines.labels import machine_name, owner_labels, pool_labels
+from machines.models import machine_address
 
 POOL_TYPE = "orca:machines:Pool"
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"
@@ -103,10 +104,6 @@ def _named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(parent=parent, delete_before_replace=True, **options)
 
 
-def _first(*values: str | None) -> str:
-    return next((v for v in values if v), "")
-
-
 class HetznerCloud:
     """Hetzner servers like the runtime's: image by name, keys by name, firewall by id."""
 
@@ -150,7 +147,7 @@ class HetznerCloud:
             opts=_named(parent),
         )
         address = pulumi.Output.all(server.ipv4_address, server.ipv6_network).apply(
-            lambda ips: _first(*ips)
+            lambda ips: machine_address(*ips)
         )
         return server.id, address
 
@@ -158,7 +155,7 @@ class HetznerCloud:
 def _ec2_arch(supported: Sequence[str]) -> str:
     """Docker's name of an instance type's architecture, preferring 64-bit ones."""
     archs = [docker_arch(a) for a in supported]
-    return next((a for a in archs if a in (AMD64, ARM64)), _first(*archs))
+    return next((a for a in archs if a in (AMD64, ARM64)), next((a for a in archs if a), ""))
 
 
 class Ec2Cloud:
@@ -223,7 +220,7 @@ class Ec2Cloud:
             opts=_named(parent, ignore_changes=keep_image),
         )
         address = pulumi.Output.all(instance.public_ip, instance.private_ip).apply(
-            lambda ips: _first(*ips)
+            lambda ips: machine_address(*ips)
         )
         return instance.id, address
 

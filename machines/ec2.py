@@ -59,7 +59,7 @@ from machines.labels import (
     check_pool,
     pool_labels,
 )
-from machines.models import Created, Machine, MachineSpec, Status
+from machines.models import Created, Machine, MachineSpec, Status, machine_address
 from machines.provider import Provider
 from machines.settings import (
     ORCA_EC2_IMAGE,
@@ -836,7 +836,7 @@ def _machine(instance: _Instance, tags: Mapping[str, str] | None = None) -> Mach
         status=status_of(instance.state.name),
         machine_type=instance.type,
         location=instance.placement.zone,
-        address=instance.public_ip or instance.private_ip,
+        address=machine_address(instance.public_ip, instance.private_ip),
         pool=labels.get(POOL_LABEL, ""),
     )
 

@@ -39,7 +39,7 @@ from machines.labels import (
     pool_labels,
     pool_selector,
 )
-from machines.models import Created, Machine, MachineSpec, Status
+from machines.models import Created, Machine, MachineSpec, Status, machine_address
 from machines.provider import Provider
 from machines.settings import HetznerSettings
 
@@ -410,8 +410,7 @@ def _address(server: BoundServer) -> str:
     net = server.public_net
     if net is None:
         return ""
-    if net.ipv4 is not None and net.ipv4.ip:
-        return net.ipv4.ip
-    if net.ipv6 is not None and net.ipv6.ip:
-        return net.ipv6.ip
-    return ""
+    return machine_address(
+        net.ipv4.ip if net.ipv4 is not None else None,
+        net.ipv6.ip if net.ipv6 is not None else None,
+    )

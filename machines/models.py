@@ -64,6 +64,15 @@ class Machine(BaseModel):
     pool: str
 
 
+def machine_address(*candidates: str | None) -> str:
+    """A machine's address: the first of the cloud's addresses, in order of preference, set.
+
+    Hetzner passes (public IPv4, public IPv6 network), EC2 (public IPv4, private IPv4); the
+    runtime and the Pulumi program's outputs use this one rule.
+    """
+    return next((c for c in candidates if c), "")
+
+
 Outcome = Literal["ok", "no_stock", "failed"]
 
 
