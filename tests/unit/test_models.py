@@ -2,6 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from machines import Created, Machine, MachineSpec, Status
+from machines.models import machine_address
 
 
 def spec(**overrides: str) -> MachineSpec:
@@ -82,3 +83,9 @@ def test_created_no_stock_has_a_reason_and_no_machine():
 def test_created_failure_is_neither_ok_nor_no_stock():
     created = Created.failure("bad")
     assert (created.ok, created.no_stock, created.failed) == (False, False, True)
+
+
+def test_address_is_the_first_one_set():
+    assert machine_address(None, "2001:db8::/64") == "2001:db8::/64"
+    assert machine_address("192.0.2.1", "10.0.0.1") == "192.0.2.1"
+    assert machine_address("", None) == ""
