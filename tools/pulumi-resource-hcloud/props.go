@@ -259,7 +259,7 @@ func (r *resourceSpec) prop(name string) *prop {
 	return nil
 }
 
-const standIn = "the project's stand-in hcloud provider (scripts/pulumi-tools/pulumi-resource-hcloud)"
+const standIn = "the project's stand-in hcloud provider (tools/pulumi-resource-hcloud)"
 
 func failure(property, format string, args ...any) *pulumirpc.CheckFailure {
 	return &pulumirpc.CheckFailure{Property: property, Reason: fmt.Sprintf(format, args...)}

@@ -122,7 +122,7 @@ func schemaJSON() (string, error) {
 		"displayName": "Hetzner Cloud",
 		"version":     version,
 		"description": "The orca-machines project's stand-in for the hcloud provider " +
-			"(scripts/pulumi-tools/pulumi-resource-hcloud): Server, SshKey, Firewall and the " +
+			"(tools/pulumi-resource-hcloud): Server, SshKey, Firewall and the " +
 			"getServerType and getFirewall invokes, over hcloud-go.",
 		"config":   obj{"variables": configVars},
 		"provider": obj{"inputProperties": configVars, "properties": configVars},
