@@ -2,6 +2,6 @@
 
 import pulumi
 
-from machines import components, deployment
+from machines.program import components, deployment
 
 components.deploy(deployment.load(components.stack_config(), pulumi.get_stack()))

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from machines import ec2  # noqa: E402
-from machines.ec2 import Ec2Provider  # noqa: E402
+from machines.clouds.ec2 import provider as ec2  # noqa: E402
+from machines.clouds.ec2.provider import Ec2Provider  # noqa: E402
 from tests.ec2.moto_server import (  # noqa: E402
     OLD_AMD64,
     build_world,

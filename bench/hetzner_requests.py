@@ -94,7 +94,7 @@ def main() -> int:
 
     baseline = import_seconds("sys", args.repeat)
     light = import_seconds("machines", args.repeat)
-    with_hetzner = import_seconds("machines.hetzner", args.repeat)
+    with_hetzner = import_seconds("machines.clouds.hetzner.provider", args.repeat)
 
     print("| operation | requests | routes |")
     print("| --- | ---: | --- |")
@@ -110,7 +110,8 @@ def main() -> int:
         f"(+{(light - baseline) * 1000:.0f} ms over start) |"
     )
     print(
-        f"| python -c 'import machines.hetzner' (hcloud loaded) | {with_hetzner * 1000:.0f} ms "
+        "| python -c 'import machines.clouds.hetzner.provider' (hcloud loaded) | "
+        f"{with_hetzner * 1000:.0f} ms "
         f"(+{(with_hetzner - baseline) * 1000:.0f} ms) |"
     )
     return 0

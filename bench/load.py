@@ -6,7 +6,7 @@ Each thread owns a pool and repeats create -> machines(pool) -> delete until its
 from an empty cloud. Every run is made once with one thread and once with ``--threads``,
 so the table shows what sharing a provider between threads buys.
 
-Retries are the WARNING records of ``machines.retry`` and ``machines.ec2``; API requests
+Retries are the WARNING records of ``machines.retry``; API requests
 are the emulator's count (Hetzner) or the provider's client's sends (EC2, retries included).
 ``--faults`` switches on a modest mix of errors, lost answers and throttling.
 
@@ -100,7 +100,7 @@ class RetryCounter(logging.Handler):
 @contextmanager
 def counting_retries() -> Iterator[RetryCounter]:
     counter = RetryCounter()
-    loggers = [logging.getLogger(name) for name in ("machines.retry", "machines.ec2")]
+    loggers = [logging.getLogger(name) for name in ("machines.retry",)]
     for logger in loggers:
         logger.addHandler(counter)
         logger.setLevel(logging.WARNING)

@@ -261,7 +261,9 @@ def _done(diff: Diff) -> str:
 
 def _provider(args: argparse.Namespace) -> Provider:
     if args.stack:
-        return Provider.from_stack(args.stack, args.owner)
+        from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+        return automation.provider(args.stack, args.owner)
     if not args.provider:
         raise MachinesError(
             f"name the cloud: --provider {'|'.join(kinds())} (or ${ORCA_PROVIDER}), "

@@ -22,6 +22,10 @@ class UnknownProviderError(SettingsError):
     """``Provider.of`` was given a kind it does not know: the message lists the known ones."""
 
 
+class InvalidMachineIdError(MachinesError, ValueError):
+    """A machine id that is not of the cloud's form: the message shows the form."""
+
+
 class UnknownMachineTypeError(MachinesError, LookupError):
     """The cloud's catalogue has no machine type of that name."""
 
@@ -33,10 +37,32 @@ class ForeignMachineError(MachinesError):
 class CloudError(MachinesError):
     """The cloud refused a request or could not be reached within the call's time.
 
-    ``code`` is the cloud's error code (``unauthorized``, ``RequestLimitExceeded``, ...) or
-    ``timeout``/``connection`` when no answer came.
+    ``code`` is the cloud's error code (``unauthorized``, ``RequestLimitExceeded``, ...), or
+    one of ``UNANSWERED`` when no usable answer came.
     """
 
     def __init__(self, message: str, code: str = "") -> None:
         super().__init__(message)
         self.code = code
+
+    @property
+    def answer_lost(self) -> bool:
+        """True when the request may have been carried out although no answer came."""
+        return self.code in ANSWER_LOST
+
+
+TIMEOUT = "timeout"
+"""``CloudError.code`` of a request whose answer did not come in time."""
+CONNECTION = "connection"
+"""``CloudError.code`` of a request whose connection failed or broke."""
+CREDENTIALS = "credentials"
+"""``CloudError.code`` when no credentials could be found to sign a request."""
+NOT_THE_API = "not_the_api"
+"""``CloudError.code`` of an answer that is not the cloud API's (an HTML page, an empty body)."""
+
+ANSWER_LOST = frozenset({TIMEOUT, CONNECTION})
+"""Codes of a request that may have been carried out although its answer was lost: a create
+must look before it tries again. The same on every cloud."""
+
+UNANSWERED = frozenset({TIMEOUT, CONNECTION, CREDENTIALS, NOT_THE_API})
+"""Codes of our own, for calls the cloud never answered as its API does."""

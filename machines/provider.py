@@ -8,24 +8,19 @@ for, so ``import machines`` never loads boto3 or Pulumi.
 from __future__ import annotations
 
 import importlib
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import ClassVar
 
+from machines.clouds import PROVIDERS
 from machines.errors import UnknownProviderError
 from machines.labels import check_owner
 from machines.models import Created, Machine, MachineSpec
 
-_KINDS: dict[str, str] = {
-    "hetzner": "machines.hetzner:HetznerProvider",
-    "ec2": "machines.ec2:Ec2Provider",
-}
-
 
 def kinds() -> tuple[str, ...]:
     """The provider kinds ``Provider.of`` knows."""
-    return tuple(_KINDS)
+    return tuple(PROVIDERS)
 
 
 class Provider(ABC):
@@ -43,28 +38,14 @@ class Provider(ABC):
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
         """The provider ``kind`` configured from ``environ`` (default: this process's)."""
-        target = _KINDS.get(kind)
+        target = PROVIDERS.get(kind)
         if target is None:
             raise UnknownProviderError(
-                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(_KINDS))}"
+                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
             )
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
         return cls.from_env(owner, environ)
-
-    @staticmethod
-    def from_stack(stack: str, owner: str | None = None) -> Provider:
-        """The provider configured by the stack that made its infrastructure.
-
-        Kind and owner come from the stack's ``provider`` and ``owner`` outputs (``owner``
-        overrides), settings from its ``env`` output over this process's environment, which
-        still supplies the token. Loads Pulumi's automation API only when called.
-        """
-        from machines import automation  # noqa: PLC0415 (loads pulumi: only when called)
-
-        runtime = automation.runtime_settings(stack)
-        environ = {**os.environ, **runtime.env}
-        return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)
 
     @classmethod
     @abstractmethod

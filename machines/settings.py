@@ -1,19 +1,18 @@
-"""The process's settings for each provider, read from environment variables.
+"""The process's settings: every variable's name, and the readers each cloud's settings use.
 
-Each reader names the variable that is missing or malformed and never echoes a secret.
-``env()`` turns settings back into variables: the Pulumi stack exports exactly these, so an
-autoscaler is configured by the stack that made its infrastructure.
+Each reader names the variable that is missing or malformed and never echoes a secret. Each
+cloud's settings model (``machines.clouds.<kind>.settings``) has an ``env()`` that turns it
+back into variables: the Pulumi stack exports exactly these, so an autoscaler is configured
+by the stack that made its infrastructure.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field
 
-from machines.arch import DEFAULT_HETZNER_IMAGE
 from machines.errors import SettingsError
 
 HCLOUD_TOKEN = "HCLOUD_TOKEN"  # noqa: S105 (the variable's name, not a token)
@@ -52,110 +51,12 @@ class Timeouts(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Timeouts:
         return cls(
-            request=_seconds(environ, ORCA_REQUEST_TIMEOUT, 10.0),
-            call=_seconds(environ, ORCA_CALL_TIMEOUT, 60.0),
+            request=seconds(environ, ORCA_REQUEST_TIMEOUT, 10.0),
+            call=seconds(environ, ORCA_CALL_TIMEOUT, 60.0),
         )
 
 
-class HetznerSettings(BaseModel):
-    """Settings of the Hetzner provider. The token is a ``SecretStr``: reprs show stars."""
-
-    model_config = ConfigDict(frozen=True)
-
-    token: SecretStr
-    endpoint: str = DEFAULT_HCLOUD_ENDPOINT
-    image: str = DEFAULT_HETZNER_IMAGE
-    ssh_keys: tuple[str, ...] = ()
-    firewall: str = ""
-    timeouts: Timeouts = Timeouts()
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> HetznerSettings:
-        env = os.environ if environ is None else environ
-        return cls(
-            token=SecretStr(_required(env, HCLOUD_TOKEN, secret=True)),
-            endpoint=_url(env, HCLOUD_ENDPOINT) or DEFAULT_HCLOUD_ENDPOINT,
-            image=_single(env, ORCA_HCLOUD_IMAGE) or DEFAULT_HETZNER_IMAGE,
-            ssh_keys=_names(env, ORCA_HCLOUD_SSH_KEYS),
-            firewall=_single(env, ORCA_HCLOUD_FIREWALL),
-            timeouts=Timeouts.from_env(env),
-        )
-
-    def env(self) -> dict[str, str]:
-        """The non-secret variables that reproduce these settings (the token is left out)."""
-        return hetzner_env(self.endpoint, self.image, self.ssh_keys, self.firewall)
-
-
-class Ec2Settings(BaseModel):
-    """Settings of the EC2 provider. Credentials come from boto3's default chain."""
-
-    model_config = ConfigDict(frozen=True)
-
-    region: str
-    endpoint_url: str = ""
-    subnets: dict[str, str]
-    security_group: str
-    instance_profile: str
-    image: str = ""
-    timeouts: Timeouts = Timeouts()
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Ec2Settings:
-        env = os.environ if environ is None else environ
-        region = _single(env, AWS_REGION) or _single(env, AWS_DEFAULT_REGION)
-        if not region:
-            raise SettingsError(
-                f"{AWS_REGION} is not set: name the EC2 region, e.g. {AWS_REGION}=eu-central-1"
-            )
-        return cls(
-            region=region,
-            endpoint_url=_url(env, AWS_ENDPOINT_URL),
-            subnets=_mapping(env, ORCA_EC2_SUBNETS, "eu-central-1a=subnet-0abc"),
-            security_group=_required(env, ORCA_EC2_SECURITY_GROUP),
-            instance_profile=_required(env, ORCA_EC2_INSTANCE_PROFILE),
-            image=_single(env, ORCA_EC2_IMAGE),
-            timeouts=Timeouts.from_env(env),
-        )
-
-    def env(self) -> dict[str, str]:
-        """The variables that reproduce these settings (credentials are left out)."""
-        return ec2_env(
-            self.region, self.subnets, self.security_group, self.instance_profile, self.image
-        )
-
-
-def hetzner_env(
-    endpoint: str, image: str, ssh_keys: tuple[str, ...] | list[str], firewall: str
-) -> dict[str, str]:
-    """Variables for a Hetzner deployment; defaults are written out so nothing is implicit."""
-    env = {
-        HCLOUD_ENDPOINT: endpoint,
-        ORCA_HCLOUD_IMAGE: image,
-        ORCA_HCLOUD_SSH_KEYS: ",".join(ssh_keys),
-        ORCA_HCLOUD_FIREWALL: firewall,
-    }
-    return {k: v for k, v in env.items() if v}
-
-
-def ec2_env(
-    region: str,
-    subnets: Mapping[str, str],
-    security_group: str,
-    instance_profile: str,
-    image: str = "",
-) -> dict[str, str]:
-    """Variables for an EC2 deployment."""
-    env = {
-        AWS_REGION: region,
-        ORCA_EC2_SUBNETS: ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
-        ORCA_EC2_SECURITY_GROUP: security_group,
-        ORCA_EC2_INSTANCE_PROFILE: instance_profile,
-        ORCA_EC2_IMAGE: image,
-    }
-    return {k: v for k, v in env.items() if v}
-
-
-def _single(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
+def single(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
     """The variable's value, refused when it has spaces or line breaks around it."""
     value = env.get(name, "")
     if value != value.strip():
@@ -164,8 +65,8 @@ def _single(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
     return value
 
 
-def _required(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
-    value = _single(env, name, secret=secret)
+def required(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
+    value = single(env, name, secret=secret)
     if not value:
         raise SettingsError(f"{name} is not set: this provider needs it")
     return value
@@ -188,8 +89,8 @@ _URL_EXAMPLES = {
 }
 
 
-def _url(env: Mapping[str, str], name: str) -> str:
-    value = _single(env, name)
+def url(env: Mapping[str, str], name: str) -> str:
+    value = single(env, name)
     if not value:
         return ""
     try:
@@ -217,7 +118,7 @@ def _items(env: Mapping[str, str], name: str, example: str) -> list[str]:
     return items
 
 
-def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+def names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     items = _items(env, name, "ops,ci")
     duplicates = sorted({item for item in items if items.count(item) > 1})
     if duplicates:
@@ -225,7 +126,7 @@ def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
+def mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
     items = _items(env, name, example)
     if not items:
         raise SettingsError(f"{name} is not set: map locations to subnets, e.g. {example}")
@@ -246,8 +147,8 @@ def _mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
     return mapping
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    value = _single(env, name)
+def seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = single(env, name)
     if not value:
         return default
     try:

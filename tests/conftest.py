@@ -7,7 +7,7 @@ from hcloud import Client
 
 from emulator.process import Emulator, running_emulator
 from machines import Provider
-from machines.hetzner import HetznerProvider
+from machines.clouds.hetzner.provider import HetznerProvider
 
 TOKEN = "orca-test-token-" + "0" * 48
 OWNER = "prod"

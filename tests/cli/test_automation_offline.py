@@ -13,8 +13,8 @@ from pulumi import automation as auto
 from emulator.process import PROJECT_ROOT
 from machines import Provider, automation
 from machines.automation import Change, Diff, EngineError, engine_summary
+from machines.clouds.hetzner.provider import HetznerProvider
 from machines.errors import SettingsError
-from machines.hetzner import HetznerProvider
 
 SERVER = "hcloud:index/server:Server"
 FIREWALL = "hcloud:index/firewall:Firewall"

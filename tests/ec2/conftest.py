@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from machines.ec2 import Ec2Provider
+from machines.clouds.ec2.provider import Ec2Provider
 from tests.ec2 import moto_server
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from machines.ec2 import Ec2Provider
+from machines.clouds.ec2.provider import Ec2Provider
 from machines.models import MachineSpec
 from machines.provider import Provider
 

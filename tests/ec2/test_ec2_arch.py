@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from machines.ec2 import Ec2Provider
+from machines.clouds.ec2.provider import Ec2Provider
 from machines.errors import UnknownMachineTypeError
 from tests.ec2.moto_server import count_calls
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from machines.ec2 import Ec2Provider
-from machines.errors import CloudError, ForeignMachineError
+from machines.clouds.ec2.provider import Ec2Provider
+from machines.errors import ForeignMachineError, InvalidMachineIdError
 from tests.ec2.moto_server import count_calls, launch_tagged, spec
 
 
@@ -53,11 +53,10 @@ def test_an_unknown_instance_is_already_gone(provider: Ec2Provider) -> None:
 def test_a_malformed_id_raises_naming_it(provider: Ec2Provider, bad: str) -> None:
     calls = count_calls(provider._client)
 
-    with pytest.raises(CloudError, match="is not an EC2 instance id") as raised:
+    with pytest.raises(InvalidMachineIdError, match="is not an EC2 instance id") as raised:
         provider.delete(bad)
 
     assert repr(bad) in str(raised.value)
-    assert raised.value.code == "InvalidInstanceID.Malformed"
     assert not calls
 
 

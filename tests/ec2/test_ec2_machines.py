@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from machines import ec2
-from machines.ec2 import Ec2Provider
+from machines.clouds.ec2 import provider as ec2
+from machines.clouds.ec2.provider import Ec2Provider
 from machines.models import Machine, Status
 from tests.ec2.moto_server import ZONES, count_calls, launch_tagged, spec
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from machines.ec2 import Ec2Provider
-from machines.errors import CloudError, SettingsError
+from machines.clouds.ec2.provider import Ec2Provider
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.errors import NOT_THE_API, CloudError, SettingsError
 from machines.provider import Provider
-from machines.settings import Ec2Settings, Timeouts
+from machines.settings import Timeouts
 from tests.ec2.moto_server import World, free_port, spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +97,7 @@ def test_credentials_in_a_given_environment_are_used() -> None:
 
 
 def test_a_provider_can_be_built_from_settings_directly(world: World) -> None:
-    provider = Ec2Provider("prod", Ec2Settings.from_env())
+    provider = Ec2Provider(Ec2Settings.from_env(), "prod")
 
     assert provider.machines("ci") == []
 
@@ -115,7 +116,7 @@ def quick(endpoint: str) -> Ec2Provider:
         {**SETTINGS, "AWS_ENDPOINT_URL": endpoint, "ORCA_EC2_IMAGE": "ami-0abc"}
     ).model_copy(update={"timeouts": Timeouts(request=1, call=1)})
     return Ec2Provider(
-        "prod", settings, credentials={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
+        settings, "prod", credentials={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
     )
 
 
@@ -179,7 +180,7 @@ def test_an_endpoint_that_is_not_ec2_raises_saying_so(not_ec2: str) -> None:
     for name, call in calls_of(quick(not_ec2)):
         with pytest.raises(CloudError, match="AWS_ENDPOINT_URL an EC2 endpoint") as raised:
             call()
-        assert raised.value.code == "not_ec2", name
+        assert raised.value.code == NOT_THE_API, name
 
 
 def test_create_at_an_endpoint_that_is_not_ec2_fails_saying_so(not_ec2: str) -> None:

@@ -18,7 +18,7 @@ import yaml
 from emulator.process import PROJECT_ROOT
 from machines import Provider, automation
 from machines.cli import CHANGES, ERROR, OK
-from machines.deployment import StackConfig, load
+from machines.program.deployment import StackConfig, load
 
 pytestmark = pytest.mark.engine
 

@@ -20,7 +20,8 @@ from machines import (
     UnknownMachineTypeError,
     UnknownProviderError,
 )
-from machines.hetzner import HetznerProvider, status_of
+from machines.clouds.hetzner.answers import status_of
+from machines.clouds.hetzner.provider import HetznerProvider
 from tests.conftest import OWNER, TOKEN
 
 PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk4 ops"

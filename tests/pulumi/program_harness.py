@@ -23,7 +23,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.deployment import PROJECT, Deployment, StackConfig
+from machines.program.deployment import PROJECT, Deployment, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from program_harness import ec2, hetzner, run
 
-from machines.deployment import (
+from machines.errors import SettingsError
+from machines.program.deployment import (
     PROJECT,
     SECRET_PLACEHOLDER,
     StackConfig,
     StackConfigError,
     load,
 )
-from machines.errors import SettingsError
 
 POOLS = f"{PROJECT}:pools"
 
@@ -232,7 +232,7 @@ def test_stack_file_values_are_encoded_as_pulumi_hands_them_over() -> None:
 
 def test_the_configuration_model_needs_no_pulumi() -> None:
     code = (
-        "import sys, machines, machines.deployment\n"
+        "import sys, machines, machines.program.deployment\n"
         "assert not [m for m in sys.modules if m.split('.')[0].startswith('pulumi')], 'pulumi'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

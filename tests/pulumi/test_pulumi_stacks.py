@@ -5,8 +5,10 @@ from __future__ import annotations
 from program_harness import AMIS, INSTANCE_TYPES, SERVER_TYPES, StackRun, is_secret, reveal
 
 from machines.arch import docker_arch, ubuntu_ami_name
-from machines.components import EC2_SHARED_TYPE, HETZNER_SHARED_TYPE, POOL_TYPE
-from machines.settings import HCLOUD_TOKEN, Ec2Settings, HetznerSettings
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.clouds.hetzner.settings import HetznerSettings
+from machines.program.components import EC2_SHARED_TYPE, HETZNER_SHARED_TYPE, POOL_TYPE
+from machines.settings import HCLOUD_TOKEN
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"

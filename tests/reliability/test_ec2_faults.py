@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from machines.ec2 import AWS_LOGGERS, Ec2Provider, RedactSecrets
+from machines.clouds.ec2.client import AWS_LOGGERS
+from machines.clouds.ec2.provider import Ec2Provider
 from machines.errors import CloudError
 from machines.models import Created
 from machines.provider import Provider
+from machines.secrets import RedactSecrets
 from tests.ec2 import moto_server
 from tests.ec2.moto_server import World, spec
 from tests.reliability.ec2_fault_proxy import Fault, FaultProxy, throttled

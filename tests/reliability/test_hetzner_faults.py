@@ -9,7 +9,7 @@ import pytest
 from hcloud import Client
 
 from machines import CloudError, MachineSpec, Provider
-from machines.hetzner import HetznerProvider
+from machines.clouds.hetzner.provider import HetznerProvider
 from tests.conftest import OWNER, TOKEN
 
 USER_DATA = "#cloud-config\nwrite_files: [{path: /etc/secret, content: s3cr3t-user-data}]"

@@ -28,13 +28,16 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from emulator.label_selector import parse
-from machines import hetzner, retry
-from machines.ec2 import NO_STOCK_CODES as EC2_NO_STOCK_CODES
-from machines.ec2 import STATUSES as EC2_STATUSES
-from machines.ec2 import Ec2Provider
-from machines.ec2 import status_of as ec2_status_of
+from machines import retry
+from machines.clouds.ec2.answers import NO_STOCK_CODES as EC2_NO_STOCK_CODES
+from machines.clouds.ec2.answers import STATUSES as EC2_STATUSES
+from machines.clouds.ec2.answers import status_of as ec2_status_of
+from machines.clouds.ec2.provider import Ec2Provider
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.clouds.hetzner import answers as hetzner
+from machines.clouds.hetzner.answers import NO_STOCK_CODES, RETRY_CODES
+from machines.clouds.hetzner.provider import HetznerProvider
 from machines.errors import InvalidNameError
-from machines.hetzner import NO_STOCK_CODES, RETRY_CODES, HetznerProvider
 from machines.labels import (
     HOST_NAME_RULE,
     ORCA_LABEL,
@@ -47,7 +50,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.models import Created, MachineSpec, Status
-from machines.settings import Ec2Settings, Timeouts
+from machines.settings import Timeouts
 
 QUICK = settings(max_examples=60, deadline=None)
 SERIAL = itertools.count()
@@ -385,7 +388,7 @@ def ec2(fake_ec2: FakeEc2) -> Iterator[Ec2Provider]:
         )
         patch.setattr(retry, "backoff", lambda attempt: 0.001)
         yield Ec2Provider(
-            "prod", settings, credentials={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
+            settings, "prod", credentials={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
         )
 
 

@@ -1,7 +1,9 @@
 import pytest
 
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import SettingsError
-from machines.settings import Ec2Settings, HetznerSettings, Timeouts
+from machines.settings import Timeouts
 
 TOKEN = "t" * 64
 

@@ -1,16 +1,15 @@
 """Hetzner Cloud behind the provider interface, on the official client (hcloud-python).
 
 Names are resolved to ids once per provider (image per architecture, SSH keys, firewall),
-so a ``create`` is one request after the first. Retries are this module's, not hcloud's:
-it knows which requests are safe to repeat (a create is made safe by its unique name and
-labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+so a ``create`` is one request after the first. Retries are ``machines.retry``'s, not
+hcloud's: it knows which requests are safe to repeat (a create is made safe by its unique
+name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TypeVar
@@ -21,27 +20,25 @@ from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import ServerType
-from hcloud.servers import BoundServer, ServersPageResult
+from hcloud.servers import ServersPageResult
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
-from machines.arch import docker_arch
+from machines.arch import docker_arch, hetzner_arch
+from machines.clouds.hetzner.answers import NO_STOCK_CODES, cloud_error, machine, retry_after
+from machines.clouds.hetzner.client import Clients
+from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import (
     CloudError,
     ForeignMachineError,
+    InvalidMachineIdError,
     MachinesError,
     UnknownMachineTypeError,
 )
-from machines.labels import (
-    POOL_LABEL,
-    belongs_to,
-    check_pool,
-    pool_labels,
-    pool_selector,
-)
-from machines.models import Created, Machine, MachineSpec, Status, machine_address
+from machines.labels import belongs_to, check_pool, pool_labels, pool_selector
+from machines.models import Created, Machine, MachineSpec
 from machines.provider import Provider
-from machines.settings import HetznerSettings
+from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 
 T = TypeVar("T")
 
@@ -49,44 +46,6 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 """The API's largest page: ``machines(pool)`` costs one request per 50 machines."""
-
-NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
-"""What Hetzner answers when it has no capacity for a type in a location right now."""
-
-RETRY_CODES = frozenset(
-    {
-        "rate_limit_exceeded",
-        "locked",
-        "conflict",
-        "service_error",
-        "maintenance",
-        "timeout",
-        "bad_gateway",
-    }
-)
-"""Hetzner error codes worth another try: the same request may pass in a moment."""
-
-UNANSWERED_CODES = frozenset({"timeout", "connection"})
-"""``CloudError`` codes of a request that got no answer: it may have been carried out."""
-
-STATUSES: Mapping[str, Status] = {
-    "initializing": Status.STARTING,
-    "starting": Status.STARTING,
-    "rebuilding": Status.STARTING,
-    "running": Status.RUNNING,
-    "migrating": Status.RUNNING,
-    "stopping": Status.STOPPING,
-    "off": Status.OFF,
-    "deleting": Status.DELETING,
-    "unknown": Status.UNKNOWN,
-}
-"""Hetzner's server statuses in the shared vocabulary. A migrating server keeps running and
-a rebuilding one boots again; anything Hetzner adds later is ``unknown`` until mapped."""
-
-
-def status_of(hetzner_status: str | None) -> Status:
-    """The shared status for a Hetzner server status."""
-    return STATUSES.get(hetzner_status or "", Status.UNKNOWN)
 
 
 class HetznerProvider(Provider):
@@ -100,7 +59,7 @@ class HetznerProvider(Provider):
         self.firewall = settings.firewall
         self.endpoint = settings.endpoint
         self._settings = settings
-        self._local = threading.local()
+        self._clients = Clients(settings)
         self._catalogue_lock = threading.Lock()
         self._names_lock = threading.Lock()
         self._architectures: dict[str, str] | None = None
@@ -145,17 +104,17 @@ class HetznerProvider(Provider):
                 partial(self._servers_page, selector, page),
             )
             found += [
-                self._machine(s)
-                for s in result.servers
-                if belongs_to(s.labels or {}, self.owner, pool)
+                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
             ]
             pagination = result.meta.pagination if result.meta else None
             page = pagination.next_page if pagination else None
         return found
 
     def delete(self, machine_id: str) -> bool:
-        if not machine_id.isdigit():
-            raise MachinesError(f"{machine_id!r} is not a Hetzner server id (a number)")
+        if not (machine_id.isascii() and machine_id.isdigit()):
+            raise InvalidMachineIdError(
+                f"{machine_id!r} is not a Hetzner server id: expected a number such as 4711"
+            )
         server_id = int(machine_id)
         try:
             server = self._call(
@@ -210,7 +169,7 @@ class HetznerProvider(Provider):
                 )
             if error.code == "uniqueness_error":
                 return self._created_before(spec)
-            if error.code in UNANSWERED_CODES:
+            if error.answer_lost:
                 return Created.failure(
                     f"{error}: server {spec.name} may have been created all the same; "
                     f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
@@ -218,7 +177,7 @@ class HetznerProvider(Provider):
                 )
             return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
         log.info("created server %s (%s)", response.server.id, spec.name)
-        return Created.success(self._machine(response.server, spec.pool))
+        return Created.success(machine(response.server, spec.pool))
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -235,7 +194,7 @@ class HetznerProvider(Provider):
                 "deleted: try again in a moment or choose another name"
             )
         if belongs_to(server.labels or {}, self.owner, spec.pool):
-            return Created.success(self._machine(server, spec.pool))
+            return Created.success(machine(server, spec.pool))
         return Created.failure(
             f"server name {spec.name} is taken by server {server.id}, which is not a machine of "
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
@@ -255,7 +214,7 @@ class HetznerProvider(Provider):
             return self._architectures
 
     def _image_id(self, architecture: str) -> int:
-        hetzner = "arm" if architecture == "arm64" else "x86"
+        hetzner = hetzner_arch(architecture)
         with self._names_lock:
             if hetzner not in self._images:
                 image = self._call(
@@ -265,7 +224,7 @@ class HetznerProvider(Provider):
                 if image is None or image.id is None:
                     raise MachinesError(
                         f"Hetzner has no image {self.image!r} for {architecture} "
-                        "(ORCA_HCLOUD_IMAGE): name an image that exists for this architecture"
+                        f"({ORCA_HCLOUD_IMAGE}): name an image that exists for this architecture"
                     )
                 self._images[hetzner] = image.id
             return self._images[hetzner]
@@ -281,7 +240,7 @@ class HetznerProvider(Provider):
                     )
                     if key is None or key.id is None:
                         raise MachinesError(
-                            f"Hetzner has no SSH key named {name!r} (ORCA_HCLOUD_SSH_KEYS): "
+                            f"Hetzner has no SSH key named {name!r} ({ORCA_HCLOUD_SSH_KEYS}): "
                             "add it to the project or remove it from the setting"
                         )
                     ids.append(key.id)
@@ -300,7 +259,7 @@ class HetznerProvider(Provider):
                 if firewall is None or firewall.id is None:
                     raise MachinesError(
                         f"Hetzner has no firewall named {self.firewall!r} "
-                        "(ORCA_HCLOUD_FIREWALL): create it or change the setting"
+                        f"({ORCA_HCLOUD_FIREWALL}): create it or change the setting"
                     )
                 self._firewall_id = firewall.id
             return self._firewall_id
@@ -313,104 +272,19 @@ class HetznerProvider(Provider):
     def _ssh_key(self, name: str) -> BoundSSHKey | None:
         return self._client().ssh_keys.get_by_name(name)
 
-    def _machine(self, server: BoundServer, pool: str | None = None) -> Machine:
-        labels = server.labels or {}
-        location = server.location or (server.datacenter.location if server.datacenter else None)
-        return Machine(
-            id=str(server.id),
-            name=server.name or "",
-            status=status_of(server.status),
-            machine_type=(server.server_type.name if server.server_type else "") or "",
-            location=(location.name if location else "") or "",
-            address=_address(server),
-            pool=labels.get(POOL_LABEL, pool or ""),
-        )
-
     def _client(self) -> Client:
-        """This thread's hcloud client: requests sessions are not shared between threads."""
-        client: Client | None = getattr(self._local, "client", None)
-        if client is None:
-            timeout = self._settings.timeouts.request
-            client = Client(
-                token=self._settings.token.get_secret_value(),
-                api_endpoint=self.endpoint,
-                application_name="orca-machines",
-                timeout=(timeout, timeout),
-            )
-            # hcloud-python offers no switch for these; tests pin that the attributes exist.
-            base = client._client
-            base._retry_max_retries = 0
-            base._session.hooks["response"].append(self._remember_rate_limit)
-            self._local.client = client
-        return client
-
-    def _remember_rate_limit(
-        self, response: requests.Response, *args: object, **kwargs: object
-    ) -> None:
-        self._local.rate_limit_reset = response.headers.get("RateLimit-Reset")
-
-    def _retry_after(self, error: Exception) -> float | None:
-        """None when ``error`` is final, else the seconds Hetzner asked to wait (0: none)."""
-        if isinstance(error, requests.ConnectionError | requests.Timeout):
-            return 0.0
-        if not isinstance(error, APIException):
-            return None
-        code = error.code
-        if code in {"rate_limit_exceeded", 429}:
-            return _seconds_until(getattr(self._local, "rate_limit_reset", None))
-        if isinstance(code, int):
-            return 0.0 if code >= 500 else None
-        return 0.0 if code in RETRY_CODES else None
+        return self._clients.get()
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """One API call with retries, its failures turned into ``CloudError``."""
         try:
             return retry.call(
-                fn, self._retry_after, deadline=self._settings.timeouts.call, what=what
+                fn,
+                lambda error: retry_after(error, self._clients.rate_limit_reset()),
+                deadline=self._settings.timeouts.call,
+                what=what,
             )
         except retry.GaveUp as gave_up:
-            raise _cloud_error(what, gave_up.last, gave_up.attempts) from None
+            raise cloud_error(what, gave_up.last, gave_up.attempts) from None
         except (APIException, requests.RequestException) as error:
-            raise _cloud_error(what, error, 1) from None
-
-
-def _cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
-    tries = f" after {attempts} attempts" if attempts > 1 else ""
-    if isinstance(error, APIException) and isinstance(error.code, int):
-        return CloudError(
-            f"{what}: the endpoint answered HTTP {error.code} without a Hetzner API error{tries}:"
-            " check that HCLOUD_ENDPOINT is the API's base URL (ending in /v1)",
-            str(error.code),
-        )
-    if isinstance(error, APIException):
-        code = str(error.code)
-        hint = {
-            "unauthorized": ": check HCLOUD_TOKEN",
-            "forbidden": ": the token may be read-only",
-            "rate_limit_exceeded": ": the project's rate limit is spent, slow down",
-        }.get(code, "")
-        return CloudError(f"{what}: Hetzner answered {code}: {error.message}{tries}{hint}", code)
-    if isinstance(error, requests.Timeout):
-        return CloudError(f"{what}: Hetzner did not answer in time{tries}", "timeout")
-    if isinstance(error, requests.ConnectionError):
-        return CloudError(
-            f"{what}: could not reach the Hetzner API{tries}: check HCLOUD_ENDPOINT", "connection"
-        )
-    return CloudError(f"{what}: {type(error).__name__}{tries}", "error")
-
-
-def _seconds_until(reset: str | None) -> float:
-    try:
-        return max(0.0, float(reset or 0) - time.time())
-    except ValueError:
-        return 0.0
-
-
-def _address(server: BoundServer) -> str:
-    net = server.public_net
-    if net is None:
-        return ""
-    return machine_address(
-        net.ipv4.ip if net.ipv4 is not None else None,
-        net.ipv6.ip if net.ipv6 is not None else None,
-    )
+            raise cloud_error(what, error, 1) from None

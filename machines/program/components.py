@@ -19,7 +19,9 @@ import pulumi_hcloud as hcloud
 from pulumi.runtime.config import CONFIG
 
 from machines.arch import AMD64, ARM64, UBUNTU_OWNER, docker_arch, ubuntu_ami_name
-from machines.deployment import (
+from machines.labels import machine_name, owner_labels, pool_labels
+from machines.models import machine_address
+from machines.program.deployment import (
     Deployment,
     Ec2Deployment,
     Firewall,
@@ -29,8 +31,6 @@ from machines.deployment import (
     SecurityGroup,
     StackConfig,
 )
-from machines.labels import machine_name, owner_labels, pool_labels
-from machines.models import machine_address
 
 POOL_TYPE = "orca:machines:Pool"
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"

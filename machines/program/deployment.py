@@ -30,9 +30,11 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
 from machines.arch import DEFAULT_HETZNER_IMAGE
+from machines.clouds.ec2.settings import ec2_env
+from machines.clouds.hetzner.settings import hetzner_env
 from machines.errors import SettingsError
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
-from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url, ec2_env, hetzner_env
+from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
 
 PROJECT = "orca-machines"
 """The Pulumi project, so the namespace of this program's configuration keys."""

@@ -1,0 +1,135 @@
+"""The engine: finding it, the passphrase and variables every run gets, and its errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pulumi import automation as auto
+
+from machines.automation.engine_output import engine_summary
+from machines.automation.project import (
+    CHECKOUT,
+    ENGINE_DIR,
+    INSTALL_HINT,
+    PULUMI_BACKEND_URL,
+    PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_CONFIG_PASSPHRASE_FILE,
+    PULUMI_HOME,
+    backend_url,
+    read_yaml,
+    short_name,
+    stack_file,
+)
+from machines.errors import MachinesError, SettingsError
+
+LOCAL_STACK = "local"
+LOCAL_PASSPHRASE = "orca-machines-local"  # noqa: S105 (documented, for the local stack only)
+"""The passphrase of the ``local`` stack's secrets when ``PULUMI_CONFIG_PASSPHRASE`` is unset.
+
+The local stack runs on the emulator and holds no real secret; every other stack needs its
+own passphrase in the environment.
+"""
+
+
+class EngineError(MachinesError):
+    """The Pulumi engine failed or is unusable: the message says why and what to do."""
+
+
+class EngineMissingError(EngineError):
+    """No Pulumi engine was found: ``scripts/install-pulumi`` builds one."""
+
+
+class StackNotFoundError(EngineError):
+    """The stack does not exist in the backend (or has no stack file to create it from)."""
+
+
+def engine_bin() -> Path | None:
+    """The directory of the engine: ``.pulumi-engine/bin``, else where ``pulumi`` is on PATH."""
+    built = CHECKOUT / ENGINE_DIR / "bin"
+    if (built / "pulumi").is_file() and (built / "pulumi-language-python").is_file():
+        return built
+    found = shutil.which("pulumi")
+    if found and shutil.which("pulumi-language-python"):
+        return Path(found).resolve().parent
+    return None
+
+
+def passphrase_env(stack: str, root: Path) -> dict[str, str]:
+    """The passphrase variables the engine gets; an error if a stack needing one has none."""
+    if PULUMI_CONFIG_PASSPHRASE in os.environ or os.environ.get(PULUMI_CONFIG_PASSPHRASE_FILE):
+        return {}
+    if short_name(stack) == LOCAL_STACK:
+        return {PULUMI_CONFIG_PASSPHRASE: LOCAL_PASSPHRASE}
+    secrets = str(read_yaml(stack_file(stack, root)).get("secretsprovider") or "passphrase")
+    if secrets != "passphrase":
+        return {}
+    raise SettingsError(
+        f"{PULUMI_CONFIG_PASSPHRASE} is not set: stack {stack} keeps its secrets with a "
+        f"passphrase; set {PULUMI_CONFIG_PASSPHRASE} (or {PULUMI_CONFIG_PASSPHRASE_FILE}) "
+        f"to it (only the {LOCAL_STACK} stack has a default)"
+    )
+
+
+def engine_command(
+    stack: str, root: Path, *, need_passphrase: bool = True
+) -> tuple[auto.PulumiCommand, dict[str, str]]:
+    """The engine's command and the variables every run of it gets; settings checked first."""
+    local = short_name(stack) == LOCAL_STACK
+    passphrase = passphrase_env(stack, root) if need_passphrase or local else {}
+    binary = engine_bin()
+    if binary is None:
+        raise EngineMissingError(f"the Pulumi engine is not installed: {INSTALL_HINT}")
+    env = {
+        "PATH": os.pathsep.join([str(binary), os.environ.get("PATH", "")]),
+        PULUMI_BACKEND_URL: backend_url(root),
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        **passphrase,
+    }
+    home = os.environ.get(PULUMI_HOME) or str(CHECKOUT / ENGINE_DIR / "home")
+    if Path(home).is_dir():
+        env[PULUMI_HOME] = home
+    root_dir = str(binary.parent) if binary.name == "bin" else None
+    try:
+        command = auto.PulumiCommand(root=root_dir)
+    except (OSError, subprocess.CalledProcessError, auto.InvalidVersionError) as error:
+        raise EngineMissingError(
+            f"the Pulumi engine in {binary} does not run ({error}): {INSTALL_HINT}"
+        ) from None
+    return command, env
+
+
+def workspace(stack: str, root: Path) -> auto.LocalWorkspace:
+    """A workspace on the project; a stack it creates keeps secrets as its file says."""
+    command, env = engine_command(stack, root)
+    secrets = read_yaml(stack_file(stack, root)).get("secretsprovider") or "passphrase"
+    return auto.LocalWorkspace(
+        work_dir=str(root), env_vars=env, secrets_provider=str(secrets), pulumi_command=command
+    )
+
+
+@contextmanager
+def engine_errors(stack: str, action: str, project: str | Path | None) -> Iterator[None]:
+    """Turn the automation API's errors into ``EngineError`` with the lines that say why."""
+    try:
+        yield
+    except auto.StackNotFoundError:
+        raise StackNotFoundError(
+            f"stack {stack} does not exist in {backend_url(project)}: "
+            f"bring it up first (orca-machines up {stack})"
+        ) from None
+    except auto.ConcurrentUpdateError as error:
+        raise EngineError(
+            f"{action} of stack {stack} failed: another operation holds the stack's lock "
+            f"({engine_summary(str(error))})"
+        ) from None
+    except auto.CommandError as error:
+        raise EngineError(
+            f"{action} of stack {stack} failed: {engine_summary(str(error))}"
+        ) from None
+    except auto.InvalidVersionError as error:
+        raise EngineMissingError(f"{error}: {INSTALL_HINT}") from None

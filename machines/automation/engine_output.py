@@ -1,0 +1,113 @@
+"""The engine's output read for the lines that say why a run failed, on one line."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from machines.automation.project import INSTALL_HINT, PULUMI_CONFIG_PASSPHRASE
+from machines.settings import HCLOUD_TOKEN
+
+_STACK_TYPE = "pulumi:pulumi:Stack"
+_SECRET = "[secret]"  # noqa: S105 (the engine's mask, not a secret)
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_GENERIC = re.compile(
+    r"^error: (update|preview|destroy|refresh) failed$|^error: \d+ errors? occurred"
+)
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Exit)\b.*)$")
+_RESOURCE_HEADER = re.compile(r"^  (\S+) \((.+)\):$")
+_LIMIT = 600
+
+
+def engine_summary(text: str) -> str:
+    """The meaningful lines of a failed engine run (``CommandError`` text), on one line.
+
+    Errors listed under ``Diagnostics:`` come first (a program's exception is reduced to
+    its message), then ``error:`` lines of stderr, then the last line said. Secrets are
+    already masked by the engine; the token is never in its output.
+    """
+    stdout, stderr = _split_result(_ANSI.sub("", text))
+    found = _diagnostics(stdout) or [
+        line.strip().removeprefix("error: ")
+        for line in stderr.splitlines()
+        if line.strip().startswith("error:") and not _GENERIC.match(line.strip())
+    ]
+    if not found:
+        last = [line.strip() for line in (stderr or stdout).splitlines() if line.strip()]
+        found = last[-1:] or ["the engine failed without saying why"]
+    unique = list(dict.fromkeys(found))
+    summary = "; ".join(unique)
+    if "resource plugin" in summary and "hcloud" in summary:
+        summary += f" (the hcloud plugin is missing: {INSTALL_HINT})"
+    if "incorrect passphrase" in summary:
+        summary += f" ({PULUMI_CONFIG_PASSPHRASE} is not the passphrase of the stack's secrets)"
+    if token := os.environ.get(HCLOUD_TOKEN):
+        summary = summary.replace(token, _SECRET)
+    return summary if len(summary) <= _LIMIT else summary[: _LIMIT - 3] + "..."
+
+
+def _split_result(text: str) -> tuple[str, str]:
+    """``(stdout, stderr)`` of a ``CommandResult`` as the automation API formats it."""
+    head, sep, stderr = text.rpartition("\n stderr: ")
+    if not sep:
+        return text, ""
+    _, sep, stdout = head.partition("\n stdout: ")
+    return (stdout if sep else head), stderr
+
+
+def _diagnostics(stdout: str) -> list[str]:
+    """Each error of the ``Diagnostics:`` section, one string per error."""
+    lines = stdout.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Diagnostics:")
+    except StopIteration:
+        return []
+    errors: list[str] = []
+    block: list[str] = []
+    resource = ""
+
+    def flush() -> None:
+        if block:
+            errors.append(_error_text(block, resource))
+            block.clear()
+
+    for line in lines[start + 1 :]:
+        if line and not line.startswith(" "):
+            break
+        header = _RESOURCE_HEADER.match(line)
+        stripped = line.strip()
+        if header:
+            flush()
+            resource = "" if header.group(1) == _STACK_TYPE else header.group(2)
+        elif stripped.startswith(("error:", "warning:", "info:")):
+            flush()
+            if stripped.startswith("error:"):
+                block.append(line)
+        elif block and stripped:
+            block.append(line)
+    flush()
+    return [e for e in errors if e]
+
+
+def _error_text(block: list[str], resource: str) -> str:
+    """One error's text: a Python exception's message, else its lines joined."""
+    traceback = next(
+        (i for i, line in enumerate(block) if line.strip() == "Traceback (most recent call last):"),
+        None,
+    )
+    if traceback is not None:
+        indent = len(block[traceback]) - len(block[traceback].lstrip())
+        tail = [
+            line.strip()
+            for line in block[traceback + 1 :]
+            if len(line) - len(line.lstrip()) == indent
+        ]
+        if tail:
+            first = _EXCEPTION.match(tail[0])
+            message = [first.group(1) if first else tail[0], *tail[1:]]
+            return "; ".join(message)
+    text = " ".join(line.strip() for line in block).removeprefix("error: ")
+    if _GENERIC.match(f"error: {text}"):
+        return ""
+    return f"{resource}: {text}" if resource else text

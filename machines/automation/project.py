@@ -1,0 +1,101 @@
+"""Where the Pulumi project, its stack files, its state and its engine live."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from machines.errors import SettingsError
+
+PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
+PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (a variable's name)
+PULUMI_CONFIG_PASSPHRASE_FILE = "PULUMI_CONFIG_PASSPHRASE_FILE"  # noqa: S105
+PULUMI_HOME = "PULUMI_HOME"
+ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
+"""The Pulumi project directory to work on; default: this checkout."""
+
+
+STATE_DIR = ".pulumi-state"
+ENGINE_DIR = ".pulumi-engine"
+INSTALL_HINT = "run scripts/install-pulumi, which builds it into .pulumi-engine/"
+
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+"""The checkout this package runs from: its engine and, by default, its Pulumi project."""
+
+PROJECT_FILES = ("Pulumi.yaml", "__main__.py", "requirements.txt")
+PROJECT_DIRS = ("machines", "stacks")
+
+
+def project_root(project: str | Path | None = None) -> Path:
+    """The Pulumi project: ``project``, else ``$ORCA_PULUMI_PROJECT``, else this checkout."""
+    root = Path(project or os.environ.get(ORCA_PULUMI_PROJECT) or CHECKOUT).resolve()
+    if not (root / "Pulumi.yaml").is_file():
+        raise SettingsError(
+            f"{root} has no Pulumi.yaml: point {ORCA_PULUMI_PROJECT} at the orca-machines project"
+        )
+    return root
+
+
+def stack_file(stack: str, project: str | Path | None = None) -> Path:
+    """Where ``stack``'s settings live: ``Pulumi.<stack>.yaml`` in the ``stackConfigDir``."""
+    root = project_root(project)
+    settings = read_yaml(root / "Pulumi.yaml")
+    config_dir = settings.get("stackConfigDir") or "."
+    return root / str(config_dir) / f"Pulumi.{short_name(stack)}.yaml"
+
+
+def backend_url(project: str | Path | None = None) -> str:
+    """``$PULUMI_BACKEND_URL``, else the project's own ``.pulumi-state/`` (made on demand)."""
+    given = os.environ.get(PULUMI_BACKEND_URL, "")
+    if given:
+        return given
+    state = project_root(project) / STATE_DIR
+    state.mkdir(exist_ok=True)
+    return state.as_uri()
+
+
+def copy_project(dest: str | Path, source: str | Path | None = None) -> Path:
+    """A copy of the project (program, package, stacks) in ``dest``, sharing the virtualenv.
+
+    Tests and the demo work on a copy so config they set never rewrites the committed stack
+    files; point ``$ORCA_PULUMI_PROJECT`` (or ``project=``) at it.
+    """
+    root = project_root(source)
+    target = Path(dest)
+    target.mkdir(parents=True, exist_ok=True)
+    for name in PROJECT_FILES:
+        if (root / name).is_file():
+            shutil.copy2(root / name, target / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in PROJECT_DIRS:
+        shutil.copytree(root / name, target / name, ignore=ignore, dirs_exist_ok=True)
+    venv = root / ".venv"
+    link = target / ".venv"
+    if not link.exists():
+        link.symlink_to(venv.resolve() if venv.exists() else Path(sys.prefix))
+    return target
+
+
+def short_name(stack: str) -> str:
+    return stack.rsplit("/", 1)[-1]
+
+
+def shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def read_yaml(path: Path) -> dict[str, object]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except yaml.YAMLError as error:
+        raise SettingsError(f"{path} is not valid YAML: {error}") from None
+    return loaded if isinstance(loaded, dict) else {}

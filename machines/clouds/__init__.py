@@ -1,0 +1,15 @@
+"""One package per cloud, each built the same way, registered here by its kind.
+
+Each has ``settings.py`` (its settings from environment variables and back), ``client.py``
+(the official client, set up once), ``answers.py`` (the cloud's answers and errors in the
+package's terms) and ``provider.py`` (the ``Provider``). ``Provider.of`` imports a cloud's
+package only when that cloud is asked for, so ``import machines`` loads no cloud client.
+"""
+
+from __future__ import annotations
+
+PROVIDERS: dict[str, str] = {
+    "hetzner": "machines.clouds.hetzner.provider:HetznerProvider",
+    "ec2": "machines.clouds.ec2.provider:Ec2Provider",
+}
+"""Each provider kind and where its ``Provider`` class is: adding a cloud adds a line."""

@@ -1,0 +1,1 @@
+"""EC2: instances of one account and region, tagged per owner, on boto3."""

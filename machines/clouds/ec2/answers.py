@@ -1,0 +1,298 @@
+"""EC2's answers in the package's terms: their shapes, statuses, machines and errors.
+
+Every answer is validated against the fields this package reads before it is believed: an
+answer of another shape is a ``CloudError`` (``NOT_THE_API``), never a success.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    HTTPClientError,
+    NoCredentialsError,
+    ReadTimeoutError,
+)
+from botocore.exceptions import ConnectionError as NoConnectionError
+from botocore.parsers import ResponseParserError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from machines.errors import CONNECTION, CREDENTIALS, NOT_THE_API, TIMEOUT, CloudError
+from machines.labels import ORCA_LABEL, ORCA_VALUE, OWNER_LABEL, POOL_LABEL, belongs_to
+from machines.models import Machine, Status, machine_address
+from machines.settings import (
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
+)
+
+NAME_TAG = "Name"
+
+STATUSES: Mapping[str, Status] = {
+    "pending": Status.STARTING,
+    "running": Status.RUNNING,
+    "stopping": Status.STOPPING,
+    "stopped": Status.OFF,
+    "shutting-down": Status.DELETING,
+    "terminated": Status.DELETING,
+}
+"""EC2 instance states in the shared vocabulary; any other state is ``unknown``."""
+
+LIVE_STATES = ("pending", "running", "stopping", "stopped")
+"""States of an instance that holds its name: it runs or can be started again."""
+
+LISTED_STATES = (*LIVE_STATES, "shutting-down")
+"""States ``machines`` reports: all but terminated, which EC2 keeps listing for a while."""
+
+NO_STOCK_CODES = frozenset(
+    {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
+)
+"""RunInstances errors that mean no capacity for the type in that zone now, not a mistake."""
+
+RETRY_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "TransactionInProgressException",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "LimitExceededException",
+        "RequestThrottled",
+        "SlowDown",
+        "EC2ThrottledException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "PriorRequestNotComplete",
+    }
+)
+"""EC2 error codes worth another try: botocore's throttling and transient codes."""
+
+CREDENTIAL_CODES = frozenset(
+    {
+        "AuthFailure",
+        "InvalidClientTokenId",
+        "SignatureDoesNotMatch",
+        "IncompleteSignature",
+        "UnrecognizedClientException",
+        "ExpiredToken",
+    }
+)
+"""EC2's refusals of the credentials themselves (not of what they may do)."""
+
+BOTO_ERRORS = (BotoCoreError, ClientError, ResponseParserError, ValidationError)
+"""What boto3 raises for an answer that is an error or not EC2's, and what pydantic raises
+for an answer of the wrong shape: ``cloud_error`` turns each into a ``CloudError``."""
+
+INSTANCE_ID = re.compile(r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})")
+
+
+def status_of(ec2_state: str | None) -> Status:
+    """The shared status for an EC2 instance state."""
+    return STATUSES.get(ec2_state or "", Status.UNKNOWN)
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Tag(_Answer):
+    key: str = Field(alias="Key")
+    value: str = Field(alias="Value")
+
+
+class State(_Answer):
+    name: str = Field(alias="Name")
+
+
+class Placement(_Answer):
+    zone: str = Field(default="", alias="AvailabilityZone")
+
+
+class Instance(_Answer):
+    """The fields of an EC2 instance this package reads."""
+
+    id: str = Field(alias="InstanceId")
+    type: str = Field(alias="InstanceType")
+    state: State = Field(alias="State")
+    placement: Placement = Field(default_factory=Placement, alias="Placement")
+    public_ip: str = Field(default="", alias="PublicIpAddress")
+    private_ip: str = Field(default="", alias="PrivateIpAddress")
+    tag_list: list[Tag] = Field(default_factory=list, alias="Tags")
+
+    @property
+    def tags(self) -> dict[str, str]:
+        return {tag.key: tag.value for tag in self.tag_list}
+
+
+class Reservation(_Answer):
+    instances: list[Instance] = Field(default_factory=list, alias="Instances")
+
+
+class InstancesPage(_Answer):
+    reservations: list[Reservation] = Field(default_factory=list, alias="Reservations")
+    next_token: str = Field(default="", alias="NextToken")
+
+
+class Processor(_Answer):
+    architectures: list[str] = Field(default_factory=list, alias="SupportedArchitectures")
+
+
+class InstanceType(_Answer):
+    name: str = Field(alias="InstanceType")
+    processor: Processor = Field(default_factory=Processor, alias="ProcessorInfo")
+
+
+class InstanceTypes(_Answer):
+    types: list[InstanceType] = Field(default_factory=list, alias="InstanceTypes")
+
+
+class Image(_Answer):
+    id: str = Field(alias="ImageId")
+    name: str = Field(default="", alias="Name")
+    created: datetime = Field(alias="CreationDate")
+
+
+class Images(_Answer):
+    images: list[Image] = Field(default_factory=list, alias="Images")
+
+
+def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machine:
+    """The shared ``Machine`` of an instance; ``tags`` replace the instance's when given."""
+    labels = instance.tags if tags is None else tags
+    return Machine(
+        id=instance.id,
+        name=labels.get(NAME_TAG, ""),
+        status=status_of(instance.state.name),
+        machine_type=instance.type,
+        location=instance.placement.zone,
+        address=machine_address(instance.public_ip, instance.private_ip),
+        pool=labels.get(POOL_LABEL, ""),
+    )
+
+
+def retry_after(error: Exception) -> float | None:
+    """None when ``error`` is final, else 0 (EC2 never says how long to wait).
+
+    Throttling, transient codes, 5xx answers and lost answers are tried again (a launch
+    looks for its instance before it resends RunInstances).
+    """
+    if isinstance(error, ClientError):
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        return 0.0 if code in RETRY_CODES or status >= 500 else None
+    if isinstance(error, HTTPClientError | NoConnectionError):
+        return 0.0
+    return None
+
+
+def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
+    where: str, operation: str, error: Exception, attempts: int
+) -> CloudError:
+    """The package's error for what boto3 raised: EC2's code, or why no answer came.
+
+    Messages carry the operation, codes and EC2's message, never parameters (user data)
+    nor a botocore traceback.
+    """
+    tries = f" (after {attempts} tries)" if attempts > 1 else ""
+    if isinstance(error, CloudError):
+        return error
+    if isinstance(error, ClientError):
+        detail = error.response.get("Error", {})
+        code = str(detail.get("Code", "")) or "Unknown"
+        message = str(detail.get("Message", "")).strip()
+        return CloudError(
+            f"{where} was refused{tries}: {code}: {message or 'no message'}"
+            f"{hint(code, operation, message)}",
+            code=code,
+        )
+    if isinstance(error, ReadTimeoutError | ConnectTimeoutError):
+        return CloudError(
+            f"{where} did not answer in time{tries} (ORCA_REQUEST_TIMEOUT)", code=TIMEOUT
+        )
+    if isinstance(error, NoConnectionError | HTTPClientError):
+        return CloudError(
+            f"{where} could not be reached{tries} ({type(error).__name__}): check the network, "
+            "AWS_REGION and AWS_ENDPOINT_URL",
+            code=CONNECTION,
+        )
+    if isinstance(error, NoCredentialsError):
+        return CloudError(
+            f"{where}: no AWS credentials found: set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or give the machine a role",
+            code=CREDENTIALS,
+        )
+    if isinstance(error, ResponseParserError | ValidationError):
+        return CloudError(
+            f"{where} answered something that is not EC2's: is AWS_ENDPOINT_URL an EC2 endpoint?",
+            code=NOT_THE_API,
+        )
+    if isinstance(error, BotoCoreError):
+        return CloudError(
+            f"{where} failed in the AWS client: {type(error).__name__}",
+            code=type(error).__name__,
+        )
+    raise error
+
+
+_SETTING_OF_CODE = (
+    ("InvalidGroup", ORCA_EC2_SECURITY_GROUP),
+    ("InvalidSubnet", ORCA_EC2_SUBNETS),
+    ("InvalidAMIID", ORCA_EC2_IMAGE),
+)
+"""Prefixes of EC2 error codes about a resource named in a setting, and that setting."""
+
+
+def hint(code: str, operation: str, message: str) -> str:
+    """What to do about an EC2 error, for its message; empty when EC2's says enough."""
+    setting = next((name for prefix, name in _SETTING_OF_CODE if code.startswith(prefix)), "")
+    if not setting and re.search("instance ?profile", message, re.IGNORECASE):
+        setting = ORCA_EC2_INSTANCE_PROFILE
+    if setting:
+        return f": check {setting}"
+    if code.isdigit():
+        return " (is AWS_ENDPOINT_URL an EC2 endpoint?)"
+    hints = {
+        **dict.fromkeys(
+            CREDENTIAL_CODES,
+            ": check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "AWS_SESSION_TOKEN, AWS_PROFILE or the machine's role)",
+        ),
+        "RequestExpired": ": check this machine's clock",
+        "UnauthorizedOperation": (
+            f": the credentials may not call ec2:{operation}; allow it in their IAM policy"
+        ),
+    }
+    return hints.get(code, "")
+
+
+def whose(owner: str) -> str:
+    return f"owner {owner!r}" if owner else "no owner"
+
+
+def describe(tags: Mapping[str, str]) -> str:
+    """Whose instance the tags say it is, for messages."""
+    if tags.get(ORCA_LABEL) != ORCA_VALUE:
+        return "which is not an orca pool machine"
+    return f"of pool {tags.get(POOL_LABEL, '')!r} and {whose(tags.get(OWNER_LABEL, ''))}"
+
+
+def foreign_reason(tags: Mapping[str, str], owner: str) -> str:
+    """Why an instance is not ``owner``'s pool machine; empty when it is."""
+    if belongs_to(tags, owner):
+        return ""
+    if tags.get(ORCA_LABEL) != ORCA_VALUE:
+        return f"has no {ORCA_LABEL}={ORCA_VALUE} tag"
+    theirs = tags.get(OWNER_LABEL, "")
+    if not theirs:
+        return f"has no {OWNER_LABEL} tag"
+    return f"belongs to owner {theirs!r} ({OWNER_LABEL} tag)"

@@ -1,0 +1,92 @@
+"""boto3 set up for the provider: its own session, no retries of its own, quiet about secrets.
+
+botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
+package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
+reach a log.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import boto3.session
+import botocore.session
+from botocore.config import Config
+
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.secrets import redact_logs
+from machines.settings import Timeouts
+
+POOL_CONNECTIONS = 32
+
+CREDENTIAL_VARIABLES = {
+    "AWS_ACCESS_KEY_ID": "aws_access_key_id",
+    "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
+    "AWS_SESSION_TOKEN": "aws_session_token",
+    "AWS_PROFILE": "profile_name",
+}
+"""Variables that may carry credentials, and boto3's name for each."""
+
+AWS_LOGGERS = (
+    "botocore.auth",
+    "botocore.awsrequest",
+    "botocore.client",
+    "botocore.credentials",
+    "botocore.endpoint",
+    "botocore.hooks",
+    "botocore.httpsession",
+    "botocore.parsers",
+    "botocore.retries.standard",
+    "botocore.retryhandler",
+    "urllib3.connection",
+    "urllib3.connectionpool",
+)
+"""Loggers of the AWS libraries that may log a request's parameters, headers or answer."""
+
+
+def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """An EC2 client from its own session (sessions are not thread-safe, clients are).
+
+    botocore gets one try per request: ``machines.retry`` retries, within the call's time,
+    as it does for every cloud. ``credentials`` may hold the ``CREDENTIAL_VARIABLES``; what
+    it lacks, boto3's default chain finds.
+    """
+    redact_logs(AWS_LOGGERS)
+    given = credentials or {}
+    session = boto3.session.Session(
+        botocore_session=_botocore_session(),
+        region_name=settings.region,
+        **{arg: given[name] for name, arg in CREDENTIAL_VARIABLES.items() if given.get(name)},
+    )
+    return session.client(
+        "ec2",
+        region_name=settings.region,
+        endpoint_url=settings.endpoint_url or None,
+        config=_config(settings.timeouts),
+    )
+
+
+def _botocore_session() -> Any:
+    """A new botocore session that shares the process's loader of botocore's JSON models."""
+    session = botocore.session.Session()
+    session.register_component("data_loader", _shared_loader())
+    return session
+
+
+@functools.cache
+def _shared_loader() -> Any:
+    """botocore's model loader, made once: a session would otherwise parse megabytes of JSON
+    again, a tenth of a second per provider. It only reads files and caches what it read."""
+    return botocore.session.Session().get_component("data_loader")
+
+
+def _config(timeouts: Timeouts) -> Config:
+    """Timeouts of each request, and one try (``total_max_attempts`` counts the first)."""
+    return Config(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=timeouts.request,
+        read_timeout=timeouts.request,
+        max_pool_connections=POOL_CONNECTIONS,
+    )

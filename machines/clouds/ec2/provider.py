@@ -1,0 +1,452 @@
+"""EC2 instances for the autoscaler, behind the same ``Provider`` API as Hetzner.
+
+A pool machine is an instance tagged at launch with the pool's labels and ``Name``. EC2
+names are not unique, so ``create`` keeps one live instance per name itself: it looks
+before it launches and serialises creates of one name within the provider. Each ``create``
+sends its own ClientToken, so EC2 makes at most one instance for all retries of that call;
+after a lost answer ``create`` also looks for the instance before it sends RunInstances
+again, so an endpoint that ignores the token (moto) makes one too.
+
+Retries are ``machines.retry``'s, as on every cloud: throttling and transient codes, 5xx
+and lost answers, with jittered backoff within the call's time (``ORCA_CALL_TIMEOUT``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
+
+from botocore.exceptions import (
+    HTTPClientError,
+    ReadTimeoutError,
+)
+
+from machines import retry
+from machines.arch import AMD64, ARM64, UBUNTU_OWNER, docker_arch, ec2_arch, ubuntu_ami_name
+from machines.clouds.ec2.answers import (
+    BOTO_ERRORS,
+    INSTANCE_ID,
+    LISTED_STATES,
+    LIVE_STATES,
+    NAME_TAG,
+    NO_STOCK_CODES,
+    Images,
+    Instance,
+    InstancesPage,
+    InstanceTypes,
+    Reservation,
+    cloud_error,
+    describe,
+    foreign_reason,
+    machine,
+    retry_after,
+    whose,
+)
+from machines.clouds.ec2.client import client
+from machines.clouds.ec2.settings import Ec2Settings
+from machines.errors import (
+    NOT_THE_API,
+    CloudError,
+    ForeignMachineError,
+    InvalidMachineIdError,
+    UnknownMachineTypeError,
+)
+from machines.labels import (
+    ORCA_LABEL,
+    ORCA_VALUE,
+    OWNER_LABEL,
+    POOL_LABEL,
+    belongs_to,
+    check_pool,
+    pool_labels,
+)
+from machines.models import Created, Machine, MachineSpec
+from machines.provider import Provider
+from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+MAX_RESULTS = 1000
+"""Page size of ``DescribeInstances`` (EC2 takes 5 to 1000); tests lower it to see pages."""
+
+_LOST = (ReadTimeoutError, HTTPClientError)
+"""What botocore raises for a request that was sent and whose answer was lost (a connection
+that was never made, ``ConnectTimeoutError`` or ``EndpointConnectionError``, sent nothing)."""
+
+
+class Ec2Provider(Provider):
+    """EC2 instances of one account and region for one owner; safe to share between threads.
+
+    ``image`` is ``ORCA_EC2_IMAGE``, or empty for Canonical's newest Ubuntu 24.04 LTS image
+    of each type's architecture.
+    """
+
+    kind: ClassVar[str] = "ec2"
+
+    def __init__(
+        self,
+        settings: Ec2Settings,
+        owner: str = "",
+        *,
+        credentials: Mapping[str, str] | None = None,
+    ) -> None:
+        """Build the provider from its settings; ``credentials`` as ``client.client`` takes."""
+        super().__init__(owner, settings.image)
+        self.region = settings.region
+        self.subnets: Mapping[str, str] = dict(settings.subnets)
+        self.security_group = settings.security_group
+        self.instance_profile = settings.instance_profile
+        self._timeouts = settings.timeouts
+        self._client = client(settings, credentials)
+        self._endpoint: str = self._client.meta.endpoint_url
+        self._lock = threading.Lock()
+        self._arch_lock = threading.Lock()
+        self._image_lock = threading.Lock()
+        self._archs: dict[str, str] = {}
+        self._images: dict[str, str] = {}
+        self._name_locks: weakref.WeakValueDictionary[str, threading.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+        self._launched: dict[str, Machine] = {}
+
+    @classmethod
+    def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> Ec2Provider:
+        """The provider of ``Ec2Settings.from_env(environ)``, with credentials from
+        ``environ`` when it has them, else from boto3's default chain."""
+        return cls(Ec2Settings.from_env(environ), owner, credentials=environ)
+
+    def arch(self, machine_type: str) -> str:
+        """Docker's architecture of an instance type, asked of EC2 once per type."""
+        known = self._archs.get(machine_type)
+        if known is not None:
+            return known
+        with self._arch_lock:
+            known = self._archs.get(machine_type)
+            if known is None:
+                known = self._lookup_arch(machine_type)
+                self._archs[machine_type] = known
+        return known
+
+    def create(self, spec: MachineSpec) -> Created:
+        """Launch one instance for ``spec``, or return the live one of that name already made.
+
+        Never raises for the cloud's trouble: EC2's refusals come back as ``no_stock`` or
+        ``failed``, and so does a call EC2 never answered; when RunInstances lost its
+        answer, ``reason`` says the instance may exist all the same.
+        """
+        subnet = self.subnets.get(spec.location)
+        if subnet is None:
+            known = ", ".join(sorted(self.subnets))
+            return Created.failure(
+                f"no subnet for location {spec.location!r}: {ORCA_EC2_SUBNETS} knows {known}"
+            )
+        with self._name_lock(spec.name):
+            try:
+                return self._create(spec, subnet)
+            except UnknownMachineTypeError as err:
+                return Created.failure(str(err))
+            except CloudError as err:
+                if err.code in NO_STOCK_CODES:
+                    return Created.out_of_stock(
+                        f"EC2 has no {spec.machine_type} in {spec.location} now ({err.code}): "
+                        "try again later or in another location"
+                    )
+                return Created.failure(str(err))
+
+    def machines(self, pool: str) -> list[Machine]:
+        """The instances of ``pool`` and this owner that are not terminated, by name."""
+        check_pool(pool)
+        filters = {
+            f"tag:{ORCA_LABEL}": [ORCA_VALUE],
+            f"tag:{POOL_LABEL}": [pool],
+            "instance-state-name": list(LISTED_STATES),
+        }
+        if self.owner:
+            filters[f"tag:{OWNER_LABEL}"] = [self.owner]
+        found = [
+            machine(instance)
+            for instance in self._find(filters)
+            if belongs_to(instance.tags, self.owner, pool)
+        ]
+        return sorted(found, key=lambda m: (m.name, m.id))
+
+    def delete(self, machine_id: str) -> bool:
+        """Terminate this owner's pool instance; True when it is gone or going, or unknown."""
+        if not INSTANCE_ID.fullmatch(machine_id):
+            raise InvalidMachineIdError(
+                f"{machine_id!r} is not an EC2 instance id: expected i- and 8 or 17 hex digits"
+            )
+        instance = self._instance(machine_id)
+        if instance is None:
+            return True
+        foreign = foreign_reason(instance.tags, self.owner)
+        if foreign:
+            raise ForeignMachineError(
+                f"instance {machine_id} {foreign}: it is not a pool machine of "
+                f"{whose(self.owner)}, so it is left alone"
+            )
+        self._forget(machine_id)
+        if instance.state.name == "terminated":
+            return True
+        try:
+            self._call(
+                "TerminateInstances",
+                lambda: self._client.terminate_instances(InstanceIds=[machine_id]),
+            )
+        except CloudError as err:
+            if err.code != "InvalidInstanceID.NotFound":
+                raise
+        log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
+        return True
+
+    def _create(self, spec: MachineSpec, subnet: str) -> Created:
+        existing = self._live_named(spec.name)
+        mine = [i for i in existing if belongs_to(i.tags, self.owner, spec.pool)]
+        if mine:
+            log.info("instance %s is already %r: not launching another", mine[0].id, spec.name)
+            return Created.success(machine(mine[0]))
+        if existing:
+            other = existing[0]
+            return Created.failure(
+                f"the name {spec.name!r} is taken by instance {other.id}, "
+                f"{describe(other.tags)}; pick another name or delete that instance"
+            )
+        remembered = self._remembered(spec)
+        if remembered is not None:
+            return Created.success(remembered)
+        image = self._image_for(spec.machine_type)
+        if not image:
+            return Created.failure(
+                f"no Ubuntu 24.04 image of Canonical ({UBUNTU_OWNER}) for "
+                f"{self.arch(spec.machine_type)} in {self.region}; set {ORCA_EC2_IMAGE}"
+            )
+        launched = self._launch(spec, subnet, image)
+        with self._lock:
+            self._launched[spec.name] = launched
+        return Created.success(launched)
+
+    def _launch(self, spec: MachineSpec, subnet: str, image: str) -> Machine:
+        """RunInstances with one token for every try; after a lost answer, look first.
+
+        Tries go on with backoff within the call's time. A lost answer may mean a launched
+        instance, so the next try looks for it by name and sends RunInstances (same token)
+        only when it is not there.
+        """
+        tags = {NAME_TAG: spec.name, **pool_labels(spec.pool, self.owner)}
+        tag_list = [{"Key": key, "Value": value} for key, value in tags.items()]
+        params: dict[str, object] = {
+            "ClientToken": str(uuid.uuid4()),
+            "ImageId": image,
+            "InstanceType": spec.machine_type,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "SubnetId": subnet,
+            "SecurityGroupIds": [self.security_group],
+            "IamInstanceProfile": _profile(self.instance_profile),
+            "TagSpecifications": [
+                {"ResourceType": kind, "Tags": tag_list} for kind in ("instance", "volume")
+            ],
+        }
+        if spec.user_data:
+            params["UserData"] = spec.user_data
+        lost = False
+        where = f"EC2 RunInstances at {self._endpoint}"
+
+        def launch_or_find() -> Instance:
+            nonlocal lost
+            if lost:
+                found = self._mine_named(spec)
+                if found is not None:
+                    log.info("instance %s of the lost answer is %r", found.id, spec.name)
+                    return found
+            try:
+                return self._run_instance(params)
+            except _LOST:
+                lost = True
+                raise
+
+        try:
+            instance = retry.call(
+                launch_or_find, retry_after, deadline=self._timeouts.call, what=where
+            )
+        except retry.GaveUp as gave_up:
+            error = cloud_error(where, "RunInstances", gave_up.last, gave_up.attempts)
+            raise (_lost_launch(spec, error) if lost else error) from None
+        except (*BOTO_ERRORS, CloudError) as raised:
+            error = cloud_error(where, "RunInstances", raised, 1)
+            raise (_lost_launch(spec, error) if lost else error) from None
+        log.info("launched instance %s as %r in %s", instance.id, spec.name, spec.location)
+        return machine(instance, tags)
+
+    def _run_instance(self, params: Mapping[str, object]) -> Instance:
+        reservation = Reservation.model_validate(self._client.run_instances(**params))
+        if len(reservation.instances) != 1:
+            raise CloudError(
+                f"EC2 RunInstances at {self._endpoint} answered with "
+                f"{len(reservation.instances)} instances instead of one",
+                code=NOT_THE_API,
+            )
+        return reservation.instances[0]
+
+    def _mine_named(self, spec: MachineSpec) -> Instance | None:
+        """The live instance named ``spec.name`` of this owner and ``spec.pool``, if any."""
+        mine = [i for i in self._live_named(spec.name) if belongs_to(i.tags, self.owner, spec.pool)]
+        return mine[0] if mine else None
+
+    def _remembered(self, spec: MachineSpec) -> Machine | None:
+        """The instance this provider launched as ``spec.name``, if EC2 may not list it yet.
+
+        EC2's lists are eventually consistent: a name filter can miss an instance launched
+        a moment ago, while asking for its id tells whether it is still alive.
+        """
+        with self._lock:
+            remembered = self._launched.get(spec.name)
+        if remembered is None or remembered.pool != spec.pool:
+            return None
+        instance = self._instance(remembered.id)
+        if instance is None:
+            return remembered
+        if instance.state.name in LIVE_STATES:
+            return machine(instance)
+        self._forget(remembered.id)
+        return None
+
+    def _forget(self, machine_id: str) -> None:
+        with self._lock:
+            for name, launched in list(self._launched.items()):
+                if launched.id == machine_id:
+                    del self._launched[name]
+
+    def _name_lock(self, name: str) -> threading.Lock:
+        with self._lock:
+            lock = self._name_locks.get(name)
+            if lock is None:
+                lock = threading.Lock()
+                self._name_locks[name] = lock
+            return lock
+
+    def _live_named(self, name: str) -> list[Instance]:
+        return self._find({f"tag:{NAME_TAG}": [name], "instance-state-name": list(LIVE_STATES)})
+
+    def _find(self, filters: Mapping[str, Sequence[str]]) -> list[Instance]:
+        """Every instance matching ``filters``, over all of DescribeInstances' pages."""
+        request: dict[str, Any] = {
+            "Filters": [{"Name": name, "Values": list(values)} for name, values in filters.items()],
+            "MaxResults": MAX_RESULTS,
+        }
+        found: list[Instance] = []
+        while True:
+            page = self._call(
+                "DescribeInstances",
+                lambda: InstancesPage.model_validate(self._client.describe_instances(**request)),
+            )
+            for reservation in page.reservations:
+                found.extend(reservation.instances)
+            if not page.next_token:
+                return found
+            request["NextToken"] = page.next_token
+
+    def _instance(self, machine_id: str) -> Instance | None:
+        """The instance of that id, or None when EC2 does not know it."""
+        try:
+            page = self._call(
+                "DescribeInstances",
+                lambda: InstancesPage.model_validate(
+                    self._client.describe_instances(InstanceIds=[machine_id])
+                ),
+            )
+        except CloudError as err:
+            if err.code == "InvalidInstanceID.NotFound":
+                return None
+            raise
+        instances = [i for r in page.reservations for i in r.instances if i.id == machine_id]
+        return instances[0] if instances else None
+
+    def _lookup_arch(self, machine_type: str) -> str:
+        try:
+            answer = self._call(
+                "DescribeInstanceTypes",
+                lambda: InstanceTypes.model_validate(
+                    self._client.describe_instance_types(InstanceTypes=[machine_type])
+                ),
+            )
+        except CloudError as err:
+            if err.code != "InvalidInstanceType":
+                raise
+            answer = InstanceTypes()
+        archs = [docker_arch(a) for t in answer.types for a in t.processor.architectures]
+        if not archs:
+            raise UnknownMachineTypeError(
+                f"EC2 has no instance type {machine_type!r} in {self.region}: use a type "
+                "from `aws ec2 describe-instance-types`, e.g. t3.small (amd64) or t4g.small "
+                "(arm64)"
+            )
+        return next((a for a in archs if a in (AMD64, ARM64)), archs[0])
+
+    def _image_for(self, machine_type: str) -> str:
+        """``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04 for the type's
+        architecture (looked up once per architecture); empty when there is none."""
+        if self.image:
+            return self.image
+        arch = self.arch(machine_type)
+        known = self._images.get(arch)
+        if known is not None:
+            return known
+        with self._image_lock:
+            known = self._images.get(arch)
+            if known is None:
+                known = self._newest_ubuntu(arch)
+                if known:
+                    self._images[arch] = known
+        return known
+
+    def _newest_ubuntu(self, arch: str) -> str:
+        answer = self._call(
+            "DescribeImages",
+            lambda: Images.model_validate(
+                self._client.describe_images(
+                    Owners=[UBUNTU_OWNER],
+                    Filters=[
+                        {"Name": "name", "Values": [ubuntu_ami_name(arch)]},
+                        {"Name": "architecture", "Values": [ec2_arch(arch)]},
+                        {"Name": "state", "Values": ["available"]},
+                    ],
+                )
+            ),
+        )
+        if not answer.images:
+            return ""
+        newest = max(answer.images, key=lambda image: (image.created, image.name))
+        log.info("using image %s (%s) for %s", newest.id, newest.name, arch)
+        return newest.id
+
+    def _call(self, operation: str, fn: Callable[[], T]) -> T:
+        """One API call with retries, its failures turned into ``CloudError``."""
+        where = f"EC2 {operation} at {self._endpoint}"
+        try:
+            return retry.call(fn, retry_after, deadline=self._timeouts.call, what=where)
+        except retry.GaveUp as gave_up:
+            raise cloud_error(where, operation, gave_up.last, gave_up.attempts) from None
+        except BOTO_ERRORS as error:
+            raise cloud_error(where, operation, error, 1) from None
+
+
+def _lost_launch(spec: MachineSpec, error: CloudError) -> CloudError:
+    """The error of a launch that ended after RunInstances lost an answer."""
+    return CloudError(
+        f"{error}: the instance {spec.name!r} may have launched all the same; "
+        f"machines({spec.pool!r}) will show it, and creating {spec.name!r} again returns it",
+        code=error.code,
+    )
+
+
+def _profile(instance_profile: str) -> dict[str, str]:
+    """RunInstances' IamInstanceProfile for a profile given by ARN or by name."""
+    key = "Arn" if instance_profile.startswith("arn:") else "Name"
+    return {key: instance_profile}

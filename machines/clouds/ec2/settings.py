@@ -1,0 +1,80 @@
+"""Settings of the EC2 provider, from environment variables and back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from machines.errors import SettingsError
+from machines.settings import (
+    AWS_DEFAULT_REGION,
+    AWS_ENDPOINT_URL,
+    AWS_REGION,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
+    Timeouts,
+    mapping,
+    required,
+    single,
+    url,
+)
+
+
+class Ec2Settings(BaseModel):
+    """Settings of the EC2 provider. Credentials come from boto3's default chain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    region: str
+    endpoint_url: str = ""
+    subnets: dict[str, str]
+    security_group: str
+    instance_profile: str
+    image: str = ""
+    timeouts: Timeouts = Timeouts()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Ec2Settings:
+        env = os.environ if environ is None else environ
+        region = single(env, AWS_REGION) or single(env, AWS_DEFAULT_REGION)
+        if not region:
+            raise SettingsError(
+                f"{AWS_REGION} is not set: name the EC2 region, e.g. {AWS_REGION}=eu-central-1"
+            )
+        return cls(
+            region=region,
+            endpoint_url=url(env, AWS_ENDPOINT_URL),
+            subnets=mapping(env, ORCA_EC2_SUBNETS, "eu-central-1a=subnet-0abc"),
+            security_group=required(env, ORCA_EC2_SECURITY_GROUP),
+            instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),
+            image=single(env, ORCA_EC2_IMAGE),
+            timeouts=Timeouts.from_env(env),
+        )
+
+    def env(self) -> dict[str, str]:
+        """The variables that reproduce these settings (credentials are left out)."""
+        return ec2_env(
+            self.region, self.subnets, self.security_group, self.instance_profile, self.image
+        )
+
+
+def ec2_env(
+    region: str,
+    subnets: Mapping[str, str],
+    security_group: str,
+    instance_profile: str,
+    image: str = "",
+) -> dict[str, str]:
+    """Variables for an EC2 deployment."""
+    env = {
+        AWS_REGION: region,
+        ORCA_EC2_SUBNETS: ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
+        ORCA_EC2_SECURITY_GROUP: security_group,
+        ORCA_EC2_INSTANCE_PROFILE: instance_profile,
+        ORCA_EC2_IMAGE: image,
+    }
+    return {k: v for k, v in env.items() if v}

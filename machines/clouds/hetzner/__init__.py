@@ -1,0 +1,1 @@
+"""Hetzner Cloud: servers of one project, labelled per owner, on hcloud-python."""

@@ -1,0 +1,121 @@
+"""Hetzner's answers in the package's terms: statuses, machines, and errors to retry or report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import requests
+from hcloud import APIException
+from hcloud.servers import BoundServer
+
+from machines.errors import CONNECTION, TIMEOUT, CloudError
+from machines.labels import POOL_LABEL
+from machines.models import Machine, Status, machine_address
+
+NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
+"""What Hetzner answers when it has no capacity for a type in a location right now."""
+
+RETRY_CODES = frozenset(
+    {
+        "rate_limit_exceeded",
+        "locked",
+        "conflict",
+        "service_error",
+        "maintenance",
+        "timeout",
+        "bad_gateway",
+    }
+)
+"""Hetzner error codes worth another try: the same request may pass in a moment."""
+
+STATUSES: Mapping[str, Status] = {
+    "initializing": Status.STARTING,
+    "starting": Status.STARTING,
+    "rebuilding": Status.STARTING,
+    "running": Status.RUNNING,
+    "migrating": Status.RUNNING,
+    "stopping": Status.STOPPING,
+    "off": Status.OFF,
+    "deleting": Status.DELETING,
+    "unknown": Status.UNKNOWN,
+}
+"""Hetzner's server statuses in the shared vocabulary. A migrating server keeps running and
+a rebuilding one boots again; anything Hetzner adds later is ``unknown`` until mapped."""
+
+
+def status_of(hetzner_status: str | None) -> Status:
+    """The shared status for a Hetzner server status."""
+    return STATUSES.get(hetzner_status or "", Status.UNKNOWN)
+
+
+def machine(server: BoundServer, pool: str | None = None) -> Machine:
+    """The shared ``Machine`` of a server; ``pool`` when its labels lack one."""
+    labels = server.labels or {}
+    location = server.location or (server.datacenter.location if server.datacenter else None)
+    return Machine(
+        id=str(server.id),
+        name=server.name or "",
+        status=status_of(server.status),
+        machine_type=(server.server_type.name if server.server_type else "") or "",
+        location=(location.name if location else "") or "",
+        address=_address(server),
+        pool=labels.get(POOL_LABEL, pool or ""),
+    )
+
+
+def retry_after(error: Exception, rate_limit_reset: str | None) -> float | None:
+    """None when ``error`` is final, else the seconds Hetzner asked to wait (0: no opinion)."""
+    if isinstance(error, requests.ConnectionError | requests.Timeout):
+        return 0.0
+    if not isinstance(error, APIException):
+        return None
+    code = error.code
+    if code in {"rate_limit_exceeded", 429}:
+        return _seconds_until(rate_limit_reset)
+    if isinstance(code, int):
+        return 0.0 if code >= 500 else None
+    return 0.0 if code in RETRY_CODES else None
+
+
+def cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
+    """The package's error for what hcloud or requests raised: Hetzner's code and a hint."""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if isinstance(error, APIException) and isinstance(error.code, int):
+        return CloudError(
+            f"{what}: the endpoint answered HTTP {error.code} without a Hetzner API error{tries}:"
+            " check that HCLOUD_ENDPOINT is the API's base URL (ending in /v1)",
+            str(error.code),
+        )
+    if isinstance(error, APIException):
+        code = str(error.code)
+        hint = {
+            "unauthorized": ": check HCLOUD_TOKEN",
+            "forbidden": ": the token may be read-only",
+            "rate_limit_exceeded": ": the project's rate limit is spent, slow down",
+        }.get(code, "")
+        return CloudError(f"{what}: Hetzner answered {code}: {error.message}{tries}{hint}", code)
+    if isinstance(error, requests.Timeout):
+        return CloudError(f"{what}: Hetzner did not answer in time{tries}", TIMEOUT)
+    if isinstance(error, requests.ConnectionError):
+        return CloudError(
+            f"{what}: could not reach the Hetzner API{tries}: check HCLOUD_ENDPOINT", CONNECTION
+        )
+    return CloudError(f"{what}: {type(error).__name__}{tries}", "error")
+
+
+def _seconds_until(reset: str | None) -> float:
+    try:
+        return max(0.0, float(reset or 0) - time.time())
+    except ValueError:
+        return 0.0
+
+
+def _address(server: BoundServer) -> str:
+    net = server.public_net
+    if net is None:
+        return ""
+    return machine_address(
+        net.ipv4.ip if net.ipv4 is not None else None,
+        net.ipv6.ip if net.ipv6 is not None else None,
+    )

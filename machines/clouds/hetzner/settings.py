@@ -1,0 +1,65 @@
+"""Settings of the Hetzner provider, from environment variables and back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from machines.arch import DEFAULT_HETZNER_IMAGE
+from machines.settings import (
+    DEFAULT_HCLOUD_ENDPOINT,
+    HCLOUD_ENDPOINT,
+    HCLOUD_TOKEN,
+    ORCA_HCLOUD_FIREWALL,
+    ORCA_HCLOUD_IMAGE,
+    ORCA_HCLOUD_SSH_KEYS,
+    Timeouts,
+    names,
+    required,
+    single,
+    url,
+)
+
+
+class HetznerSettings(BaseModel):
+    """Settings of the Hetzner provider. The token is a ``SecretStr``: reprs show stars."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: SecretStr
+    endpoint: str = DEFAULT_HCLOUD_ENDPOINT
+    image: str = DEFAULT_HETZNER_IMAGE
+    ssh_keys: tuple[str, ...] = ()
+    firewall: str = ""
+    timeouts: Timeouts = Timeouts()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> HetznerSettings:
+        env = os.environ if environ is None else environ
+        return cls(
+            token=SecretStr(required(env, HCLOUD_TOKEN, secret=True)),
+            endpoint=url(env, HCLOUD_ENDPOINT) or DEFAULT_HCLOUD_ENDPOINT,
+            image=single(env, ORCA_HCLOUD_IMAGE) or DEFAULT_HETZNER_IMAGE,
+            ssh_keys=names(env, ORCA_HCLOUD_SSH_KEYS),
+            firewall=single(env, ORCA_HCLOUD_FIREWALL),
+            timeouts=Timeouts.from_env(env),
+        )
+
+    def env(self) -> dict[str, str]:
+        """The non-secret variables that reproduce these settings (the token is left out)."""
+        return hetzner_env(self.endpoint, self.image, self.ssh_keys, self.firewall)
+
+
+def hetzner_env(
+    endpoint: str, image: str, ssh_keys: tuple[str, ...] | list[str], firewall: str
+) -> dict[str, str]:
+    """Variables for a Hetzner deployment; defaults are written out so nothing is implicit."""
+    env = {
+        HCLOUD_ENDPOINT: endpoint,
+        ORCA_HCLOUD_IMAGE: image,
+        ORCA_HCLOUD_SSH_KEYS: ",".join(ssh_keys),
+        ORCA_HCLOUD_FIREWALL: firewall,
+    }
+    return {k: v for k, v in env.items() if v}
