@@ -1,148 +1,27 @@
-"""The project's resources as the emulator stores them: servers, actions, keys, firewalls, IPs.
+"""Firewalls: their rules (checked like the real API checks them) and what they are applied to.
 
-Plain dataclasses plus the parsing that belongs to one resource (an SSH public key's
-fingerprint, a firewall rule's checks); the business rules live in `state.py` and the
-real API's JSON shapes in `render.py`.
+A firewall applies to servers directly and to label selectors (every server whose labels
+match, now or later). Applying and removing are actions that finish at once.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import ipaddress
-import struct
-from collections.abc import Callable
+import itertools
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal
 
-from emulator import catalogue, label_selector
-from emulator.errors import invalid_field
+from emulator import label_selector
+from emulator.errors import ApiError, invalid_field, not_found, uniqueness
+from emulator.resources.actions.state import Action
 
-ServerStatus = Literal[
-    "initializing",
-    "starting",
-    "running",
-    "stopping",
-    "off",
-    "deleting",
-    "migrating",
-    "rebuilding",
-    "unknown",
-]
-SERVER_STATUSES: tuple[str, ...] = get_args(ServerStatus)
-ACTION_STATUSES: tuple[str, ...] = ("running", "success", "error")
-SSH_KEY_TYPES = frozenset(
-    {
-        "ssh-rsa",
-        "ssh-dss",
-        "ssh-ed25519",
-        "ecdsa-sha2-nistp256",
-        "ecdsa-sha2-nistp384",
-        "ecdsa-sha2-nistp521",
-        "sk-ssh-ed25519@openssh.com",
-        "sk-ecdsa-sha2-nistp256@openssh.com",
-    }
-)
+if TYPE_CHECKING:
+    from emulator.project import Project
+    from emulator.resources.servers.state import Server
+
+FIRST_ID = 40_001
 FIREWALL_PROTOCOLS = ("tcp", "udp", "icmp", "esp", "gre")
 MAX_PORT = 65535
-
-
-@dataclass
-class Action:
-    """An asynchronous task; `running` until `finishes`, then `success` (or `error`)."""
-
-    id: int
-    command: str
-    resources: list[tuple[int, str]]  # (id, type)
-    started: float
-    finishes: float
-    status: str = "running"
-    finished: float | None = None
-    error: dict[str, str] | None = None
-    on_finish: Callable[[], None] | None = field(default=None, repr=False)
-
-    def touches(self, resource_id: int, resource_type: str) -> bool:
-        """Whether this action concerns the given resource."""
-        return (resource_id, resource_type) in self.resources
-
-
-@dataclass
-class PrimaryIP:
-    """A public IPv4 address or IPv6 /64 network, created with and deleted with its server."""
-
-    id: int
-    kind: Literal["ipv4", "ipv6"]
-    ip: str
-    location: catalogue.Location
-    created: float
-    server_id: int | None
-
-
-@dataclass
-class Server:
-    """A server and the facts the API reports about it."""
-
-    id: int
-    name: str
-    status: ServerStatus
-    created: float
-    server_type: catalogue.ServerType
-    location: catalogue.Location
-    image: catalogue.Image
-    labels: dict[str, str]
-    ipv4: PrimaryIP | None
-    ipv6: PrimaryIP | None
-    ssh_key_ids: list[int] = field(default_factory=list)
-    user_data: str = field(default="", repr=False)
-    delete_protected: bool = False
-    rebuild_protected: bool = False
-    backup_window: str | None = None
-
-
-@dataclass(frozen=True)
-class ServerSpec:
-    """A checked `POST /servers` request; references to other resources not yet resolved."""
-
-    name: str
-    server_type: catalogue.ServerType
-    location: catalogue.Location | None
-    image: catalogue.Image
-    labels: dict[str, str]
-    ssh_keys: list[int | str]
-    firewall_ids: list[int]
-    start_after_create: bool
-    enable_ipv4: bool
-    enable_ipv6: bool
-    user_data: str = field(default="", repr=False)
-
-
-@dataclass
-class SSHKey:
-    """An SSH public key stored in the project."""
-
-    id: int
-    name: str
-    fingerprint: str
-    public_key: str
-    labels: dict[str, str]
-    created: float
-
-
-def ssh_fingerprint(public_key: str) -> str:
-    """The MD5 fingerprint (aa:bb:...) of an OpenSSH public key; invalid_input if malformed."""
-    parts = public_key.split()
-    if len(parts) < 2 or parts[0] not in SSH_KEY_TYPES:
-        raise invalid_field("public_key", "invalid public key")
-    try:
-        blob = base64.b64decode(parts[1], validate=True)
-        (length,) = struct.unpack(">I", blob[:4])
-    except (binascii.Error, struct.error):
-        raise invalid_field("public_key", "invalid public key") from None
-    if blob[4 : 4 + length].decode("ascii", "replace") != parts[0]:
-        raise invalid_field("public_key", "invalid public key")
-    digest = hashlib.md5(blob, usedforsecurity=False).hexdigest()
-    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
 
 
 @dataclass(frozen=True)
@@ -227,3 +106,144 @@ class Firewall:
     rules: list[FirewallRule]
     server_ids: list[int] = field(default_factory=list)
     selectors: list[AppliedSelector] = field(default_factory=list)
+
+
+class Firewalls:
+    """The project's firewalls and their attachments."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.by_id: dict[int, Firewall] = {}
+        self._ids = itertools.count(FIRST_ID)
+
+    def get(self, firewall_id: int) -> Firewall:
+        """A firewall by id."""
+        if firewall_id not in self.by_id:
+            raise not_found("firewall", firewall_id)
+        return self.by_id[firewall_id]
+
+    def create(
+        self,
+        name: str,
+        labels: dict[str, str],
+        rules: list[FirewallRule],
+        apply_to: list[dict[str, Any]],
+    ) -> tuple[Firewall, list[Action]]:
+        """Create a firewall, optionally applied to servers or label selectors at once."""
+        if any(fw.name == name for fw in self.by_id.values()):
+            raise uniqueness("name", "firewall name is already used")
+        targets = [self._target(raw, "apply_to") for raw in apply_to]
+        firewall = Firewall(next(self._ids), name, labels, self.project.now, list(rules))
+        self.by_id[firewall.id] = firewall
+        actions = [self.project.actions.start("set_firewall_rules", [(firewall.id, "firewall")], 0)]
+        actions.extend(self._apply(firewall, target) for target in targets)
+        return firewall, actions
+
+    def update(self, firewall_id: int, name: str | None, labels: dict[str, str] | None) -> Firewall:
+        """Rename a firewall and/or replace its labels."""
+        firewall = self.get(firewall_id)
+        if name is not None and name != firewall.name:
+            if any(fw.name == name for fw in self.by_id.values()):
+                raise uniqueness("name", "firewall name is already used")
+            firewall.name = name
+        if labels is not None:
+            firewall.labels = labels
+        return firewall
+
+    def delete(self, firewall_id: int) -> None:
+        """Delete a firewall that is no longer applied to anything."""
+        firewall = self.get(firewall_id)
+        if firewall.server_ids or firewall.selectors:
+            raise ApiError("resource_in_use", "firewall is still applied to resources")
+        del self.by_id[firewall.id]
+
+    def set_rules(self, firewall_id: int, rules: list[FirewallRule]) -> list[Action]:
+        """Replace a firewall's rules."""
+        firewall = self.get(firewall_id)
+        firewall.rules = list(rules)
+        return [self.project.actions.start("set_firewall_rules", [(firewall.id, "firewall")], 0)]
+
+    def apply(self, firewall_id: int, resources: list[dict[str, Any]]) -> list[Action]:
+        """Apply a firewall to servers and/or label selectors."""
+        firewall = self.get(firewall_id)
+        targets = [self._target(raw, "apply_to") for raw in resources]
+        return [self._apply(firewall, target) for target in targets]
+
+    def remove(self, firewall_id: int, resources: list[dict[str, Any]]) -> list[Action]:
+        """Remove a firewall from servers and/or label selectors."""
+        firewall = self.get(firewall_id)
+        actions = []
+        for raw in resources:
+            target = self._target(raw, "remove_from")
+            ref = [(firewall.id, "firewall")]
+            if isinstance(target, int):
+                if target not in firewall.server_ids:
+                    raise ApiError("firewall_already_removed", "firewall already removed")
+                firewall.server_ids.remove(target)
+                ref.append((target, "server"))
+            else:
+                texts = [applied.text for applied in firewall.selectors]
+                if target.text not in texts:
+                    raise ApiError("firewall_already_removed", "firewall already removed")
+                del firewall.selectors[texts.index(target.text)]
+            actions.append(self.project.actions.start("remove_firewall", ref, 0))
+        return actions
+
+    def _apply(self, firewall: Firewall, target: int | AppliedSelector) -> Action:
+        ref = [(firewall.id, "firewall")]
+        if isinstance(target, int):
+            if target in firewall.server_ids:
+                raise ApiError("firewall_already_applied", "firewall already applied")
+            firewall.server_ids.append(target)
+            ref.append((target, "server"))
+        else:
+            if any(applied.text == target.text for applied in firewall.selectors):
+                raise ApiError("firewall_already_applied", "firewall already applied")
+            firewall.selectors.append(target)
+        return self.project.actions.start("apply_firewall", ref, 0)
+
+    def _target(self, raw: dict[str, Any], field: str) -> int | AppliedSelector:
+        """A server id or a label selector from an `apply_to`/`remove_from` entry."""
+        kind = raw.get("type")
+        if kind == "server":
+            server_id = (raw.get("server") or {}).get("id")
+            if not isinstance(server_id, int) or server_id not in self.project.servers.by_id:
+                raise ApiError("firewall_resource_not_found", "server not found")
+            return server_id
+        if kind == "label_selector":
+            text = (raw.get("label_selector") or {}).get("selector")
+            if not isinstance(text, str):
+                raise invalid_field(field, "label_selector.selector is required")
+            try:
+                return AppliedSelector(text, label_selector.parse(text))
+            except label_selector.SelectorError as exc:
+                raise invalid_field(field, str(exc)) from None
+        raise invalid_field(field, "type must be 'server' or 'label_selector'")
+
+    def attach(self, firewall_id: int, server_id: int) -> None:
+        """Apply an existing firewall to a server being created (its action is the server's)."""
+        self.by_id[firewall_id].server_ids.append(server_id)
+
+    def detach(self, server_id: int) -> None:
+        """Forget a deleted server in every firewall applied to it directly."""
+        for firewall in self.by_id.values():
+            if server_id in firewall.server_ids:
+                firewall.server_ids.remove(server_id)
+
+    def of_server(self, server: Server) -> list[Firewall]:
+        """The firewalls applied to a server, directly or through a label selector."""
+        return [
+            fw
+            for fw in self.by_id.values()
+            if server.id in fw.server_ids
+            or any(applied.selector.matches(server.labels) for applied in fw.selectors)
+        ]
+
+    def selected_servers(self, applied: AppliedSelector) -> list[Server]:
+        """The servers a label selector currently selects."""
+        servers = self.project.servers.by_id.values()
+        return [s for s in servers if applied.selector.matches(s.labels)]
+
+    def reset(self) -> None:
+        """Drop every firewall (ids keep counting up)."""
+        self.by_id.clear()

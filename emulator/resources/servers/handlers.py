@@ -3,7 +3,9 @@
 `POST /servers` checks the body the way the real API does (host-name names, labels,
 references by id or name, image architecture, location support, stock, unique names) and
 answers 201 with the server, its `create_server` action, `next_actions` and a root password
-when no SSH key was given.
+when no SSH key was given. A server renders with full `server_type`, `datacenter` (with its
+location), `location` and `image` objects, and `public_net` with its primary IPs' ids,
+`floating_ips` and applied `firewalls`, as hcloud-python and hcloud-go parse it.
 """
 
 from __future__ import annotations
@@ -11,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator import catalogue
-from emulator.api.actions import action_listing
-from emulator.errors import invalid_field, invalid_input, not_found
+from emulator.errors import invalid_field, invalid_input
 from emulator.labels import validate_labels
 from emulator.listing import page_response, selector_from, sort_items
-from emulator.models import SERVER_STATUSES, Server, ServerSpec
-from emulator.render import action_json, server_json
-from emulator.routing import Json, Request, Response, Router
-from emulator.state import POWER_ACTIONS, State
+from emulator.project import Project, State
+from emulator.render import ipv4_dns_ptr, timestamp
+from emulator.resources.actions.handlers import action_json, action_listing, resource_action
+from emulator.resources.catalogue import data as catalogue
+from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
+from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import (
     MAX_USER_DATA,
     Body,
@@ -120,145 +122,198 @@ def server_spec(body: Body) -> ServerSpec:
     )
 
 
-class ServersApi:
-    """The /servers handlers over one project state."""
+def server_json(project: Project, server: Server) -> Json:
+    """A server, the way GET /servers/{id} answers it."""
+    unavailable = project.stock.unavailable()
+    ipv4 = server.ipv4
+    ipv6 = server.ipv6
+    traffic = server.location.included_traffic
+    return {
+        "id": server.id,
+        "name": server.name,
+        "status": server.status,
+        "created": timestamp(server.created),
+        "public_net": {
+            "ipv4": None
+            if ipv4 is None
+            else {
+                "id": ipv4.id,
+                "ip": ipv4.ip,
+                "blocked": False,
+                "dns_ptr": ipv4_dns_ptr(ipv4.ip),
+            },
+            "ipv6": None
+            if ipv6 is None
+            else {
+                "id": ipv6.id,
+                "ip": ipv6.ip,
+                "blocked": False,
+                "dns_ptr": [],
+            },
+            "floating_ips": [],
+            "firewalls": [
+                {"id": fw.id, "status": "applied"} for fw in project.firewalls.of_server(server)
+            ],
+        },
+        "private_net": [],
+        "server_type": catalogue.server_type_json(server.server_type, unavailable),
+        "datacenter": catalogue.datacenter_json(
+            catalogue.datacenter_of(server.location), unavailable
+        ),
+        "location": catalogue.location_json(server.location),
+        "image": catalogue.image_json(server.image),
+        "iso": None,
+        "rescue_enabled": False,
+        "locked": False,
+        "backup_window": server.backup_window,
+        "outgoing_traffic": 0,
+        "ingoing_traffic": 0,
+        "included_traffic": traffic,
+        "protection": {"delete": server.delete_protected, "rebuild": server.rebuild_protected},
+        "labels": dict(server.labels),
+        "volumes": [],
+        "load_balancers": [],
+        "primary_disk_size": server.server_type.disk,
+        "placement_group": None,
+    }
 
-    def __init__(self, state: State) -> None:
-        self.state = state
 
-    def register(self, router: Router) -> None:
-        """Add the /servers routes."""
-        router.add("GET", "/servers", self.list_servers)
-        router.add("POST", "/servers", self.create)
-        router.add("GET", "/servers/actions", self.all_server_actions)
-        router.add("GET", "/servers/{id}", self.get_server)
-        router.add("PUT", "/servers/{id}", self.update)
-        router.add("DELETE", "/servers/{id}", self.delete)
-        router.add("GET", "/servers/{id}/actions", self.list_actions)
-        for action_name in POWER_ACTIONS:
-            router.add("POST", f"/servers/{{id}}/actions/{action_name}", self.power(action_name))
-        router.add("POST", "/servers/{id}/actions/change_protection", self.change_protection)
-        router.add("POST", "/servers/{id}/actions/enable_backup", self.backup(enabled=True))
-        router.add("POST", "/servers/{id}/actions/disable_backup", self.backup(enabled=False))
-        router.add("GET", "/servers/{id}/actions/{action_id}", self.get_action)
+def create(state: State, request: Request) -> Response:
+    """POST /servers."""
+    spec = server_spec(request.body)
+    with state.transaction() as project:
+        created = project.servers.create(spec)
+        return Response(
+            201,
+            {
+                "server": server_json(project, created.server),
+                "action": action_json(created.action, project.now),
+                "next_actions": [action_json(a, project.now) for a in created.next_actions],
+                "root_password": created.root_password,
+            },
+        )
 
-    def create(self, request: Request) -> Response:
-        """POST /servers."""
-        spec = server_spec(request.body)
-        with self.state.transaction() as project:
-            created = project.create_server(spec)
-            return Response(
-                201,
-                {
-                    "server": server_json(project, created.server),
-                    "action": action_json(created.action, project.now),
-                    "next_actions": [action_json(a, project.now) for a in created.next_actions],
-                    "root_password": created.root_password,
-                },
-            )
 
-    def list_servers(self, request: Request) -> Response:
-        """GET /servers with name, status, label_selector, sort and pagination."""
-        selector = selector_from(request)
-        name = request.first("name")
-        statuses = request.every("status")
-        for status in statuses:
-            if status not in SERVER_STATUSES:
-                raise invalid_field("status", f"invalid status '{status}'")
-        with self.state.transaction() as project:
-            chosen = [
-                s
-                for s in project.servers.values()
-                if (name is None or s.name == name)
-                and (not statuses or s.status in statuses)
-                and selector.matches(s.labels)
-            ]
-            ordered = sort_items(chosen, request.every("sort"), SERVER_SORT_KEYS)
-            return page_response("servers", ordered, request, lambda s: server_json(project, s))
+def list_servers(state: State, request: Request) -> Response:
+    """GET /servers with name, status, label_selector, sort and pagination."""
+    selector = selector_from(request)
+    name = request.first("name")
+    statuses = request.every("status")
+    for status in statuses:
+        if status not in SERVER_STATUSES:
+            raise invalid_field("status", f"invalid status '{status}'")
+    with state.transaction() as project:
+        chosen = [
+            s
+            for s in project.servers.by_id.values()
+            if (name is None or s.name == name)
+            and (not statuses or s.status in statuses)
+            and selector.matches(s.labels)
+        ]
+        ordered = sort_items(chosen, request.every("sort"), SERVER_SORT_KEYS)
+        return page_response("servers", ordered, request, lambda s: server_json(project, s))
 
-    def get_server(self, request: Request) -> Response:
-        """GET /servers/{id}."""
+
+def get_server(state: State, request: Request) -> Response:
+    """GET /servers/{id}."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        return Response(200, {"server": server_json(project, project.servers.get(server_id))})
+
+
+def update(state: State, request: Request) -> Response:
+    """PUT /servers/{id}: name and/or labels."""
+    server_id = request.path_id(resource="server")
+    body = request.body
+    name = _hostname(body) if body.get("name") is not None else None
+    labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
+    with state.transaction() as project:
+        server = project.servers.update(server_id, name, labels)
+        return Response(200, {"server": server_json(project, server)})
+
+
+def delete(state: State, request: Request) -> Response:
+    """DELETE /servers/{id}: answers the delete_server action."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        action = project.servers.delete(server_id)
+        return Response(200, {"action": action_json(action, project.now)})
+
+
+def list_actions(state: State, request: Request) -> Response:
+    """GET /servers/{id}/actions."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        project.servers.get(server_id)
+        return action_listing(request, project.actions.of(server_id, "server"), project.now)
+
+
+def get_action(state: State, request: Request) -> Response:
+    """GET /servers/{id}/actions/{action_id}."""
+    return resource_action(state, request, "server")
+
+
+def all_server_actions(state: State, request: Request) -> Response:
+    """GET /servers/actions (optionally by id)."""
+    ids = set(request.every("id"))
+    with state.transaction() as project:
+        found = [
+            a
+            for a in project.actions.by_id.values()
+            if any(rtype == "server" for _, rtype in a.resources) and (not ids or str(a.id) in ids)
+        ]
+        return action_listing(request, found, project.now)
+
+
+def power(name: str) -> Callable[[State, Request], Response]:
+    """POST /servers/{id}/actions/{poweron,poweroff,shutdown,reboot,reset}."""
+
+    def handler(state: State, request: Request) -> Response:
         server_id = request.path_id(resource="server")
-        with self.state.transaction() as project:
-            return Response(200, {"server": server_json(project, project.server(server_id))})
-
-    def update(self, request: Request) -> Response:
-        """PUT /servers/{id}: name and/or labels."""
-        server_id = request.path_id(resource="server")
-        body = request.body
-        name = _hostname(body) if body.get("name") is not None else None
-        labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
-        with self.state.transaction() as project:
-            server = project.update_server(server_id, name, labels)
-            return Response(200, {"server": server_json(project, server)})
-
-    def delete(self, request: Request) -> Response:
-        """DELETE /servers/{id}: answers the delete_server action."""
-        server_id = request.path_id(resource="server")
-        with self.state.transaction() as project:
-            action = project.delete_server(server_id)
-            return Response(200, {"action": action_json(action, project.now)})
-
-    def list_actions(self, request: Request) -> Response:
-        """GET /servers/{id}/actions."""
-        server_id = request.path_id(resource="server")
-        with self.state.transaction() as project:
-            project.server(server_id)
-            return action_listing(request, project.actions_of(server_id, "server"), project.now)
-
-    def get_action(self, request: Request) -> Response:
-        """GET /servers/{id}/actions/{action_id}."""
-        server_id = request.path_id(resource="server")
-        action_id = request.path_id("action_id", resource="action")
-        with self.state.transaction() as project:
-            action = project.action(action_id)
-            if not action.touches(server_id, "server"):
-                raise not_found("action", action_id)
-            return Response(200, {"action": action_json(action, project.now)})
-
-    def all_server_actions(self, request: Request) -> Response:
-        """GET /servers/actions (optionally by id)."""
-        ids = set(request.every("id"))
-        with self.state.transaction() as project:
-            found = [
-                a
-                for a in project.actions.values()
-                if any(rtype == "server" for _, rtype in a.resources)
-                and (not ids or str(a.id) in ids)
-            ]
-            return action_listing(request, found, project.now)
-
-    def power(self, name: str) -> Callable[[Request], Response]:
-        """POST /servers/{id}/actions/{poweron,poweroff,shutdown,reboot,reset}."""
-
-        def handler(request: Request) -> Response:
-            server_id = request.path_id(resource="server")
-            with self.state.transaction() as project:
-                action = project.power(server_id, name)
-                return Response(201, {"action": action_json(action, project.now)})
-
-        return handler
-
-    def change_protection(self, request: Request) -> Response:
-        """POST /servers/{id}/actions/change_protection."""
-        server_id = request.path_id(resource="server")
-        delete_flag = _optional_flag(request.body, "delete")
-        rebuild_flag = _optional_flag(request.body, "rebuild")
-        with self.state.transaction() as project:
-            action = project.change_protection(server_id, delete_flag, rebuild_flag)
+        with state.transaction() as project:
+            action = project.servers.power(server_id, name)
             return Response(201, {"action": action_json(action, project.now)})
 
-    def backup(self, *, enabled: bool) -> Callable[[Request], Response]:
-        """POST /servers/{id}/actions/{enable,disable}_backup."""
+    return handler
 
-        def handler(request: Request) -> Response:
-            server_id = request.path_id(resource="server")
-            with self.state.transaction() as project:
-                action = project.set_backup(server_id, enabled=enabled)
-                return Response(201, {"action": action_json(action, project.now)})
 
-        return handler
+def change_protection(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/change_protection."""
+    server_id = request.path_id(resource="server")
+    delete_flag = _optional_flag(request.body, "delete")
+    rebuild_flag = _optional_flag(request.body, "rebuild")
+    with state.transaction() as project:
+        action = project.servers.change_protection(server_id, delete_flag, rebuild_flag)
+        return Response(201, {"action": action_json(action, project.now)})
+
+
+def backup(*, enabled: bool) -> Callable[[State, Request], Response]:
+    """POST /servers/{id}/actions/{enable,disable}_backup."""
+
+    def handler(state: State, request: Request) -> Response:
+        server_id = request.path_id(resource="server")
+        with state.transaction() as project:
+            action = project.servers.set_backup(server_id, enabled=enabled)
+            return Response(201, {"action": action_json(action, project.now)})
+
+    return handler
 
 
 def _optional_flag(body: Json, key: str) -> bool | None:
     return None if body.get(key) is None else optional_bool(body, key, False)
+
+
+ROUTES: list[Endpoint[State]] = [
+    Endpoint("GET", "/servers", list_servers),
+    Endpoint("POST", "/servers", create),
+    Endpoint("GET", "/servers/actions", all_server_actions),
+    Endpoint("GET", "/servers/{id}", get_server),
+    Endpoint("PUT", "/servers/{id}", update),
+    Endpoint("DELETE", "/servers/{id}", delete),
+    Endpoint("GET", "/servers/{id}/actions", list_actions),
+    *(Endpoint("POST", f"/servers/{{id}}/actions/{name}", power(name)) for name in POWER_ACTIONS),
+    Endpoint("POST", "/servers/{id}/actions/change_protection", change_protection),
+    Endpoint("POST", "/servers/{id}/actions/enable_backup", backup(enabled=True)),
+    Endpoint("POST", "/servers/{id}/actions/disable_backup", backup(enabled=False)),
+    Endpoint("GET", "/servers/{id}/actions/{action_id}", get_action),
+]
