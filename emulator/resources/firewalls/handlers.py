@@ -13,7 +13,7 @@ from emulator.resources.actions.handlers import action_json, action_listing, res
 from emulator.resources.actions.state import Action
 from emulator.resources.firewalls.state import Firewall, FirewallRule
 from emulator.routing import Endpoint, Json, Request, Response
-from emulator.validation import Body, object_list, resource_name
+from emulator.validation import Body, name_and_labels, object_list, resource_name
 
 FIREWALL_SORT_KEYS: dict[str, Callable[[Firewall], Any]] = {
     "id": lambda f: f.id,
@@ -110,9 +110,7 @@ def get_firewall(state: State, request: Request) -> Response:
 def update(state: State, request: Request) -> Response:
     """PUT /firewalls/{id}: name and/or labels."""
     firewall_id = request.path_id(resource="firewall")
-    body = request.body
-    name = resource_name(body) if body.get("name") is not None else None
-    labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
+    name, labels = name_and_labels(request.body)
     with state.transaction() as project:
         firewall = project.firewalls.update(firewall_id, name, labels)
         return Response(200, {"firewall": firewall_json(project, firewall)})

@@ -27,6 +27,7 @@ from emulator.validation import (
     Body,
     id_list,
     is_hostname,
+    name_and_labels,
     object_list,
     optional_bool,
     optional_object,
@@ -224,9 +225,7 @@ def get_server(state: State, request: Request) -> Response:
 def update(state: State, request: Request) -> Response:
     """PUT /servers/{id}: name and/or labels."""
     server_id = request.path_id(resource="server")
-    body = request.body
-    name = _hostname(body) if body.get("name") is not None else None
-    labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
+    name, labels = name_and_labels(request.body, _hostname)
     with state.transaction() as project:
         server = project.servers.update(server_id, name, labels)
         return Response(200, {"server": server_json(project, server)})

@@ -11,7 +11,7 @@ from emulator.project import State
 from emulator.render import timestamp
 from emulator.resources.ssh_keys.state import SSHKey
 from emulator.routing import Endpoint, Json, Request, Response
-from emulator.validation import required_str, resource_name
+from emulator.validation import name_and_labels, required_str, resource_name
 
 SSH_KEY_SORT_KEYS: dict[str, Callable[[SSHKey], Any]] = {
     "id": lambda k: k.id,
@@ -69,9 +69,7 @@ def get_key(state: State, request: Request) -> Response:
 def update(state: State, request: Request) -> Response:
     """PUT /ssh_keys/{id}: name and/or labels."""
     key_id = request.path_id(resource="ssh_key")
-    body = request.body
-    name = resource_name(body) if body.get("name") is not None else None
-    labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
+    name, labels = name_and_labels(request.body)
     with state.transaction() as project:
         return Response(
             200, {"ssh_key": ssh_key_json(project.ssh_keys.update(key_id, name, labels))}
