@@ -28,9 +28,9 @@ def wheel_packages(tmp_path: Path) -> set[str]:
                 package, source / package.name, ignore=shutil.ignore_patterns("__pycache__")
             )
     out = tmp_path / "wheel"
+    build_py = ["-c", "import setuptools; setuptools.setup()", "-q", "build_py", "-d", str(out)]
     subprocess.run(
-        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py"]
-        + ["-d", str(out)],
+        [sys.executable, *build_py],
         cwd=source,
         check=True,
         capture_output=True,
