@@ -5,7 +5,7 @@
 limit, faults, request counts, reset, bulk servers) through /_emulator/.
 """
 
-from emulator.control import Control, ControlError, RequestCounts
+from emulator.control.client import Control, ControlError, RequestCounts
 from emulator.process import Emulator, EmulatorStartError, running_emulator
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 UNMATCHED = "<unmatched>"
 
 
-class RequestCounts:
+class RequestCounter:
     """A thread-safe counter of API requests by route template."""
 
     def __init__(self) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from emulator.control import Control
+from emulator.control.client import Control
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 20.0

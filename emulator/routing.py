@@ -1,19 +1,23 @@
 """Request routing: path templates like `/servers/{id}` mapped to handlers, per method.
 
-A path that matches a template under another method is a 405 rather than a 404, as in the
-real API. The template (not the concrete path) names the route in request counts.
+Every handler module declares its routes the same way: a `ROUTES` list of `Endpoint`s whose
+handlers take a context (the project `State` for /v1, the `Controls` for /_emulator) and
+the request; `router_for` binds them to that context. A path that matches a template under
+another method is a 405 rather than a 404, as in the real API. The template (not the
+concrete path) names the route in request counts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from emulator.errors import ApiError, invalid_field, not_found
 
 Json = dict[str, Any]
+Context = TypeVar("Context")
 
 
 @dataclass
@@ -81,6 +85,20 @@ Handler = Callable[[Request], Response]
 
 
 @dataclass(frozen=True)
+class Endpoint(Generic[Context]):
+    """One route as a handler module declares it: its handler also takes the context."""
+
+    method: str
+    template: str
+    handler: Callable[[Context, Request], Response]
+
+    def bound(self, context: Context) -> Handler:
+        """The handler with its context filled in."""
+        handler = self.handler
+        return lambda request: handler(context, request)
+
+
+@dataclass(frozen=True)
 class Route:
     """One method + path template and its handler."""
 
@@ -121,3 +139,11 @@ class Router:
                 return Match(route, found.groupdict(), route.template)
             template = template or route.template
         return Match(None, {}, template)
+
+
+def router_for(context: Context, endpoints: Iterable[Endpoint[Context]]) -> Router:
+    """A router over `endpoints`, in their order, each bound to `context`."""
+    router = Router()
+    for endpoint in endpoints:
+        router.add(endpoint.method, endpoint.template, endpoint.bound(context))
+    return router

@@ -18,14 +18,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
-from emulator import api, control_api
 from emulator.config import Config
-from emulator.counts import UNMATCHED, RequestCounts
+from emulator.control import handlers as control
+from emulator.counts import UNMATCHED, RequestCounter
 from emulator.errors import ApiError, service_error
 from emulator.faults import Faults
+from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
-from emulator.routing import Match, Request, Response, Router
-from emulator.state import State, Timing
+from emulator.resources.registry import api_routes
+from emulator.routing import Match, Request, Response, router_for
 from emulator.stock import Stock
 
 API_PREFIX = "/v1"
@@ -43,28 +44,26 @@ class App:
         self.state = State(self.stock, self.timing, config.seed)
         self.bucket = TokenBucket(config.rate_limit, config.refill)
         self.faults = Faults(config.seed, list(config.faults))
-        self.counts = RequestCounts()
+        self.counts = RequestCounter()
         self._tokens = tuple(token.encode() for token in config.tokens)
         self._sleep = sleep
-        self.api = api.build_router(self.state)
-        self.control = Router()
-        control_api.ControlApi(
-            control_api.Controls(
-                state=self.state,
-                stock=self.stock,
-                timing=self.timing,
-                bucket=self.bucket,
-                faults=self.faults,
-                counts=self.counts,
-                startup=control_api.Startup(
-                    config.out_of_stock,
-                    config.rate_limit,
-                    config.refill,
-                    config.boot_seconds,
-                    config.action_seconds,
-                ),
-            )
-        ).register(self.control)
+        self.api = router_for(self.state, api_routes())
+        controls = control.Controls(
+            state=self.state,
+            stock=self.stock,
+            timing=self.timing,
+            bucket=self.bucket,
+            faults=self.faults,
+            counts=self.counts,
+            startup=control.Startup(
+                config.out_of_stock,
+                config.rate_limit,
+                config.refill,
+                config.boot_seconds,
+                config.action_seconds,
+            ),
+        )
+        self.control = router_for(controls, control.ROUTES)
 
     def handle(self, method: str, target: str, authorization: str | None, body: bytes) -> Response:
         """Answer one request (`target` is the path with its query string)."""

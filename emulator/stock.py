@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from emulator import catalogue
+from emulator.resources.catalogue import data as catalogue
 
 STOCK_CODES = ("resource_unavailable", "placement_error", "no_space_left_in_location")
 _MESSAGES = {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from emulator.errors import invalid_field
+from emulator.labels import validate_labels
 
 _HOST_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"{_HOST_LABEL}(\.{_HOST_LABEL})*")
@@ -118,3 +120,12 @@ def resource_name(body: Body, key: str = "name") -> str:
     if len(name) > MAX_NAME:
         raise invalid_field(key, "is too long")
     return name
+
+
+def name_and_labels(
+    body: Body, read_name: Callable[[Body], str] = resource_name
+) -> tuple[str | None, dict[str, str] | None]:
+    """What a PUT changes: the new name and/or labels (None where the body leaves one out)."""
+    name = read_name(body) if body.get("name") is not None else None
+    labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
+    return name, labels

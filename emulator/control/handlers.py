@@ -1,0 +1,252 @@
+"""The emulator's side of the control API under /_emulator/: stock, rate limit, faults,
+counts, reset, bulk servers (`client.py` is the client).
+
+No auth, no rate limit, no faults and not counted, so tests and benchmarks can steer the
+emulator without disturbing what they measure. Errors use the Hetzner error body with 400.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from emulator.counts import RequestCounter
+from emulator.errors import ApiError
+from emulator.faults import FaultRule, FaultRuleError, Faults
+from emulator.labels import validate_labels
+from emulator.project import State, Timing
+from emulator.ratelimit import TokenBucket
+from emulator.resources.catalogue import data as catalogue
+from emulator.routing import Endpoint, Request, Response
+from emulator.stock import OutOfStock, Stock, StockRuleError
+
+MAX_BULK = 100_000
+
+
+def bad_request(message: str) -> ApiError:
+    """A control-API input error."""
+    return ApiError("invalid_input", message, {}, status=400)
+
+
+@dataclass(frozen=True)
+class Startup:
+    """The settings the emulator started with, which `reset` restores."""
+
+    out_of_stock: tuple[OutOfStock, ...]
+    rate_limit: int
+    per_second: float
+    boot_seconds: float
+    action_seconds: float | None
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The parts of a running emulator that the control API steers."""
+
+    state: State
+    stock: Stock
+    timing: Timing
+    bucket: TokenBucket
+    faults: Faults
+    counts: RequestCounter
+    startup: Startup
+
+
+def _list_body(request: Request, key: str) -> list[Any]:
+    """A body that is a JSON list, or an object holding the list under `key`."""
+    raw = request.raw
+    if isinstance(raw, dict):
+        raw = raw.get(key)
+    if not isinstance(raw, list):
+        raise bad_request(f"body must be a JSON list (or an object with '{key}')")
+    return raw
+
+
+def _number(body: dict[str, Any], key: str, default: float | None = None) -> float:
+    value = body.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise bad_request(f"'{key}' must be a number >= 0")
+    return float(value)
+
+
+def health(controls: Controls, _: Request) -> Response:
+    """GET /health: {"status": "ok"}."""
+    return Response(200, {"status": "ok"})
+
+
+def get_stock(controls: Controls, _: Request) -> Response:
+    """GET /stock: {"out_of_stock": [...]}."""
+    return Response(200, {"out_of_stock": [e.to_json() for e in controls.stock.entries()]})
+
+
+def put_stock(controls: Controls, request: Request) -> Response:
+    """PUT /stock: a list of {"server_type", "location", "code"?} (replaces the list)."""
+    try:
+        entries = [OutOfStock.from_json(raw) for raw in _list_body(request, "out_of_stock")]
+    except StockRuleError as exc:
+        raise bad_request(str(exc)) from None
+    controls.stock.replace(entries)
+    return get_stock(controls, request)
+
+
+def get_rate_limit(controls: Controls, _: Request) -> Response:
+    """GET /rate_limit: {"limit", "per_second", "remaining", "reset"}."""
+    limit, per_second = controls.bucket.settings
+    status = controls.bucket.peek()
+    return Response(
+        200,
+        {
+            "limit": limit,
+            "per_second": per_second,
+            "remaining": status.remaining,
+            "reset": status.reset,
+        },
+    )
+
+
+def put_rate_limit(controls: Controls, request: Request) -> Response:
+    """PUT /rate_limit: {"limit", "per_second"?}; the bucket starts full."""
+    limit = request.body.get("limit")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise bad_request("'limit' must be an integer >= 1")
+    per_second = _number(request.body, "per_second", limit / 3600)
+    if per_second <= 0:
+        raise bad_request("'per_second' must be above 0")
+    controls.bucket.configure(limit, per_second)
+    return get_rate_limit(controls, request)
+
+
+def get_faults(controls: Controls, _: Request) -> Response:
+    """GET /faults: {"faults": [...]} with the times each rule has left."""
+    return Response(200, {"faults": [rule.to_json() for rule in controls.faults.rules()]})
+
+
+def put_faults(controls: Controls, request: Request) -> Response:
+    """PUT /faults: a list of rules (replaces them; restarts the seeded RNG)."""
+    try:
+        rules = [FaultRule.from_json(raw) for raw in _list_body(request, "faults")]
+    except FaultRuleError as exc:
+        raise bad_request(str(exc)) from None
+    controls.faults.replace(rules)
+    return get_faults(controls, request)
+
+
+def delete_faults(controls: Controls, request: Request) -> Response:
+    """DELETE /faults: no more faults."""
+    controls.faults.clear()
+    return get_faults(controls, request)
+
+
+def get_requests(controls: Controls, _: Request) -> Response:
+    """GET /requests: {"total", "routes": {"GET /v1/servers": n, ...}}."""
+    return Response(200, controls.counts.to_json())
+
+
+def delete_requests(controls: Controls, _: Request) -> Response:
+    """DELETE /requests: zero the counts."""
+    controls.counts.reset()
+    return Response(200, controls.counts.to_json())
+
+
+def reset(controls: Controls, _: Request) -> Response:
+    """POST /reset: drop resources, actions, faults, counts; restore start-up settings."""
+    with controls.state.transaction() as project:
+        project.reset()
+    startup = controls.startup
+    controls.faults.clear()
+    controls.counts.reset()
+    controls.stock.replace(list(startup.out_of_stock))
+    controls.bucket.configure(startup.rate_limit, startup.per_second)
+    controls.timing.boot_seconds = startup.boot_seconds
+    controls.timing.action_seconds = startup.action_seconds
+    return Response(200, {"status": "reset"})
+
+
+def add_servers(controls: Controls, request: Request) -> Response:
+    """POST /servers: insert running servers in bulk; {"ids": [...]}."""
+    body = request.body
+    count = body.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_BULK:
+        raise bad_request(f"'count' must be an integer in 1..{MAX_BULK}")
+    prefix = body.get("name_prefix", "server-")
+    if not isinstance(prefix, str):
+        raise bad_request("'name_prefix' must be a string")
+    server_type = catalogue.server_type(str(body.get("server_type", "cx22")))
+    location = catalogue.location(str(body.get("location", "fsn1")))
+    if server_type is None or location is None:
+        raise bad_request("unknown server_type or location")
+    image = next(
+        (
+            i
+            for i in catalogue.IMAGES
+            if i.name == body.get("image", "ubuntu-24.04")
+            and i.architecture == server_type.architecture
+        ),
+        None,
+    )
+    if image is None:
+        raise bad_request("unknown image for this architecture")
+    labels = validate_labels(body.get("labels"))
+    with controls.state.transaction() as project:
+        servers = project.servers.add_running(
+            count=count,
+            name_prefix=prefix,
+            server_type=server_type,
+            location=location,
+            image=image,
+            labels=labels,
+        )
+    return Response(201, {"ids": [s.id for s in servers]})
+
+
+def user_data(controls: Controls, request: Request) -> Response:
+    """GET /servers/{id}/user_data: what the server's metadata service would hand it.
+
+    The API never returns user data; a real server reads it from its metadata service,
+    and tests read it here to prove it arrived.
+    """
+    server_id = request.path_id(resource="server")
+    with controls.state.transaction() as project:
+        return Response(200, {"user_data": project.servers.get(server_id).user_data})
+
+
+def get_timing(controls: Controls, _: Request) -> Response:
+    """GET /timing: {"boot_seconds", "action_seconds"}."""
+    return Response(
+        200,
+        {
+            "boot_seconds": controls.timing.boot_seconds,
+            "action_seconds": controls.timing.action_seconds,
+        },
+    )
+
+
+def put_timing(controls: Controls, request: Request) -> Response:
+    """PUT /timing: change boot_seconds and/or action_seconds (null: as boot)."""
+    if "boot_seconds" in request.body:
+        controls.timing.boot_seconds = _number(request.body, "boot_seconds")
+    if "action_seconds" in request.body:
+        raw = request.body["action_seconds"]
+        controls.timing.action_seconds = (
+            None if raw is None else _number(request.body, "action_seconds")
+        )
+    return get_timing(controls, request)
+
+
+ROUTES: list[Endpoint[Controls]] = [
+    Endpoint("GET", "/health", health),
+    Endpoint("GET", "/stock", get_stock),
+    Endpoint("PUT", "/stock", put_stock),
+    Endpoint("GET", "/rate_limit", get_rate_limit),
+    Endpoint("PUT", "/rate_limit", put_rate_limit),
+    Endpoint("GET", "/faults", get_faults),
+    Endpoint("PUT", "/faults", put_faults),
+    Endpoint("DELETE", "/faults", delete_faults),
+    Endpoint("GET", "/requests", get_requests),
+    Endpoint("DELETE", "/requests", delete_requests),
+    Endpoint("POST", "/reset", reset),
+    Endpoint("POST", "/servers", add_servers),
+    Endpoint("GET", "/servers/{id}/user_data", user_data),
+    Endpoint("GET", "/timing", get_timing),
+    Endpoint("PUT", "/timing", put_timing),
+]

@@ -1,0 +1,1 @@
+"""Actions: state (tasks and the lazy clock) and handlers (/actions routes, action JSON)."""

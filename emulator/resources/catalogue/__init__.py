@@ -1,0 +1,1 @@
+"""The catalogue: data (locations, datacenters, server types, images, prices) and handlers."""

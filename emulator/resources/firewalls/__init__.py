@@ -1,0 +1,1 @@
+"""Firewalls: state (rules, attachments) and handlers (/firewalls routes)."""

@@ -1,0 +1,65 @@
+"""Primary IPs: each server's public IPv4 address and IPv6 /64 network, made and deleted with it."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from emulator.errors import not_found
+from emulator.resources.catalogue.data import Location
+
+if TYPE_CHECKING:
+    from emulator.project import Project
+
+FIRST_ID = 50_000_001
+
+
+@dataclass
+class PrimaryIP:
+    """A public IPv4 address or IPv6 /64 network, created with and deleted with its server."""
+
+    id: int
+    kind: Literal["ipv4", "ipv6"]
+    ip: str
+    location: Location
+    created: float
+    server_id: int | None
+
+
+class PrimaryIPs:
+    """The project's primary IPs; addresses are drawn from each location's emulated prefix."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.by_id: dict[int, PrimaryIP] = {}
+        self._ids = itertools.count(FIRST_ID)
+        self._counter = 0
+
+    def get(self, ip_id: int) -> PrimaryIP:
+        """A primary IP by id."""
+        if ip_id not in self.by_id:
+            raise not_found("primary_ip", ip_id)
+        return self.by_id[ip_id]
+
+    def create(
+        self, kind: Literal["ipv4", "ipv6"], location: Location, server_id: int
+    ) -> PrimaryIP:
+        """A new address (IPv4) or /64 network (IPv6) in `location`, assigned to a server."""
+        self._counter += 1
+        n = self._counter
+        if kind == "ipv4":
+            address = f"{location.ipv4_prefix}.{n // 250 % 256}.{n % 250 + 2}"
+        else:
+            address = f"{location.ipv6_prefix}:{n:x}::/64"
+        ip = PrimaryIP(next(self._ids), kind, address, location, self.project.now, server_id)
+        self.by_id[ip.id] = ip
+        return ip
+
+    def delete(self, ip_id: int) -> None:
+        """Forget a primary IP (its server is gone); nothing if it is already gone."""
+        self.by_id.pop(ip_id, None)
+
+    def reset(self) -> None:
+        """Drop every primary IP (ids and addresses keep counting up)."""
+        self.by_id.clear()

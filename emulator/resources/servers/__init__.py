@@ -1,0 +1,1 @@
+"""Servers: state (models, lifecycle) and handlers (/servers routes)."""

@@ -1,0 +1,318 @@
+"""Server endpoints: create, list, get, update, delete, and the server actions.
+
+`POST /servers` checks the body the way the real API does (host-name names, labels,
+references by id or name, image architecture, location support, stock, unique names) and
+answers 201 with the server, its `create_server` action, `next_actions` and a root password
+when no SSH key was given. A server renders with full `server_type`, `datacenter` (with its
+location), `location` and `image` objects, and `public_net` with its primary IPs' ids,
+`floating_ips` and applied `firewalls`, as hcloud-python and hcloud-go parse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from emulator.errors import invalid_field, invalid_input
+from emulator.labels import validate_labels
+from emulator.listing import page_response, selector_from, sort_items
+from emulator.project import Project, State
+from emulator.render import ipv4_dns_ptr, timestamp
+from emulator.resources.actions.handlers import action_json, action_listing, resource_action
+from emulator.resources.catalogue import data as catalogue
+from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
+from emulator.routing import Endpoint, Json, Request, Response
+from emulator.validation import (
+    MAX_USER_DATA,
+    Body,
+    id_list,
+    is_hostname,
+    name_and_labels,
+    object_list,
+    optional_bool,
+    optional_object,
+    optional_ref,
+    optional_str,
+    ref_list,
+    required_ref,
+    required_str,
+)
+
+SERVER_SORT_KEYS: dict[str, Callable[[Server], Any]] = {
+    "id": lambda s: s.id,
+    "name": lambda s: s.name,
+    "created": lambda s: (s.created, s.id),
+}
+
+
+def _hostname(body: Body, key: str = "name") -> str:
+    name = required_str(body, key)
+    if not is_hostname(name):
+        raise invalid_field(key, "is not a valid hostname")
+    return name
+
+
+def _location(body: Body) -> catalogue.Location | None:
+    location_ref = optional_ref(body, "location")
+    datacenter_ref = optional_ref(body, "datacenter")
+    if location_ref is not None and datacenter_ref is not None:
+        raise invalid_input("location and datacenter are mutually exclusive")
+    if location_ref is not None:
+        location = catalogue.location(location_ref)
+        if location is None:
+            raise invalid_input(f"location '{location_ref}' not found")
+        return location
+    if datacenter_ref is not None:
+        datacenter = catalogue.datacenter(datacenter_ref)
+        if datacenter is None:
+            raise invalid_input(f"datacenter '{datacenter_ref}' not found")
+        return datacenter.location
+    return None
+
+
+def _unsupported_references(body: Body) -> None:
+    """The emulator has no networks, volumes, placement groups or spare primary IPs."""
+    for key in ("networks", "volumes"):
+        ids = id_list(body, key)
+        if ids:
+            raise invalid_input(f"{key[:-1]} {ids[0]} not found")
+    if body.get("placement_group") is not None:
+        raise invalid_input(f"placement group {body['placement_group']} not found")
+    public_net = optional_object(body, "public_net")
+    for key in ("ipv4", "ipv6"):
+        if public_net.get(key) is not None:
+            raise invalid_input(f"primary ip {public_net[key]} not found")
+
+
+def server_spec(body: Body) -> ServerSpec:
+    """Check a create request against the catalogue; state-dependent checks come later."""
+    name = _hostname(body)
+    server_type_ref = required_ref(body, "server_type")
+    image_ref = required_ref(body, "image")
+    labels = validate_labels(body.get("labels"))
+    user_data = optional_str(body, "user_data")
+    if user_data is not None and len(user_data.encode()) > MAX_USER_DATA:
+        raise invalid_field("user_data", "is too long")
+    firewalls = [entry.get("firewall") for entry in object_list(body, "firewalls")]
+    if not all(isinstance(fid, int) and not isinstance(fid, bool) for fid in firewalls):
+        raise invalid_field("firewalls", "firewall must be an ID")
+    ssh_keys = ref_list(body, "ssh_keys")
+    optional_bool(body, "automount", False)
+    public_net = optional_object(body, "public_net")
+    _unsupported_references(body)
+    server_type = catalogue.server_type(server_type_ref)
+    if server_type is None:
+        raise invalid_input(f"server type '{server_type_ref}' not found")
+    image = catalogue.image(image_ref)
+    if image is None:
+        raise invalid_input(f"image '{image_ref}' not found")
+    if image.architecture != server_type.architecture:
+        raise invalid_input("image has incompatible architecture")
+    return ServerSpec(
+        name=name,
+        server_type=server_type,
+        location=_location(body),
+        image=image,
+        labels=labels,
+        ssh_keys=ssh_keys,
+        firewall_ids=[fid for fid in firewalls if isinstance(fid, int)],
+        start_after_create=optional_bool(body, "start_after_create", True),
+        enable_ipv4=optional_bool(public_net, "enable_ipv4", True),
+        enable_ipv6=optional_bool(public_net, "enable_ipv6", True),
+        user_data=user_data or "",
+    )
+
+
+def server_json(project: Project, server: Server) -> Json:
+    """A server, the way GET /servers/{id} answers it."""
+    unavailable = project.stock.unavailable()
+    ipv4 = server.ipv4
+    ipv6 = server.ipv6
+    traffic = server.location.included_traffic
+    return {
+        "id": server.id,
+        "name": server.name,
+        "status": server.status,
+        "created": timestamp(server.created),
+        "public_net": {
+            "ipv4": None
+            if ipv4 is None
+            else {
+                "id": ipv4.id,
+                "ip": ipv4.ip,
+                "blocked": False,
+                "dns_ptr": ipv4_dns_ptr(ipv4.ip),
+            },
+            "ipv6": None
+            if ipv6 is None
+            else {
+                "id": ipv6.id,
+                "ip": ipv6.ip,
+                "blocked": False,
+                "dns_ptr": [],
+            },
+            "floating_ips": [],
+            "firewalls": [
+                {"id": fw.id, "status": "applied"} for fw in project.firewalls.of_server(server)
+            ],
+        },
+        "private_net": [],
+        "server_type": catalogue.server_type_json(server.server_type, unavailable),
+        "datacenter": catalogue.datacenter_json(
+            catalogue.datacenter_of(server.location), unavailable
+        ),
+        "location": catalogue.location_json(server.location),
+        "image": catalogue.image_json(server.image),
+        "iso": None,
+        "rescue_enabled": False,
+        "locked": False,
+        "backup_window": server.backup_window,
+        "outgoing_traffic": 0,
+        "ingoing_traffic": 0,
+        "included_traffic": traffic,
+        "protection": {"delete": server.delete_protected, "rebuild": server.rebuild_protected},
+        "labels": dict(server.labels),
+        "volumes": [],
+        "load_balancers": [],
+        "primary_disk_size": server.server_type.disk,
+        "placement_group": None,
+    }
+
+
+def create(state: State, request: Request) -> Response:
+    """POST /servers."""
+    spec = server_spec(request.body)
+    with state.transaction() as project:
+        created = project.servers.create(spec)
+        return Response(
+            201,
+            {
+                "server": server_json(project, created.server),
+                "action": action_json(created.action, project.now),
+                "next_actions": [action_json(a, project.now) for a in created.next_actions],
+                "root_password": created.root_password,
+            },
+        )
+
+
+def list_servers(state: State, request: Request) -> Response:
+    """GET /servers with name, status, label_selector, sort and pagination."""
+    selector = selector_from(request)
+    name = request.first("name")
+    statuses = request.every("status")
+    for status in statuses:
+        if status not in SERVER_STATUSES:
+            raise invalid_field("status", f"invalid status '{status}'")
+    with state.transaction() as project:
+        chosen = [
+            s
+            for s in project.servers.by_id.values()
+            if (name is None or s.name == name)
+            and (not statuses or s.status in statuses)
+            and selector.matches(s.labels)
+        ]
+        ordered = sort_items(chosen, request.every("sort"), SERVER_SORT_KEYS)
+        return page_response("servers", ordered, request, lambda s: server_json(project, s))
+
+
+def get_server(state: State, request: Request) -> Response:
+    """GET /servers/{id}."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        return Response(200, {"server": server_json(project, project.servers.get(server_id))})
+
+
+def update(state: State, request: Request) -> Response:
+    """PUT /servers/{id}: name and/or labels."""
+    server_id = request.path_id(resource="server")
+    name, labels = name_and_labels(request.body, _hostname)
+    with state.transaction() as project:
+        server = project.servers.update(server_id, name, labels)
+        return Response(200, {"server": server_json(project, server)})
+
+
+def delete(state: State, request: Request) -> Response:
+    """DELETE /servers/{id}: answers the delete_server action."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        action = project.servers.delete(server_id)
+        return Response(200, {"action": action_json(action, project.now)})
+
+
+def list_actions(state: State, request: Request) -> Response:
+    """GET /servers/{id}/actions."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        project.servers.get(server_id)
+        return action_listing(request, project.actions.of(server_id, "server"), project.now)
+
+
+def get_action(state: State, request: Request) -> Response:
+    """GET /servers/{id}/actions/{action_id}."""
+    return resource_action(state, request, "server")
+
+
+def all_server_actions(state: State, request: Request) -> Response:
+    """GET /servers/actions (optionally by id)."""
+    ids = set(request.every("id"))
+    with state.transaction() as project:
+        found = [
+            a
+            for a in project.actions.by_id.values()
+            if any(rtype == "server" for _, rtype in a.resources) and (not ids or str(a.id) in ids)
+        ]
+        return action_listing(request, found, project.now)
+
+
+def power(name: str) -> Callable[[State, Request], Response]:
+    """POST /servers/{id}/actions/{poweron,poweroff,shutdown,reboot,reset}."""
+
+    def handler(state: State, request: Request) -> Response:
+        server_id = request.path_id(resource="server")
+        with state.transaction() as project:
+            action = project.servers.power(server_id, name)
+            return Response(201, {"action": action_json(action, project.now)})
+
+    return handler
+
+
+def change_protection(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/change_protection."""
+    server_id = request.path_id(resource="server")
+    delete_flag = _optional_flag(request.body, "delete")
+    rebuild_flag = _optional_flag(request.body, "rebuild")
+    with state.transaction() as project:
+        action = project.servers.change_protection(server_id, delete_flag, rebuild_flag)
+        return Response(201, {"action": action_json(action, project.now)})
+
+
+def backup(*, enabled: bool) -> Callable[[State, Request], Response]:
+    """POST /servers/{id}/actions/{enable,disable}_backup."""
+
+    def handler(state: State, request: Request) -> Response:
+        server_id = request.path_id(resource="server")
+        with state.transaction() as project:
+            action = project.servers.set_backup(server_id, enabled=enabled)
+            return Response(201, {"action": action_json(action, project.now)})
+
+    return handler
+
+
+def _optional_flag(body: Json, key: str) -> bool | None:
+    return None if body.get(key) is None else optional_bool(body, key, False)
+
+
+ROUTES: list[Endpoint[State]] = [
+    Endpoint("GET", "/servers", list_servers),
+    Endpoint("POST", "/servers", create),
+    Endpoint("GET", "/servers/actions", all_server_actions),
+    Endpoint("GET", "/servers/{id}", get_server),
+    Endpoint("PUT", "/servers/{id}", update),
+    Endpoint("DELETE", "/servers/{id}", delete),
+    Endpoint("GET", "/servers/{id}/actions", list_actions),
+    *(Endpoint("POST", f"/servers/{{id}}/actions/{name}", power(name)) for name in POWER_ACTIONS),
+    Endpoint("POST", "/servers/{id}/actions/change_protection", change_protection),
+    Endpoint("POST", "/servers/{id}/actions/enable_backup", backup(enabled=True)),
+    Endpoint("POST", "/servers/{id}/actions/disable_backup", backup(enabled=False)),
+    Endpoint("GET", "/servers/{id}/actions/{action_id}", get_action),
+]

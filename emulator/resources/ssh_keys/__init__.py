@@ -1,0 +1,1 @@
+"""SSH keys: state (keys, fingerprints) and handlers (/ssh_keys routes)."""
