@@ -2,6 +2,6 @@
 
 import pulumi
 
-from machines.program import components, deployment
+from machines.program import components, config
 
-components.deploy(deployment.load(components.stack_config(), pulumi.get_stack()))
+components.deploy(config.load(components.stack_config(), pulumi.get_stack()))

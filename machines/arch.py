@@ -6,6 +6,8 @@ platforms, so every provider answers in Docker's names whatever its cloud calls 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 AMD64 = "amd64"
 ARM64 = "arm64"
 
@@ -45,3 +47,10 @@ def ec2_arch(arch: str) -> str:
 def ubuntu_ami_name(arch: str) -> str:
     """Name pattern of Canonical's Ubuntu 24.04 LTS server images for an architecture."""
     return f"ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-{docker_arch(arch)}-server-*"
+
+
+def preferred_arch(supported: Sequence[str]) -> str:
+    """Docker's name of the architecture a type runs, of those it supports: a 64-bit one
+    (``amd64``, ``arm64``) before any other, empty when it names none."""
+    archs = [docker_arch(a) for a in supported if a]
+    return next((a for a in archs if a in (AMD64, ARM64)), archs[0] if archs else "")

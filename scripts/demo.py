@@ -2,7 +2,7 @@
 
 1. starts the emulator on port 4080, where the local stack's ``hcloud:endpoint`` points;
 2. brings the ``local`` stack up through the Pulumi engine (``machines.automation``);
-3. lists its pools through the runtime API, configured by the stack (``Provider.from_stack``);
+3. lists its pools through the runtime API, configured by the stack (``automation.provider``);
 4. previews a size change (pool x86: 2 -> 3) without applying it;
 5. does what an autoscaler does with the runtime API: create, list and delete machines;
 6. destroys the stack, so a rerun starts clean.
@@ -114,8 +114,8 @@ def demo(workdir: Path) -> None:
             done = automation.up(STACK)
             print(f"stack {STACK}: {len(done.changes)} resources created")
 
-            step("the runtime API, configured by the stack: Provider.from_stack('local')")
-            provider = Provider.from_stack(STACK)
+            step("the runtime API, configured by the stack: automation.provider('local')")
+            provider = automation.provider(STACK)
             print(provider)
             show_pools(provider, ["x86", "arm"])
 

@@ -11,8 +11,8 @@ import pytest
 from pulumi import automation as auto
 
 from emulator.process import PROJECT_ROOT
-from machines import Provider, automation
-from machines.automation import Change, Diff, EngineError, engine_summary
+from machines import automation
+from machines.automation import Change, Diff, EngineError, diff, engine, engine_summary, stacks
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.errors import SettingsError
 
@@ -32,7 +32,7 @@ def pre_event(op: auto.OpType, type_: str, name: str, **meta: object) -> auto.En
 
 
 def collected(*events: auto.EngineEvent) -> Diff:
-    collect = automation._Changes()
+    collect = diff.Changes()
     for event in events:
         collect(event)
     return collect.diff("local")
@@ -158,7 +158,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_copy_project_has_the_program_stacks_and_virtualenv(project: Path):
-    for name in ("Pulumi.yaml", "__main__.py", "machines/automation.py"):
+    for name in ("Pulumi.yaml", "__main__.py", "machines/automation/stacks.py"):
         assert (project / name).read_bytes() == (PROJECT_ROOT / name).read_bytes()
     assert sorted(p.name for p in (project / "stacks").iterdir()) == sorted(
         p.name for p in (PROJECT_ROOT / "stacks").iterdir()
@@ -192,17 +192,17 @@ def test_state_defaults_to_the_projects_pulumi_state(project: Path, monkeypatch)
 
 
 def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypatch):
-    assert automation._passphrase("local", project) == {
+    assert engine.passphrase_env("local", project) == {
         "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE
     }
     with pytest.raises(SettingsError, match="PULUMI_CONFIG_PASSPHRASE is not set: stack prod"):
-        automation._passphrase("prod", project)
+        engine.passphrase_env("prod", project)
     kms = project / "stacks" / "Pulumi.kms.yaml"
     kms.write_text("secretsprovider: awskms://alias/orca\nconfig: {}\n")
-    assert automation._passphrase("kms", project) == {}
+    assert engine.passphrase_env("kms", project) == {}
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "")
-    assert automation._passphrase("prod", project) == {}
-    assert automation._passphrase("local", project) == {}
+    assert engine.passphrase_env("prod", project) == {}
+    assert engine.passphrase_env("local", project) == {}
 
 
 def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
@@ -210,30 +210,30 @@ def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
         automation.preview("prod", project=project)
 
 
-def test_from_stack_takes_kind_owner_and_env_from_the_outputs(monkeypatch):
+def test_a_stacks_provider_takes_kind_owner_and_env_from_the_outputs(monkeypatch):
     outputs = {
         "provider": "hetzner",
         "owner": "local",
         "env": {"HCLOUD_ENDPOINT": "http://127.0.0.1:4080/v1", "ORCA_HCLOUD_FIREWALL": "local-fw"},
     }
-    monkeypatch.setattr(automation, "outputs", lambda stack, **_: outputs)
+    monkeypatch.setattr(stacks, "outputs", lambda stack, **_: outputs)
     monkeypatch.setenv("HCLOUD_TOKEN", "t" * 64)
     monkeypatch.setenv("HCLOUD_ENDPOINT", "http://elsewhere.invalid/v1")
     monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "debian-12")
-    provider = Provider.from_stack("local")
+    provider = automation.provider("local")
     assert isinstance(provider, HetznerProvider)
     assert provider.owner == "local"
     assert provider.endpoint == "http://127.0.0.1:4080/v1"
     assert provider.firewall == "local-fw"
     assert provider.image == "debian-12"
-    assert Provider.from_stack("local", owner="other").owner == "other"
+    assert automation.provider("local", owner="other").owner == "other"
     assert os.environ["HCLOUD_ENDPOINT"] == "http://elsewhere.invalid/v1"
 
 
-def test_from_stack_without_outputs_says_to_bring_it_up(monkeypatch):
-    monkeypatch.setattr(automation, "outputs", lambda stack, **_: {"provider": "hetzner"})
+def test_a_stacks_provider_without_outputs_says_to_bring_it_up(monkeypatch):
+    monkeypatch.setattr(stacks, "outputs", lambda stack, **_: {"provider": "hetzner"})
     with pytest.raises(EngineError, match="no usable output env, owner: bring it up first"):
-        Provider.from_stack("local")
+        automation.provider("local")
 
 
 def test_importing_the_package_and_cli_does_not_load_pulumi():

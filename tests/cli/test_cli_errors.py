@@ -7,7 +7,7 @@ from pulumi.automation import CommandError, CommandResult
 
 from machines import automation
 from machines.cli import ERROR, INTERRUPTED, USAGE, main
-from machines.program.deployment import StackConfigError
+from machines.program.config import StackConfigError
 from tests.conftest import OWNER, TOKEN
 
 HETZNER = ["--provider", "hetzner", "--owner", OWNER]

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.automation import Change, Diff
+from machines.automation import Change, Diff, engine, stacks
 from machines.cli import CHANGES, ERROR, OK, main
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 from tests.conftest import OWNER
@@ -127,6 +127,7 @@ def stack_outputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
         return values
 
     monkeypatch.setattr(automation, "outputs", fake)
+    monkeypatch.setattr(stacks, "outputs", fake)
     return values
 
 
@@ -176,7 +177,7 @@ def test_a_stack_other_than_local_needs_a_passphrase(monkeypatch, capsys):
 
 
 def test_a_missing_engine_says_to_run_install_pulumi(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(automation, "CHECKOUT", tmp_path)
+    monkeypatch.setattr(engine, "CHECKOUT", tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
     monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())

@@ -59,7 +59,7 @@ def _plugins(binary: Path) -> list[dict[str, object]]:
 @pytest.fixture(scope="session", autouse=True)
 def engine() -> Path:
     """The engine's bin directory, with the hcloud resource plugin installed, or a failure."""
-    binary = automation._engine_bin()
+    binary = automation.engine_bin()
     if binary is None:
         pytest.fail(f"the Pulumi engine is not installed: {automation.INSTALL_HINT}", pytrace=False)
     if not any(

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from emulator.process import PROJECT_ROOT
-from machines import Provider, automation
+from machines import automation
 from machines.cli import CHANGES, ERROR, OK
-from machines.program.deployment import StackConfig, load
+from machines.program.config import StackConfig, load
 
 pytestmark = pytest.mark.engine
 
@@ -71,7 +71,7 @@ def test_up_creates_the_pools_servers_with_their_labels(deployment):
     [firewall] = deployment.hcloud.firewalls.get_all()
     assert (firewall.name, firewall.labels) == ("local-pools", {"orca-owner": "local"})
 
-    provider = Provider.from_stack("local")
+    provider = automation.provider("local")
     assert sorted(m.name for m in provider.machines("x86")) == ["local-x86-1", "local-x86-2"]
     assert [m.name for m in provider.machines("arm")] == ["local-arm-1"]
 
@@ -131,7 +131,7 @@ def test_up_applies_the_size_change_without_touching_the_others(deployment):
     after = servers(deployment)
     assert set(after) == {*before, "local-x86-3"}
     assert {name: after[name][0] for name in before} == {n: i for n, (i, _) in before.items()}
-    assert len(Provider.from_stack("local").machines("x86")) == 3
+    assert len(automation.provider("local").machines("x86")) == 3
     done = cli("preview", "local", "-q")
     assert (done.returncode, done.stdout.strip()) == (OK, "stack local: no changes")
 

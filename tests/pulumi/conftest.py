@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from program_harness import STACKS, StackRun, run_program, stack_file, stack_name
 
-from machines.program.deployment import StackConfig, load
+from machines.program.config import StackConfig, load
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -23,7 +23,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.program.deployment import PROJECT, Deployment, StackConfig
+from machines.program.config import PROJECT, BaseDeployment, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -187,7 +187,7 @@ class StackRun:
     path: Path
     name: str
     raw: dict[str, Any]
-    deployment: Deployment
+    deployment: BaseDeployment
     run: Run
 
     def get(self, key: str, default: Any = None) -> Any:

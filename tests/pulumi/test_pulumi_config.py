@@ -12,7 +12,7 @@ import pytest
 from program_harness import ec2, hetzner, run
 
 from machines.errors import SettingsError
-from machines.program.deployment import (
+from machines.program.config import (
     PROJECT,
     SECRET_PLACEHOLDER,
     StackConfig,
@@ -232,7 +232,7 @@ def test_stack_file_values_are_encoded_as_pulumi_hands_them_over() -> None:
 
 def test_the_configuration_model_needs_no_pulumi() -> None:
     code = (
-        "import sys, machines, machines.program.deployment\n"
+        "import sys, machines, machines.program.config\n"
         "assert not [m for m in sys.modules if m.split('.')[0].startswith('pulumi')], 'pulumi'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

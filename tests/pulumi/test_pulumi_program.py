@@ -16,7 +16,7 @@ from program_harness import (
 )
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.program.deployment import PROJECT
+from machines.program.config import PROJECT
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"

@@ -7,7 +7,9 @@ from program_harness import AMIS, INSTANCE_TYPES, SERVER_TYPES, StackRun, is_sec
 from machines.arch import docker_arch, ubuntu_ami_name
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
-from machines.program.components import EC2_SHARED_TYPE, HETZNER_SHARED_TYPE, POOL_TYPE
+from machines.program.components import POOL_TYPE
+from machines.program.ec2.components import EC2_SHARED_TYPE
+from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.settings import HCLOUD_TOKEN
 
 SERVER = "hcloud:index/server:Server"

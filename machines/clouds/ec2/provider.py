@@ -26,7 +26,7 @@ from botocore.exceptions import (
 )
 
 from machines import retry
-from machines.arch import AMD64, ARM64, UBUNTU_OWNER, docker_arch, ec2_arch, ubuntu_ami_name
+from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
     INSTANCE_ID,
@@ -380,14 +380,14 @@ class Ec2Provider(Provider):
             if err.code != "InvalidInstanceType":
                 raise
             answer = InstanceTypes()
-        archs = [docker_arch(a) for t in answer.types for a in t.processor.architectures]
-        if not archs:
+        arch = preferred_arch([a for t in answer.types for a in t.processor.architectures])
+        if not arch:
             raise UnknownMachineTypeError(
                 f"EC2 has no instance type {machine_type!r} in {self.region}: use a type "
                 "from `aws ec2 describe-instance-types`, e.g. t3.small (amd64) or t4g.small "
                 "(arm64)"
             )
-        return next((a for a in archs if a in (AMD64, ARM64)), archs[0])
+        return arch
 
     def _image_for(self, machine_type: str) -> str:
         """``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04 for the type's

@@ -1,0 +1,1 @@
+"""EC2 in the program: its settings and its resources."""

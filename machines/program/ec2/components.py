@@ -1,0 +1,198 @@
+"""EC2's part of the program: its shared security group and instance profile, its instances."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from machines.arch import UBUNTU_OWNER, preferred_arch, ubuntu_ami_name
+from machines.labels import owner_labels
+from machines.models import machine_address
+from machines.program.components import Built, named, secret_user_data
+from machines.program.config import Pool
+from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
+
+EC2_SHARED_TYPE = "orca:machines:Ec2Shared"
+
+EC2_ASSUME_ROLE = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "ec2.amazonaws.com"},
+            "Action": "sts:AssumeRole",
+        }
+    ],
+}
+
+
+class Ec2Cloud:
+    """EC2 instances like the runtime's: Ubuntu 24.04 for the type's architecture (or the
+    configured image), the location's subnet, the security group and instance profile.
+    """
+
+    def __init__(
+        self,
+        subnets: dict[str, str],
+        security_group_id: pulumi.Input[str],
+        instance_profile: pulumi.Input[str],
+        image: str,
+    ) -> None:
+        self._subnets = subnets
+        self._security_group_id = security_group_id
+        self._instance_profile = instance_profile
+        self._image = image
+
+    def arch(self, machine_type: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+        instance_type = aws.ec2.get_instance_type_output(
+            instance_type=machine_type, opts=pulumi.InvokeOptions(parent=parent)
+        )
+        return instance_type.supported_architectures.apply(preferred_arch)
+
+    def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
+        if self._image:
+            return pulumi.Output.from_input(self._image)
+
+        def newest_ubuntu(name: str) -> pulumi.Output[str]:
+            ami = aws.ec2.get_ami_output(
+                owners=[UBUNTU_OWNER],
+                most_recent=True,
+                filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[ubuntu_ami_name(name)])],
+                opts=pulumi.InvokeOptions(parent=parent),
+            )
+            return ami.id
+
+        return arch.apply(newest_ubuntu)
+
+    def machine(
+        self,
+        name: str,
+        pool: Pool,
+        labels: dict[str, str],
+        image: pulumi.Output[str],
+        parent: pulumi.Resource,
+    ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        tags = {"Name": name, **labels}
+        # A newer Ubuntu image must not replace running instances; a configured one may.
+        keep_image = [] if self._image else ["ami"]
+        instance = aws.ec2.Instance(
+            name,
+            ami=image,
+            instance_type=pool.machine_type,
+            subnet_id=self._subnets[pool.location],
+            vpc_security_group_ids=[self._security_group_id],
+            iam_instance_profile=self._instance_profile,
+            user_data=secret_user_data(pool),
+            tags=tags,
+            volume_tags=tags,
+            opts=named(parent, ignore_changes=keep_image),
+        )
+        address = pulumi.Output.all(instance.public_ip, instance.private_ip).apply(
+            lambda ips: machine_address(*ips)
+        )
+        return instance.id, address
+
+
+@dataclass(frozen=True)
+class Ec2SharedArgs:
+    """What an EC2 deployment shares: the deployment's security group and profile settings."""
+
+    deployment: Ec2Deployment
+
+
+class Ec2Shared(pulumi.ComponentResource):
+    """The security group and instance profile an EC2 deployment's instances use.
+
+    Created ones are named ``<owner>-<name>`` and tagged with the owner only; existing ones
+    are used as given (a group's id, a profile's name).
+    """
+
+    security_group_id: pulumi.Output[str]
+    instance_profile: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: Ec2SharedArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(EC2_SHARED_TYPE, name, None, opts)
+        d = args.deployment
+        self.security_group_id = self._security_group(d)
+        self.instance_profile = self._instance_profile(d)
+        self.register_outputs(
+            {"securityGroup": self.security_group_id, "instanceProfile": self.instance_profile}
+        )
+
+    def _tags(self, d: Ec2Deployment, name: str) -> dict[str, str]:
+        return {"Name": name, **owner_labels(d.owner)}
+
+    def _security_group(self, d: Ec2Deployment) -> pulumi.Output[str]:
+        group = d.security_group
+        if not isinstance(group, SecurityGroup):
+            return pulumi.Output.from_input(group)
+        name = d.owned(group.name)
+        everywhere = aws.ec2.SecurityGroupEgressArgs(
+            protocol="-1",
+            from_port=0,
+            to_port=0,
+            cidr_blocks=["0.0.0.0/0"],
+            ipv6_cidr_blocks=["::/0"],
+        )
+        ingress = []
+        for rule in group.ingress:
+            from_port, to_port = rule.ports()
+            ingress.append(
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol=rule.ip_protocol(),
+                    from_port=from_port,
+                    to_port=to_port,
+                    cidr_blocks=[ip for ip in rule.source_ips if ":" not in ip] or None,
+                    ipv6_cidr_blocks=[ip for ip in rule.source_ips if ":" in ip] or None,
+                    description=rule.description or None,
+                )
+            )
+        created = aws.ec2.SecurityGroup(
+            name,
+            name=name,
+            description=f"orca pool machines of {d.owner}",
+            vpc_id=group.vpc,
+            ingress=ingress,
+            egress=[everywhere],
+            tags=self._tags(d, name),
+            opts=named(self),
+        )
+        return created.id
+
+    def _instance_profile(self, d: Ec2Deployment) -> pulumi.Output[str]:
+        profile = d.instance_profile
+        if not isinstance(profile, InstanceProfile):
+            return pulumi.Output.from_input(profile)
+        name = d.instance_profile_name()
+        role = aws.iam.Role(
+            name,
+            name=name,
+            assume_role_policy=json.dumps(EC2_ASSUME_ROLE),
+            tags=self._tags(d, name),
+            opts=named(self),
+        )
+        for arn in profile.policies:
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{arn.rsplit('/', 1)[-1]}",
+                role=role.name,
+                policy_arn=arn,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        created = aws.iam.InstanceProfile(
+            name, name=name, role=role.name, tags=self._tags(d, name), opts=named(self)
+        )
+        return created.name
+
+
+def build(deployment: Ec2Deployment) -> Built:
+    """The deployment's security group and profile, and a cloud that makes its instances."""
+    shared = Ec2Shared("shared", Ec2SharedArgs(deployment))
+    cloud = Ec2Cloud(
+        deployment.subnets, shared.security_group_id, shared.instance_profile, deployment.image
+    )
+    return Built(cloud, shared.security_group_id.apply(deployment.env))

@@ -1,0 +1,143 @@
+"""An EC2 deployment's settings: a subnet per location, a security group, a profile."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, Field, Tag, field_validator, model_validator
+
+from machines.clouds.ec2.settings import ec2_env
+from machines.program.config import (
+    BaseDeployment,
+    ExistingName,
+    Model,
+    Name,
+    check_port,
+    either,
+    owned_name,
+    port_as_text,
+)
+
+AWS_REGION_KEY = "aws:region"
+
+
+class IngressRule(Model):
+    """An inbound rule of an EC2 security group the stack creates."""
+
+    protocol: Literal["tcp", "udp", "icmp", "icmpv6", "all"]
+    port: str = ""
+    source_ips: tuple[Name, ...] = Field(min_length=1)
+    description: str = ""
+
+    _port = field_validator("port", mode="before")(port_as_text)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> IngressRule:
+        if self.protocol in ("tcp", "udp"):
+            if not self.port:
+                raise ValueError(f"{self.protocol} rules need a port: '22' or '8000-9000'")
+            check_port(self.port, allow_any=False)
+        elif self.port:
+            raise ValueError(f"{self.protocol} rules have no port: remove it")
+        return self
+
+    def ports(self) -> tuple[int, int]:
+        """EC2's from and to port: every ICMP type is -1, every port of 'all' is 0."""
+        if self.protocol in ("icmp", "icmpv6"):
+            return -1, -1
+        if not self.port:
+            return 0, 0
+        low, _, high = self.port.partition("-")
+        return int(low), int(high or low)
+
+    def ip_protocol(self) -> str:
+        """EC2's name of the protocol ('-1' for all)."""
+        return "-1" if self.protocol == "all" else self.protocol
+
+
+class SecurityGroup(Model):
+    """An EC2 security group the stack creates in ``vpc``, named ``<owner>-<name>``.
+
+    It lets in what ``ingress`` says and lets everything out.
+    """
+
+    name: str
+    vpc: Name
+    ingress: tuple[IngressRule, ...] = ()
+
+    _name = field_validator("name")(owned_name)
+
+
+class InstanceProfile(Model):
+    """An IAM role for EC2 and its instance profile, both named ``<owner>-<name>``."""
+
+    name: str
+    policies: tuple[Name, ...] = ()
+    """ARNs of managed policies attached to the role."""
+
+    _name = field_validator("name")(owned_name)
+
+    @field_validator("policies")
+    @classmethod
+    def _distinct(cls, policies: tuple[str, ...]) -> tuple[str, ...]:
+        twice = sorted({p for p in policies if policies.count(p) > 1})
+        if twice:
+            raise ValueError(f"names {', '.join(twice)} more than once")
+        return policies
+
+
+SecurityGroupItem = Annotated[
+    ExistingName | Annotated[SecurityGroup, Tag("<new>")], either("security group")
+]
+InstanceProfileItem = Annotated[
+    ExistingName | Annotated[InstanceProfile, Tag("<new>")], either("instance profile")
+]
+
+
+class Ec2Deployment(BaseDeployment):
+    """A deployment on EC2: instances in a subnet per location, a security group, a profile."""
+
+    provider_keys: ClassVar[tuple[str, ...]] = (AWS_REGION_KEY,)
+    missing_hints: ClassVar[dict[str, str]] = {AWS_REGION_KEY: "name the stack's region"}
+    models: ClassVar[tuple[type[BaseModel], ...]] = (SecurityGroup, IngressRule, InstanceProfile)
+
+    provider: Literal["ec2"]
+    region: Name = Field(alias=AWS_REGION_KEY)
+    subnets: dict[Name, Name] = Field(min_length=1)
+    security_group: SecurityGroupItem
+    instance_profile: InstanceProfileItem
+    image: str = ""
+
+    def instance_profile_name(self) -> str:
+        """The instance profile's name, existing or created."""
+        if isinstance(self.instance_profile, str):
+            return self.instance_profile
+        return self.owned(self.instance_profile.name)
+
+    def env(self, security_group_id: str = "") -> dict[str, str]:
+        """The runtime's settings (``settings.ec2_env``); a created group's id is passed in."""
+        if isinstance(self.security_group, str):
+            security_group_id = self.security_group
+        return ec2_env(
+            self.region,
+            self.subnets,
+            security_group_id,
+            self.instance_profile_name(),
+            self.image,
+        )
+
+    def problems(self) -> list[tuple[str, str]]:
+        found = super().problems()
+        for i, pool in enumerate(self.pools):
+            if pool.location not in self.subnets:
+                found.append(
+                    (
+                        f"pools[{i}].location",
+                        f"no subnet for {pool.location!r}: subnets maps "
+                        f"{', '.join(sorted(self.subnets))}; add {pool.location}: subnet-...",
+                    )
+                )
+        return found
+
+
+DEPLOYMENT = Ec2Deployment

@@ -1,0 +1,1 @@
+"""Hetzner Cloud in the program: its settings and its resources."""

@@ -1,0 +1,126 @@
+"""A Hetzner deployment's settings: servers with an image, SSH keys and a firewall."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, Field, Tag, field_validator, model_validator
+
+from machines.arch import DEFAULT_HETZNER_IMAGE
+from machines.clouds.hetzner.settings import hetzner_env
+from machines.program.config import (
+    BaseDeployment,
+    ExistingName,
+    Model,
+    Name,
+    check_port,
+    either,
+    owned_name,
+    port_as_text,
+)
+from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
+
+HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
+
+
+class SshKey(Model):
+    """An SSH key the stack creates, named ``<owner>-<name>``."""
+
+    name: str
+    public_key: Name
+
+    _name = field_validator("name")(owned_name)
+
+    @field_validator("public_key")
+    @classmethod
+    def _one_line(cls, key: str) -> str:
+        if len(key.strip().splitlines()) != 1:
+            raise ValueError("must be one line: 'ssh-ed25519 AAAA... comment'")
+        return key.strip()
+
+
+class FirewallRule(Model):
+    """A Hetzner firewall rule; ``port`` only for tcp and udp."""
+
+    direction: Literal["in", "out"] = "in"
+    protocol: Literal["tcp", "udp", "icmp", "gre", "esp"]
+    port: str = ""
+    source_ips: tuple[Name, ...] = ()
+    destination_ips: tuple[Name, ...] = ()
+    description: str = ""
+
+    _port = field_validator("port", mode="before")(port_as_text)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FirewallRule:
+        if self.protocol in ("tcp", "udp"):
+            if not self.port:
+                raise ValueError(f"{self.protocol} rules need a port: '22', '80-443' or 'any'")
+            check_port(self.port, allow_any=True)
+        elif self.port:
+            raise ValueError(f"{self.protocol} rules have no port: remove it")
+        inbound = self.direction == "in"
+        needed, unused = (
+            ("sourceIps", "destinationIps") if inbound else ("destinationIps", "sourceIps")
+        )
+        if not (self.source_ips if inbound else self.destination_ips):
+            raise ValueError(f"an {self.direction}bound rule needs {needed}")
+        if self.destination_ips if inbound else self.source_ips:
+            raise ValueError(f"an {self.direction}bound rule has no {unused}: remove it")
+        return self
+
+
+class Firewall(Model):
+    """A Hetzner firewall the stack creates, named ``<owner>-<name>``."""
+
+    name: str
+    rules: tuple[FirewallRule, ...] = ()
+
+    _name = field_validator("name")(owned_name)
+
+
+SshKeyItem = Annotated[ExistingName | Annotated[SshKey, Tag("<new>")], either("SSH key")]
+FirewallItem = Annotated[ExistingName | Annotated[Firewall, Tag("<new>")], either("firewall")]
+
+
+class HetznerDeployment(BaseDeployment):
+    """A deployment on Hetzner Cloud: servers with an image, SSH keys and a firewall."""
+
+    provider_keys: ClassVar[tuple[str, ...]] = (HCLOUD_ENDPOINT_KEY,)
+    models: ClassVar[tuple[type[BaseModel], ...]] = (SshKey, Firewall, FirewallRule)
+
+    provider: Literal["hetzner"]
+    endpoint: str = Field(default=DEFAULT_HCLOUD_ENDPOINT, alias=HCLOUD_ENDPOINT_KEY)
+    image: Name = DEFAULT_HETZNER_IMAGE
+    ssh_keys: tuple[SshKeyItem, ...] = ()
+    firewall: FirewallItem | None = None
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, endpoint: str) -> str:
+        return check_url(endpoint, DEFAULT_HCLOUD_ENDPOINT)
+
+    def ssh_key_names(self) -> tuple[str, ...]:
+        """Every SSH key's cloud name, existing ones as given, created ones owner-prefixed."""
+        return tuple(k if isinstance(k, str) else self.owned(k.name) for k in self.ssh_keys)
+
+    def firewall_name(self) -> str:
+        """The firewall's cloud name, or empty for none."""
+        if self.firewall is None or isinstance(self.firewall, str):
+            return self.firewall or ""
+        return self.owned(self.firewall.name)
+
+    def env(self) -> dict[str, str]:
+        """The runtime's settings for this deployment (``settings.hetzner_env``)."""
+        return hetzner_env(self.endpoint, self.image, self.ssh_key_names(), self.firewall_name())
+
+    def problems(self) -> list[tuple[str, str]]:
+        found = super().problems()
+        names = self.ssh_key_names()
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                found.append((f"sshKeys[{i}]", f"SSH key {name!r} is already in the list"))
+        return found
+
+
+DEPLOYMENT = HetznerDeployment
