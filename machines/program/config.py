@@ -138,6 +138,16 @@ def check_port(port: str, *, allow_any: bool) -> str:
     return port
 
 
+def check_rule_port(protocol: str, port: str, *, allow_any: bool, example: str) -> None:
+    """A firewall or security group rule's port: needed by tcp and udp, refused by others."""
+    if protocol in ("tcp", "udp"):
+        if not port:
+            raise ValueError(f"{protocol} rules need a port: {example}")
+        check_port(port, allow_any=allow_any)
+    elif port:
+        raise ValueError(f"{protocol} rules have no port: remove it")
+
+
 def port_as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 

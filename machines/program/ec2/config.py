@@ -12,7 +12,7 @@ from machines.program.config import (
     ExistingName,
     Model,
     Name,
-    check_port,
+    check_rule_port,
     either,
     owned_name,
     port_as_text,
@@ -33,12 +33,7 @@ class IngressRule(Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> IngressRule:
-        if self.protocol in ("tcp", "udp"):
-            if not self.port:
-                raise ValueError(f"{self.protocol} rules need a port: '22' or '8000-9000'")
-            check_port(self.port, allow_any=False)
-        elif self.port:
-            raise ValueError(f"{self.protocol} rules have no port: remove it")
+        check_rule_port(self.protocol, self.port, allow_any=False, example="'22' or '8000-9000'")
         return self
 
     def ports(self) -> tuple[int, int]:

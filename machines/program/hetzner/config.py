@@ -13,7 +13,7 @@ from machines.program.config import (
     ExistingName,
     Model,
     Name,
-    check_port,
+    check_rule_port,
     either,
     owned_name,
     port_as_text,
@@ -53,12 +53,7 @@ class FirewallRule(Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> FirewallRule:
-        if self.protocol in ("tcp", "udp"):
-            if not self.port:
-                raise ValueError(f"{self.protocol} rules need a port: '22', '80-443' or 'any'")
-            check_port(self.port, allow_any=True)
-        elif self.port:
-            raise ValueError(f"{self.protocol} rules have no port: remove it")
+        check_rule_port(self.protocol, self.port, allow_any=True, example="'22', '80-443' or 'any'")
         inbound = self.direction == "in"
         needed, unused = (
             ("sourceIps", "destinationIps") if inbound else ("destinationIps", "sourceIps")
