@@ -149,7 +149,7 @@ class HetznerProvider(Provider):
         labels = pool_labels(spec.pool, self.owner)
         try:
             response = self._call(
-                f"create server {spec.name}",
+                "create server",
                 lambda: self._client().servers.create(
                     name=spec.name,
                     server_type=ServerType(name=spec.machine_type),
