@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from machines.errors import MachinesError
 from machines.models import Machine, MachineSpec
 from machines.provider import Provider, kinds
+from machines.secrets import mask
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
 if TYPE_CHECKING:
@@ -37,14 +38,6 @@ NO_STOCK = 3
 USAGE = 64
 INTERRUPTED = 130
 
-
-SECRET_VARS = (
-    "HCLOUD_TOKEN",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "PULUMI_CONFIG_PASSPHRASE",
-)
-"""Variables whose values are masked should a message ever quote one."""
 
 EPILOG = f"""\
 exit status:
@@ -297,7 +290,7 @@ def _create(args: argparse.Namespace) -> int:
         print(_table([created.machine]))
         return OK
     if created.no_stock:
-        print(f"{PROG}: no stock: {_scrub(created.reason)}", file=sys.stderr)
+        print(f"{PROG}: no stock: {mask(created.reason)}", file=sys.stderr)
         return NO_STOCK
     raise MachinesError(f"create {args.name} failed: {created.reason}")
 
@@ -335,16 +328,8 @@ def _table(machines: Sequence[Machine]) -> str:
 
 def _fail(message: str, status: int = ERROR) -> int:
     line = "; ".join(part.strip() for part in message.splitlines() if part.strip())
-    print(f"{PROG}: error: {_scrub(line)}", file=sys.stderr, flush=True)
+    print(f"{PROG}: error: {mask(line)}", file=sys.stderr, flush=True)
     return status
-
-
-def _scrub(text: str) -> str:
-    for name in SECRET_VARS:
-        value = os.environ.get(name, "")
-        if len(value) >= 4:
-            text = text.replace(value, "[secret]")
-    return text
 
 
 def _validation(error: ValidationError) -> str:

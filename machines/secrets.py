@@ -12,15 +12,23 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
+from machines.settings import (
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    HCLOUD_TOKEN,
+    PULUMI_ACCESS_TOKEN,
+    PULUMI_CONFIG_PASSPHRASE,
+)
+
 MASK = "[secret]"
 """What a secret is shown as: the same mask the Pulumi engine prints."""
 
 SECRET_VARIABLES = (
-    "HCLOUD_TOKEN",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "PULUMI_CONFIG_PASSPHRASE",
-    "PULUMI_ACCESS_TOKEN",
+    HCLOUD_TOKEN,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_ACCESS_TOKEN,
 )
 """Variables whose values are masked should a message ever quote one."""
 

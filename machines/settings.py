@@ -34,6 +34,19 @@ ORCA_OWNER = "ORCA_OWNER"
 """The provider kind and owner of a deployment: ``orca-machines env`` prints them with the
 stack's settings, and the CLI's pool commands read them."""
 
+AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
+AWS_SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"  # noqa: S105 (the variable's name)
+AWS_SESSION_TOKEN = "AWS_SESSION_TOKEN"  # noqa: S105 (the variable's name)
+AWS_PROFILE = "AWS_PROFILE"
+
+PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
+PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (the variable's name)
+PULUMI_CONFIG_PASSPHRASE_FILE = "PULUMI_CONFIG_PASSPHRASE_FILE"  # noqa: S105
+PULUMI_ACCESS_TOKEN = "PULUMI_ACCESS_TOKEN"  # noqa: S105 (the variable's name)
+PULUMI_HOME = "PULUMI_HOME"
+ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
+"""The Pulumi project directory automation works on; default: this checkout."""
+
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 

@@ -35,11 +35,6 @@ from machines.automation.project import (
     CHECKOUT,
     ENGINE_DIR,
     INSTALL_HINT,
-    ORCA_PULUMI_PROJECT,
-    PULUMI_BACKEND_URL,
-    PULUMI_CONFIG_PASSPHRASE,
-    PULUMI_CONFIG_PASSPHRASE_FILE,
-    PULUMI_HOME,
     STATE_DIR,
     backend_url,
     copy_project,
@@ -60,6 +55,13 @@ from machines.automation.stacks import (
     select,
     set_config,
     up,
+)
+from machines.settings import (
+    ORCA_PULUMI_PROJECT,
+    PULUMI_BACKEND_URL,
+    PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_CONFIG_PASSPHRASE_FILE,
+    PULUMI_HOME,
 )
 
 __all__ = [

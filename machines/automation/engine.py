@@ -16,16 +16,18 @@ from machines.automation.project import (
     CHECKOUT,
     ENGINE_DIR,
     INSTALL_HINT,
-    PULUMI_BACKEND_URL,
-    PULUMI_CONFIG_PASSPHRASE,
-    PULUMI_CONFIG_PASSPHRASE_FILE,
-    PULUMI_HOME,
     backend_url,
     read_yaml,
     short_name,
     stack_file,
 )
 from machines.errors import MachinesError, SettingsError
+from machines.settings import (
+    PULUMI_BACKEND_URL,
+    PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_CONFIG_PASSPHRASE_FILE,
+    PULUMI_HOME,
+)
 
 LOCAL_STACK = "local"
 LOCAL_PASSPHRASE = "orca-machines-local"  # noqa: S105 (documented, for the local stack only)

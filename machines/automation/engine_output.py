@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 
-from machines.automation.project import INSTALL_HINT, PULUMI_CONFIG_PASSPHRASE
-from machines.settings import HCLOUD_TOKEN
+from machines.automation.project import (
+    INSTALL_HINT,
+)
+from machines.secrets import mask
+from machines.settings import (
+    PULUMI_CONFIG_PASSPHRASE,
+)
 
 _STACK_TYPE = "pulumi:pulumi:Stack"
-_SECRET = "[secret]"  # noqa: S105 (the engine's mask, not a secret)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GENERIC = re.compile(
@@ -42,8 +45,7 @@ def engine_summary(text: str) -> str:
         summary += f" (the hcloud plugin is missing: {INSTALL_HINT})"
     if "incorrect passphrase" in summary:
         summary += f" ({PULUMI_CONFIG_PASSPHRASE} is not the passphrase of the stack's secrets)"
-    if token := os.environ.get(HCLOUD_TOKEN):
-        summary = summary.replace(token, _SECRET)
+    summary = mask(summary)
     return summary if len(summary) <= _LIMIT else summary[: _LIMIT - 3] + "..."
 
 

@@ -10,14 +10,7 @@ from pathlib import Path
 import yaml
 
 from machines.errors import SettingsError
-
-PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
-PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (a variable's name)
-PULUMI_CONFIG_PASSPHRASE_FILE = "PULUMI_CONFIG_PASSPHRASE_FILE"  # noqa: S105
-PULUMI_HOME = "PULUMI_HOME"
-ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
-"""The Pulumi project directory to work on; default: this checkout."""
-
+from machines.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 STATE_DIR = ".pulumi-state"
 ENGINE_DIR = ".pulumi-engine"

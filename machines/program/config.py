@@ -30,19 +30,26 @@ from pydantic_core import ErrorDetails
 from machines.errors import SettingsError
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.program.clouds import CLOUDS
+from machines.secrets import MASK
+from machines.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    HCLOUD_TOKEN,
+)
 
 PROJECT = "orca-machines"
 """The Pulumi project, so the namespace of this program's configuration keys."""
 
 CREDENTIALS = {
-    "hcloud:token": "HCLOUD_TOKEN",
-    "aws:accessKey": "AWS_ACCESS_KEY_ID",
-    "aws:secretKey": "AWS_SECRET_ACCESS_KEY",
-    "aws:token": "AWS_SESSION_TOKEN",
+    "hcloud:token": HCLOUD_TOKEN,
+    "aws:accessKey": AWS_ACCESS_KEY_ID,
+    "aws:secretKey": AWS_SECRET_ACCESS_KEY,
+    "aws:token": AWS_SESSION_TOKEN,
 }
 """Provider configuration keys that hold credentials, and the variable that can carry each."""
 
-SECRET_PLACEHOLDER = "[secret]"  # noqa: S105 (a stand-in, not a secret)
+SECRET_PLACEHOLDER = MASK
 """What stands for an encrypted value of a stack file, which is checked without decrypting it."""
 
 

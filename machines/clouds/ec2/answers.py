@@ -26,10 +26,17 @@ from machines.errors import CONNECTION, CREDENTIALS, NOT_THE_API, TIMEOUT, Cloud
 from machines.labels import ORCA_LABEL, ORCA_VALUE, OWNER_LABEL, POOL_LABEL, belongs_to
 from machines.models import Machine, Status, machine_address
 from machines.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_ENDPOINT_URL,
+    AWS_PROFILE,
+    AWS_REGION,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
     ORCA_EC2_IMAGE,
     ORCA_EC2_INSTANCE_PROFILE,
     ORCA_EC2_SECURITY_GROUP,
     ORCA_EC2_SUBNETS,
+    ORCA_REQUEST_TIMEOUT,
 )
 
 NAME_TAG = "Name"
@@ -217,23 +224,23 @@ def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
         )
     if isinstance(error, ReadTimeoutError | ConnectTimeoutError):
         return CloudError(
-            f"{where} did not answer in time{tries} (ORCA_REQUEST_TIMEOUT)", code=TIMEOUT
+            f"{where} did not answer in time{tries} ({ORCA_REQUEST_TIMEOUT})", code=TIMEOUT
         )
     if isinstance(error, NoConnectionError | HTTPClientError):
         return CloudError(
             f"{where} could not be reached{tries} ({type(error).__name__}): check the network, "
-            "AWS_REGION and AWS_ENDPOINT_URL",
+            f"{AWS_REGION} and {AWS_ENDPOINT_URL}",
             code=CONNECTION,
         )
     if isinstance(error, NoCredentialsError):
         return CloudError(
-            f"{where}: no AWS credentials found: set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or give the machine a role",
+            f"{where}: no AWS credentials found: set {AWS_ACCESS_KEY_ID} and "
+            f"{AWS_SECRET_ACCESS_KEY}, {AWS_PROFILE}, or give the machine a role",
             code=CREDENTIALS,
         )
     if isinstance(error, ResponseParserError | ValidationError):
         return CloudError(
-            f"{where} answered something that is not EC2's: is AWS_ENDPOINT_URL an EC2 endpoint?",
+            f"{where} answered something that is not EC2's: is {AWS_ENDPOINT_URL} an EC2 endpoint?",
             code=NOT_THE_API,
         )
     if isinstance(error, BotoCoreError):
@@ -260,12 +267,12 @@ def hint(code: str, operation: str, message: str) -> str:
     if setting:
         return f": check {setting}"
     if code.isdigit():
-        return " (is AWS_ENDPOINT_URL an EC2 endpoint?)"
+        return f" (is {AWS_ENDPOINT_URL} an EC2 endpoint?)"
     hints = {
         **dict.fromkeys(
             CREDENTIAL_CODES,
-            ": check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-            "AWS_SESSION_TOKEN, AWS_PROFILE or the machine's role)",
+            f": check the credentials ({AWS_ACCESS_KEY_ID} and {AWS_SECRET_ACCESS_KEY}, "
+            f"{AWS_SESSION_TOKEN}, {AWS_PROFILE} or the machine's role)",
         ),
         "RequestExpired": ": check this machine's clock",
         "UnauthorizedOperation": (

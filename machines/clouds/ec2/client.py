@@ -17,15 +17,21 @@ from botocore.config import Config
 
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.secrets import redact_logs
-from machines.settings import Timeouts
+from machines.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_PROFILE,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    Timeouts,
+)
 
 POOL_CONNECTIONS = 32
 
 CREDENTIAL_VARIABLES = {
-    "AWS_ACCESS_KEY_ID": "aws_access_key_id",
-    "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
-    "AWS_SESSION_TOKEN": "aws_session_token",
-    "AWS_PROFILE": "profile_name",
+    AWS_ACCESS_KEY_ID: "aws_access_key_id",
+    AWS_SECRET_ACCESS_KEY: "aws_secret_access_key",
+    AWS_SESSION_TOKEN: "aws_session_token",
+    AWS_PROFILE: "profile_name",
 }
 """Variables that may carry credentials, and boto3's name for each."""
 

@@ -12,6 +12,10 @@ from hcloud.servers import BoundServer
 from machines.errors import CONNECTION, TIMEOUT, CloudError
 from machines.labels import POOL_LABEL
 from machines.models import Machine, Status, machine_address
+from machines.settings import (
+    HCLOUD_ENDPOINT,
+    HCLOUD_TOKEN,
+)
 
 NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
 """What Hetzner answers when it has no capacity for a type in a location right now."""
@@ -84,13 +88,13 @@ def cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
     if isinstance(error, APIException) and isinstance(error.code, int):
         return CloudError(
             f"{what}: the endpoint answered HTTP {error.code} without a Hetzner API error{tries}:"
-            " check that HCLOUD_ENDPOINT is the API's base URL (ending in /v1)",
+            f" check that {HCLOUD_ENDPOINT} is the API's base URL (ending in /v1)",
             str(error.code),
         )
     if isinstance(error, APIException):
         code = str(error.code)
         hint = {
-            "unauthorized": ": check HCLOUD_TOKEN",
+            "unauthorized": f": check {HCLOUD_TOKEN}",
             "forbidden": ": the token may be read-only",
             "rate_limit_exceeded": ": the project's rate limit is spent, slow down",
         }.get(code, "")
@@ -99,7 +103,7 @@ def cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
         return CloudError(f"{what}: Hetzner did not answer in time{tries}", TIMEOUT)
     if isinstance(error, requests.ConnectionError):
         return CloudError(
-            f"{what}: could not reach the Hetzner API{tries}: check HCLOUD_ENDPOINT", CONNECTION
+            f"{what}: could not reach the Hetzner API{tries}: check {HCLOUD_ENDPOINT}", CONNECTION
         )
     return CloudError(f"{what}: {type(error).__name__}{tries}", "error")
 
