@@ -1,8 +1,10 @@
 package main
 
-// The API's catalogue (server types, locations, datacenters, images by architecture), read
-// once per plugin process: Check validates every server against it, and a stack may declare
-// many servers of the same type.
+// The API's catalogue (server types, images by architecture), read once per plugin process:
+// a stack may declare many servers of the same type, and each create and type change needs
+// the type (its architecture, disk and per-location deprecation). Only Create, Update and the
+// invokes read it: Check and Diff never call the API, as the official provider's plan does not.
+// Datacenters are never read: GET /datacenters answers 410 Gone since 2026-10-01.
 
 import (
 	"context"
@@ -17,8 +19,6 @@ type catalogue struct {
 	c *hcloud.Client
 
 	serverTypes list[hcloud.ServerType]
-	locations   list[hcloud.Location]
-	datacenters list[hcloud.Datacenter]
 
 	mu     sync.Mutex
 	images map[string]*hcloud.Image // "name|arch" -> image, nil when there is none
@@ -29,10 +29,6 @@ func newCatalogue(c *hcloud.Client) *catalogue {
 		c: c,
 		serverTypes: list[hcloud.ServerType]{load: c.ServerType.All,
 			key: func(t *hcloud.ServerType) (int64, string) { return t.ID, t.Name }},
-		locations: list[hcloud.Location]{load: c.Location.All,
-			key: func(l *hcloud.Location) (int64, string) { return l.ID, l.Name }},
-		datacenters: list[hcloud.Datacenter]{load: c.Datacenter.All,
-			key: func(d *hcloud.Datacenter) (int64, string) { return d.ID, d.Name }},
 		images: map[string]*hcloud.Image{},
 	}
 }
@@ -86,25 +82,6 @@ func (l *list[T]) names(ctx context.Context) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// datacenterOf names the datacenter of a location when the location has exactly one (as every
-// Hetzner location has today); "" otherwise. hcloud-go v2 no longer reads a server's datacenter.
-func (cat *catalogue) datacenterOf(ctx context.Context, location string) string {
-	all, err := cat.datacenters.all(ctx)
-	if err != nil {
-		return ""
-	}
-	found := ""
-	for _, d := range all {
-		if d.Location != nil && d.Location.Name == location {
-			if found != "" {
-				return ""
-			}
-			found = d.Name
-		}
-	}
-	return found
 }
 
 // image resolves an image name or ID for an architecture, as the terraform provider does;

@@ -1,16 +1,25 @@
 package main
 
-// hcloud:index/firewall:Firewall, as terraform-provider-hcloud's hcloud_firewall for name,
-// labels and rules (a set: order does not matter): all three update in place (rules with the
-// set_rules action). applyTos is not supported: this project applies firewalls through the
-// servers' firewallIds. Deleting retries while the firewall is still in use (servers being
-// deleted), as the terraform provider does.
+// hcloud:index/firewall:Firewall, as terraform-provider-hcloud v1.68.0's hcloud_firewall for
+// name, labels and rules (internal/firewall/resource.go and validation.go there):
+//
+//   - rules are a set (order does not matter); an address without a prefix length is a
+//     single host (/32, /128), addresses compare in the API's spelling (lower case, shortest
+//     IPv6), and a CIDR with host bits set is refused at Check, as are a direction other than
+//     in/out and an unknown protocol (ports and which addresses a rule needs meet the API);
+//   - name, rules (set_rules) and labels update in place, in that order; an empty rule set
+//     leaves the firewall's rules as they are (the official provider skips set_rules then);
+//     labels are computed: without a labels input the firewall keeps its own;
+//   - delete first removes the firewall from every resource it is applied to (servers and
+//     label selectors, including servers the runtime made with ORCA_HCLOUD_FIREWALL), waits
+//     for that, then deletes it, retrying while the API still says resource_in_use or conflict.
+//
+// applyTos is not supported: this project applies firewalls through the servers' firewallIds.
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +37,8 @@ var firewallSpec = &resourceSpec{
 	token: firewallToken,
 	props: []prop{
 		{name: "name", kind: kString, input: true, output: true, desc: "Name of the firewall; autonamed when absent."},
-		{name: "labels", kind: kStringMap, input: true, output: true, desc: "User-defined labels."},
+		{name: "labels", kind: kStringMap, input: true, output: true, computed: true,
+			desc: "User-defined labels; without them the firewall keeps its own."},
 		{name: "rules", kind: kRuleList, input: true, output: true, equal: rulesPropEqual,
 			desc: "The firewall's rules (a set)."},
 	},
@@ -57,17 +67,47 @@ func rulesOf(v view, key string) []rule {
 	return rules
 }
 
-func canonicalCIDRs(ips []string) string {
+// normalizeIP writes an address or network as the API does: a network in CIDR notation, its
+// host bits kept (so that validateIP can refuse them), lower case, IPv6 shortest; a bare
+// address is a single host (/32 or /128). Anything else is returned unchanged.
+func normalizeIP(s string) string {
+	if ip, n, err := net.ParseCIDR(s); err == nil {
+		return (&net.IPNet{IP: ip, Mask: n.Mask}).String()
+	}
+	ip := net.ParseIP(s)
+	switch {
+	case ip == nil:
+		return s
+	case ip.To4() != nil:
+		return (&net.IPNet{IP: ip.To4(), Mask: net.CIDRMask(32, 32)}).String()
+	}
+	return (&net.IPNet{IP: ip, Mask: net.CIDRMask(128, 128)}).String()
+}
+
+// validateIP says what is wrong with a rule's address (nil when nothing is).
+func validateIP(s string) error {
+	ip, n, err := net.ParseCIDR(normalizeIP(s))
+	if err != nil {
+		return fmt.Errorf("%q is not an IP address or network (such as 203.0.113.7, 203.0.113.0/24 or ::/0)", s)
+	}
+	if !ip.Equal(n.IP) {
+		return fmt.Errorf("%s is not the start of the network %s: remove the host bits", s, n)
+	}
+	return nil
+}
+
+func normalizeIPs(ips []string) []string {
 	out := make([]string, len(ips))
 	for i, ip := range ips {
-		if _, n, err := net.ParseCIDR(ip); err == nil {
-			out[i] = n.String()
-		} else {
-			out[i] = ip
-		}
+		out[i] = normalizeIP(ip)
 	}
+	return out
+}
+
+func canonicalCIDRs(ips []string) string {
+	out := normalizeIPs(ips)
 	slices.Sort(out)
-	return strings.Join(out, ",")
+	return strings.Join(slices.Compact(out), ",")
 }
 
 // key identifies a rule up to the order and spelling of its addresses.
@@ -124,10 +164,10 @@ func rulesProp(rules []rule) resource.PropertyValue {
 func parseCIDRs(ips []string) ([]net.IPNet, error) {
 	out := make([]net.IPNet, 0, len(ips))
 	for _, ip := range ips {
-		_, n, err := net.ParseCIDR(ip)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an IP network in CIDR notation (e.g. 203.0.113.0/24, ::/0)", ip)
+		if err := validateIP(ip); err != nil {
+			return nil, err
 		}
+		_, n, _ := net.ParseCIDR(normalizeIP(ip))
 		out = append(out, *n)
 	}
 	return out, nil
@@ -194,7 +234,7 @@ func apiRules(rules []rule) ([]hcloud.FirewallRule, error) {
 	return out, nil
 }
 
-var portPattern = regexp.MustCompile(`^(any|[0-9]{1,5}(-[0-9]{1,5})?)$`)
+var protocols = []string{"tcp", "udp", "icmp", "esp", "gre"}
 
 var ruleKeys = []string{"direction", "protocol", "port", "sourceIps", "destinationIps", "description"}
 
@@ -222,8 +262,12 @@ func checkRules(rules resource.PropertyValue) []*pulumirpc.CheckFailure {
 			if v, ok := o.get(k); ok && !v.ContainsUnknowns() {
 				if msg := checkKind(kStringList, v); msg != "" {
 					bad(i, "%s %s", k, msg)
-				} else if _, err := parseCIDRs(o.strs(k)); err != nil {
-					bad(i, "%s: %v", k, err)
+				} else {
+					for _, ip := range o.strs(k) {
+						if err := validateIP(ip); err != nil {
+							bad(i, "%s: %v", k, err)
+						}
+					}
 				}
 			}
 		}
@@ -231,32 +275,14 @@ func checkRules(rules resource.PropertyValue) []*pulumirpc.CheckFailure {
 		if !o.isUnknown("direction") && dir != "in" && dir != "out" {
 			bad(i, "direction must be \"in\" or \"out\", not %q", dir)
 		}
-		if !o.isUnknown("protocol") {
-			switch proto {
-			case "tcp", "udp":
-				if !o.isUnknown("port") && !portPattern.MatchString(o.str("port")) {
-					bad(i, "a %s rule needs a port: a number, a range such as 8000-8100, or \"any\"", proto)
-				}
-			case "icmp", "esp", "gre":
-				if o.has("port") && !o.isUnknown("port") && o.str("port") != "" {
-					bad(i, "a %s rule has no port: remove it", proto)
-				}
-			default:
-				bad(i, "protocol must be one of tcp, udp, icmp, esp, gre; not %q", proto)
-			}
-		}
-		if dir == "in" && !o.isUnknown("sourceIps") && len(o.strs("sourceIps")) == 0 {
-			bad(i, "an inbound rule needs sourceIps")
-		}
-		if dir == "out" && !o.isUnknown("destinationIps") && len(o.strs("destinationIps")) == 0 {
-			bad(i, "an outbound rule needs destinationIps")
+		if !o.isUnknown("protocol") && !slices.Contains(protocols, proto) {
+			bad(i, "protocol must be one of %s; not %q", strings.Join(protocols, ", "), proto)
 		}
 	}
 	return failures
 }
 
-func (firewallResource) check(_ context.Context, _ *hcloud.Client, _ *catalogue, req *pulumirpc.CheckRequest,
-	olds, news resource.PropertyMap,
+func (firewallResource) check(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
 	checked, _, failures := checkInputs(req, olds, news, func(n view) []*pulumirpc.CheckFailure {
 		if v, ok := n.get("rules"); ok && !v.IsComputed() {
@@ -267,12 +293,16 @@ func (firewallResource) check(_ context.Context, _ *hcloud.Client, _ *catalogue,
 	return checked, failures
 }
 
-// firewallState: the API's firewall, with the rules as the inputs wrote them while they are
-// the same set.
+// firewallState: the API's firewall, with the rules in the order the inputs gave them (their
+// addresses as the API writes them) while they are the same set.
 func firewallState(f *hcloud.Firewall, given []rule) resource.PropertyMap {
 	rules := rulesFromAPI(f.Rules)
 	if rulesEqual(rules, given) {
-		rules = given
+		rules = make([]rule, len(given))
+		for i, r := range given {
+			r.sourceIPs, r.destinationIPs = normalizeIPs(r.sourceIPs), normalizeIPs(r.destinationIPs)
+			rules[i] = r
+		}
 	}
 	return resource.PropertyMap{
 		"name":   strProp(f.Name),
@@ -281,7 +311,7 @@ func firewallState(f *hcloud.Firewall, given []rule) resource.PropertyMap {
 	}
 }
 
-func (firewallResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue, news resource.PropertyMap,
+func (firewallResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue, _ warnFunc, news resource.PropertyMap,
 ) (string, resource.PropertyMap, error) {
 	n := view(revealMap(news))
 	what := fmt.Sprintf("creating firewall %q", n.str("name"))
@@ -332,31 +362,27 @@ func (firewallResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue
 	return firewallState(f, rulesOf(view(revealMap(state)), "rules")), nil
 }
 
-func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
-	_, news resource.PropertyMap,
+func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalogue, _ warnFunc, id string,
+	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, error) {
 	fid, err := parseID("firewall", id)
 	if err != nil {
 		return nil, err
 	}
-	n := view(revealMap(news))
+	o, n := view(revealMap(olds)), view(revealMap(news))
 	what := fmt.Sprintf("updating firewall %q (%s)", n.str("name"), id)
 	f, err := getByID(ctx, fid, c.Firewall.GetByID, what)
 	if err != nil {
 		return nil, err
 	}
-	labels := n.strMap("labels")
-	if n.str("name") != f.Name || !labelsEqual(labels, f.Labels) {
-		opts := hcloud.FirewallUpdateOpts{Labels: labels}
-		if n.str("name") != f.Name {
-			opts.Name = n.str("name")
-		}
-		if f, _, err = c.Firewall.Update(ctx, f, opts); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, apiError(err))
+	if n.str("name") != f.Name {
+		if f, _, err = c.Firewall.Update(ctx, f, hcloud.FirewallUpdateOpts{Name: n.str("name")}); err != nil {
+			return nil, fmt.Errorf("%s: renaming it: %w", what, apiError(err))
 		}
 	}
 	given := rulesOf(n, "rules")
-	if !rulesEqual(rulesFromAPI(f.Rules), given) {
+	// No rules at all leaves the firewall's rules alone, as the official provider does.
+	if len(given) > 0 && !rulesEqual(rulesOf(o, "rules"), given) {
 		rules, err := apiRules(given)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -368,33 +394,79 @@ func (firewallResource) update(ctx context.Context, c *hcloud.Client, _ *catalog
 		if err := waitFor(ctx, c, what, actions...); err != nil {
 			return firewallState(f, nil), err
 		}
-		f = latest(ctx, c, fid, f)
 	}
-	return firewallState(f, given), nil
+	if n.has("labels") && !labelsEqual(n.strMap("labels"), f.Labels) {
+		if f, _, err = c.Firewall.Update(ctx, f, hcloud.FirewallUpdateOpts{Labels: n.strMap("labels")}); err != nil {
+			return nil, fmt.Errorf("%s: setting its labels: %w", what, apiError(err))
+		}
+	}
+	return firewallState(latest(ctx, c, fid, f), given), nil
 }
 
 func (firewallResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
-	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels", "rules"}, firewallCleared())
+	out := updatePreview(olds, news, []resource.PropertyKey{"name", "labels"}, nil)
+	if v, ok := news["rules"]; ok && len(reveal(v).ArrayValue()) > 0 {
+		out["rules"] = v
+	}
+	return out
 }
+
+// Deleting retries a firewall still in use (its removals settling) or in conflict as the
+// official provider does: up to 10 attempts, waiting 1 s, 2 s, 4 s... between them.
+const (
+	deleteAttempts = 10
+	deleteBackoff  = time.Second
+)
 
 func (firewallResource) delete(ctx context.Context, c *hcloud.Client, id string, _ resource.PropertyMap) error {
 	fid, err := parseID("firewall", id)
 	if err != nil {
 		return err
 	}
-	// Still in use while the servers it was applied to are being deleted: retry for 2 minutes.
-	deadline := time.Now().Add(2 * time.Minute)
-	for delay := 500 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		_, err := c.Firewall.Delete(ctx, &hcloud.Firewall{ID: fid})
+	what := fmt.Sprintf("deleting firewall %s", id)
+	f, err := getByID(ctx, fid, c.Firewall.GetByID, what)
+	if err == errNotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := detachAll(ctx, c, f); err != nil {
+		return fmt.Errorf("%s: removing it from the resources it is applied to: %w", what, err)
+	}
+	delay := deleteBackoff
+	for attempt := 1; ; attempt++ {
+		_, err := c.Firewall.Delete(ctx, f)
 		switch {
 		case err == nil || isNotFound(err):
 			return nil
-		case hcloud.IsError(err, hcloud.ErrorCodeResourceInUse) && time.Now().Before(deadline):
+		case attempt < deleteAttempts &&
+			(hcloud.IsError(err, hcloud.ErrorCodeResourceInUse) || hcloud.IsError(err, hcloud.ErrorCodeConflict)):
 			if err := sleep(ctx, delay); err != nil {
-				return fmt.Errorf("deleting firewall %s: %w", id, apiError(err))
+				return fmt.Errorf("%s: %w", what, apiError(err))
 			}
+			delay *= 2
 		default:
-			return fmt.Errorf("deleting firewall %s: %w", id, apiError(err))
+			return fmt.Errorf("%s: %w", what, apiError(err))
 		}
 	}
+}
+
+// detachAll removes firewall f from every resource it is applied to, in one request, and
+// waits for it; resources already gone are fine.
+func detachAll(ctx context.Context, c *hcloud.Client, f *hcloud.Firewall) error {
+	if len(f.AppliedTo) == 0 {
+		return nil
+	}
+	actions, _, err := c.Firewall.RemoveResources(ctx, f, f.AppliedTo)
+	if err != nil {
+		if hcloud.IsError(err, hcloud.ErrorCodeFirewallResourceNotFound) || isNotFound(err) {
+			return nil
+		}
+		return apiError(err)
+	}
+	if err := c.Action.WaitFor(ctx, actions...); err != nil {
+		return apiError(err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/exp/deprecationutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
@@ -24,7 +25,8 @@ const (
 	getFirewallToken   = "hcloud:index/getFirewall:getFirewall"
 )
 
-type invokeFunc func(ctx context.Context, c *hcloud.Client, cat *catalogue, args view) (resource.PropertyMap, []*pulumirpc.CheckFailure, error)
+type invokeFunc func(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc, args view,
+) (resource.PropertyMap, []*pulumirpc.CheckFailure, error)
 
 var invokes = map[string]invokeFunc{
 	getServerTypeToken: getServerType,
@@ -47,7 +49,7 @@ func (p *hcloudProvider) Invoke(ctx context.Context, req *pulumirpc.InvokeReques
 		return nil, err
 	}
 	defer done()
-	result, failures, err := fn(ctx, c, cat, view(revealMap(args)))
+	result, failures, err := fn(ctx, c, cat, p.warner(ctx, ""), view(revealMap(args)))
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (p *hcloudProvider) Invoke(ctx context.Context, req *pulumirpc.InvokeReques
 	return &pulumirpc.InvokeResponse{Return: ret}, nil
 }
 
-func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, args view,
+func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc, args view,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure, error) {
 	id, hasID := args.number("id")
 	name := args.str("name")
@@ -88,6 +90,12 @@ func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, args v
 		}
 		return nil, nil, status.Errorf(codes.NotFound, "no server type with %s; the API has: %s",
 			which, strings.Join(cat.serverTypes.names(ctx), ", "))
+	}
+	// As the official data source: a warning when the type is deprecated in every location.
+	if msg, unavailable := deprecationutil.ServerTypeMessage(t, ""); unavailable {
+		warn("Server Type unavailable: " + msg + ".")
+	} else if msg != "" {
+		warn("Server Type deprecated: " + msg + ".")
 	}
 	locations := make([]resource.PropertyValue, 0, len(t.Locations))
 	for _, l := range t.Locations {
@@ -123,7 +131,7 @@ func getServerType(ctx context.Context, c *hcloud.Client, cat *catalogue, args v
 	}, nil, nil
 }
 
-func getFirewall(ctx context.Context, c *hcloud.Client, _ *catalogue, args view,
+func getFirewall(ctx context.Context, c *hcloud.Client, _ *catalogue, _ warnFunc, args view,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure, error) {
 	id, hasID := args.number("id")
 	name, selector := args.str("name"), args.str("withSelector")

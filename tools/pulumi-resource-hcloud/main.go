@@ -8,8 +8,8 @@
 // plugin speaks the provider gRPC protocol itself and drives the real Hetzner Cloud API (or
 // the project's emulator) through hcloud-go.
 //
-// It answers to the same plugin name and version as the Python SDK it serves
-// (pulumi-hcloud 1.43.3) with the same type tokens and wire property names, for exactly the
+// It follows terraform-provider-hcloud v1.68.0, which pulumi-hcloud 1.43.3 (the Python SDK this
+// project pins) wraps, with the same type tokens and wire property names, for exactly the
 // subset of the provider this project's program (machines/components.py) uses:
 //
 //	hcloud:index/server:Server
@@ -17,6 +17,11 @@
 //	hcloud:index/firewall:Firewall
 //	hcloud:index/getServerType:getServerType   (invoke)
 //	hcloud:index/getFirewall:getFirewall       (invoke)
+//
+// Its version is the SDK's with the build metadata "+orca.standin" (1.43.3+orca.standin): the
+// engine's version match ignores build metadata, so the SDK's request for hcloud 1.43.3 finds
+// it, while its plugin directory, `pulumi plugin ls` and --version never pass for the
+// official binary (see README.md).
 //
 // Anything else (other resources and invokes, and inputs such as networks, publicNets or
 // placementGroupId) is refused with a message naming this stand-in, never ignored.
@@ -36,6 +41,7 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/diag"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/cmdutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
@@ -47,8 +53,12 @@ import (
 )
 
 // version is the provider version the engine sees; scripts/install-pulumi sets it to the
-// pulumi-hcloud version pinned in requirements.txt with -ldflags "-X main.version=...".
-var version = "1.43.3"
+// pulumi-hcloud version pinned in requirements.txt plus standInBuild, with
+// -ldflags "-X main.version=...".
+var version = "1.43.3" + standInBuild
+
+// standInBuild is the semver build metadata that marks this binary as the stand-in.
+const standInBuild = "+orca.standin"
 
 const (
 	defaultPollInterval = 500 * time.Millisecond
@@ -127,11 +137,17 @@ func (p *hcloudProvider) start(ctx context.Context, timeoutSeconds float64,
 	return ctx, done, c, cat, nil
 }
 
-// checkClient is api() for Check: nil when the API can't be asked (then no API checks run).
-func (p *hcloudProvider) checkClient() (*hcloud.Client, *catalogue) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.client, p.cat
+// warnFunc reports a warning about the resource an operation works on.
+type warnFunc func(msg string)
+
+// warner sends an operation's warnings to the engine's log, on the resource's URN (urn may be
+// empty: an invoke's), as the official provider reports its diagnostics of severity warning.
+func (p *hcloudProvider) warner(ctx context.Context, urn string) warnFunc {
+	return func(msg string) {
+		if p.host != nil {
+			_ = p.host.Log(ctx, diag.Warning, resource.URN(urn), msg)
+		}
+	}
 }
 
 func (p *hcloudProvider) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
@@ -294,17 +310,10 @@ func (p *hcloudProvider) Configure(_ context.Context, req *pulumirpc.ConfigureRe
 	if pc.endpoint == "" && !c.isUnknown("endpoint") {
 		pc.endpoint = os.Getenv("HCLOUD_ENDPOINT")
 	}
-	interval := c.str("pollInterval")
-	if interval == "" {
-		interval = os.Getenv("HCLOUD_POLL_INTERVAL")
-	}
-	if interval != "" {
-		d, err := time.ParseDuration(interval)
-		if err != nil || d <= 0 {
-			return nil, status.Errorf(codes.InvalidArgument,
-				"hcloud: poll interval %q is not a positive duration such as 500ms", interval)
-		}
-		pc.pollInterval = d
+	// Only hcloud:pollInterval sets it: the official provider reads no environment variable
+	// for it (checkConfigValues has validated it).
+	if interval := c.str("pollInterval"); interval != "" {
+		pc.pollInterval, _ = time.ParseDuration(interval)
 	}
 	pc.unknownConfig = pc.tokenUnknown || c.isUnknown("endpoint")
 
@@ -326,9 +335,9 @@ func (p *hcloudProvider) Configure(_ context.Context, req *pulumirpc.ConfigureRe
 			"hcloud: the API token is invalid: it must be exactly %d characters long (it has %d)",
 			tokenLength, len(pc.token))
 	}
-	backoff := hcloud.ExponentialBackoffWithOpts(hcloud.ExponentialBackoffOpts{
-		Base: pc.pollInterval, Multiplier: 2, Cap: 10 * pc.pollInterval,
-	})
+	// As the official provider polls actions for servers and firewalls: exponential from the
+	// interval (hcloud-go caps it at a minute), or constant.
+	backoff := hcloud.ExponentialBackoff(2, pc.pollInterval)
 	if pc.pollFunction == "constant" {
 		backoff = hcloud.ConstantBackoff(pc.pollInterval)
 	}
@@ -354,14 +363,14 @@ func configureResponse() *pulumirpc.ConfigureResponse {
 // A managed resource type.
 type resourceType interface {
 	spec() *resourceSpec
-	// check fills in defaults and validates against the API where it can (client may be nil).
-	check(ctx context.Context, c *hcloud.Client, cat *catalogue, req *pulumirpc.CheckRequest,
-		olds, news resource.PropertyMap) (resource.PropertyMap, []*pulumirpc.CheckFailure)
-	create(ctx context.Context, c *hcloud.Client, cat *catalogue, news resource.PropertyMap) (string, resource.PropertyMap, error)
+	// check fills in defaults and validates the inputs alone: like the official provider's
+	// plan, it never calls the API, so a preview fails only where a real one fails.
+	check(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap) (resource.PropertyMap, []*pulumirpc.CheckFailure)
+	create(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc, news resource.PropertyMap) (string, resource.PropertyMap, error)
 	// preview is what a create in preview reports: the inputs plus unknown computed outputs.
 	preview(news resource.PropertyMap) resource.PropertyMap
 	read(ctx context.Context, c *hcloud.Client, cat *catalogue, id string, state, inputs resource.PropertyMap) (resource.PropertyMap, error)
-	update(ctx context.Context, c *hcloud.Client, cat *catalogue, id string, olds, news resource.PropertyMap) (resource.PropertyMap, error)
+	update(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc, id string, olds, news resource.PropertyMap) (resource.PropertyMap, error)
 	previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap
 	delete(ctx context.Context, c *hcloud.Client, id string, state resource.PropertyMap) error
 }
@@ -433,7 +442,7 @@ func decodeState(method string, req stateRequest) (resourceType, resource.Proper
 // errNotFound is what read returns for a resource that no longer exists.
 var errNotFound = fmt.Errorf("not found")
 
-func (p *hcloudProvider) Check(ctx context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+func (p *hcloudProvider) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
 	r, olds, news, err := decodeChange("Check", req)
 	if err != nil {
 		return nil, err
@@ -441,10 +450,7 @@ func (p *hcloudProvider) Check(ctx context.Context, req *pulumirpc.CheckRequest)
 	failures := r.spec().checkTypes(view(revealMap(news)))
 	checked := news
 	if len(failures) == 0 {
-		ctx, done := p.op(ctx, 60)
-		defer done()
-		c, cat := p.checkClient()
-		checked, failures = r.check(ctx, c, cat, req, olds, news)
+		checked, failures = r.check(req, olds, news)
 	}
 	// Secret properties are secrets in the checked inputs too, hence in the state.
 	for _, pr := range r.spec().props {
@@ -484,7 +490,7 @@ func (p *hcloudProvider) Create(ctx context.Context, req *pulumirpc.CreateReques
 		return nil, err
 	}
 	defer done()
-	id, state, err := r.create(ctx, c, cat, news)
+	id, state, err := r.create(ctx, c, cat, p.warner(ctx, req.GetUrn()), news)
 	if err != nil {
 		if id != "" {
 			// Created but not finished: the engine records it, a later run can refresh/replace it.
@@ -548,7 +554,7 @@ func (p *hcloudProvider) Update(ctx context.Context, req *pulumirpc.UpdateReques
 		return nil, err
 	}
 	defer done()
-	state, err := r.update(ctx, c, cat, req.GetId(), olds, news)
+	state, err := r.update(ctx, c, cat, p.warner(ctx, req.GetUrn()), req.GetId(), olds, news)
 	if err == errNotFound {
 		return nil, status.Errorf(codes.NotFound,
 			"%s %s no longer exists: run `pulumi refresh`, then `pulumi up` creates it again",

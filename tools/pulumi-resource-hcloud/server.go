@@ -1,36 +1,51 @@
 package main
 
-// hcloud:index/server:Server, as terraform-provider-hcloud's hcloud_server behaves for the
-// inputs this project uses:
+// hcloud:index/server:Server, as terraform-provider-hcloud v1.68.0's hcloud_server behaves for
+// the inputs this project uses (internal/server/resource.go there):
 //
-//   - image is resolved by name (or ID) for the server type's architecture;
-//   - create waits for the create action and its next actions (start, firewalls), then for
-//     the server to leave "initializing"/"starting";
+//   - Check validates the inputs alone (the official plan never calls the API): a `datacenter`
+//     is refused (removed from the API on 2026-07-01), an empty image or SSH key is refused;
+//     types, images, locations, names and user data meet the API at create;
+//   - create resolves the image by name for the server type's architecture, warns about a
+//     deprecated image (fails for one past its unavailable_after), checks the server type's
+//     deprecation in the location (fails once it is unavailable there, else warns), creates
+//     the server and waits for its create action, then each next action;
 //   - userData is kept in the state as base64(SHA-1(userData)), always as a secret;
-//   - replaced on a change of: serverType, image, location, datacenter, sshKeys, userData.
-//     (The terraform provider resizes in place on a serverType change, with the change_type
-//     action; this stand-in replaces instead, which the project's emulator can do too.)
-//   - updated in place: name, labels (one PUT), firewallIds (apply_to_resources /
-//     remove_from_resources per firewall), and the state-only flags.
+//   - replaced on a change of: image, location, sshKeys, userData;
+//   - updated in place: name, labels, serverType (power off when running, change_type with
+//     upgrade_disk unless keepDisk; the API starts the server again; same id and addresses),
+//     firewallIds (remove_from_resources / apply_to_resources per firewall), the state-only
+//     flags. A type change the API would refuse (another architecture or storage type, or a
+//     disk smaller than the server's) is refused before the server is powered off: the one
+//     deliberate difference (the official provider powers off first, then meets the API's
+//     invalid_server_type and leaves the server off; issue #853 there).
 
 import (
 	"context"
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/exp/deprecationutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
 const serverToken = "hcloud:index/server:Server"
 
-const maxUserData = 32 * 1024
+// datacenterRemoved is why a `datacenter` input fails Check, as in the official provider.
+const datacenterRemoved = "Removed Attribute: the datacenter attribute is marked for removal, " +
+	"you must use the location attribute instead " +
+	"(https://docs.hetzner.cloud/changelog#2026-07-01-removing-datacenters)"
+
+// changeDeprecatedServerType follows a server type's deprecation warning, as the official
+// provider's does.
+const changeDeprecatedServerType = "Existing servers of that type keep working as before; " +
+	"a server can move to another type with the change_type action (`hcloud server change-type`)."
 
 type serverResource struct{}
 
@@ -39,28 +54,29 @@ var serverSpec = &resourceSpec{
 	props: []prop{
 		{name: "name", kind: kString, input: true, output: true,
 			desc: "Name of the server (unique per project, a valid hostname); autonamed when absent."},
-		{name: "serverType", kind: kString, input: true, output: true, required: true, replace: true,
-			desc: "Name of the server type. A change replaces the server (the official provider resizes in place)."},
-		{name: "image", kind: kString, input: true, output: true, required: true, replace: true,
+		{name: "serverType", kind: kString, input: true, output: true, required: true,
+			desc: "Name of the server type. A change resizes the server in place (power off, change_type)."},
+		{name: "image", kind: kString, input: true, output: true, computed: true, replace: true,
 			desc: "Name or ID of the image, resolved for the server type's architecture."},
 		{name: "location", kind: kString, input: true, output: true, computed: true, replace: true,
 			desc: "Location name."},
-		{name: "datacenter", kind: kString, input: true, output: true, computed: true, replace: true,
-			desc: "Datacenter name (the server is created in its location)."},
+		{name: "datacenter", kind: kString, input: true, output: true, computed: true,
+			desc: "Removed from the API on 2026-07-01: any value fails; use location."},
 		{name: "sshKeys", kind: kStringList, input: true, output: true, replace: true,
 			desc: "SSH key IDs or names injected at creation."},
 		{name: "firewallIds", kind: kIntList, input: true, output: true, computed: true, equal: firewallIDsEqual,
 			desc: "IDs of the firewalls applied to the server."},
 		{name: "userData", kind: kString, input: true, output: true, replace: true, secret: true, equal: userDataEqual,
-			desc: "Cloud-init user data (at most 32 KiB); the state keeps base64(SHA-1) of it, as a secret."},
+			desc: "Cloud-init user data; the state keeps base64(SHA-1) of it, as a secret."},
 		{name: "labels", kind: kStringMap, input: true, output: true, desc: "User-defined labels."},
 		{name: "ignoreRemoteFirewallIds", kind: kBool, input: true, output: true,
 			desc: "Ignore firewalls applied to the server from elsewhere."},
 		{name: "shutdownBeforeDeletion", kind: kBool, input: true, output: true,
 			desc: "Shut the server down gracefully before deleting it."},
 		{name: "allowDeprecatedImages", kind: kBool, input: true, output: true,
-			desc: "Allow a deprecated image."},
-		{name: "keepDisk", kind: kBool, input: true, output: true, desc: "Unused: serverType changes replace."},
+			desc: "Unused (since terraform-provider-hcloud v1.65.0 a deprecated image only warns)."},
+		{name: "keepDisk", kind: kBool, input: true, output: true,
+			desc: "On a serverType change, keep the disk's size, so that a smaller type stays possible."},
 		{name: "backups", kind: kBool, input: true, output: true, onlyDefault: true, desc: "Only false."},
 		{name: "deleteProtection", kind: kBool, input: true, output: true, onlyDefault: true, desc: "Only false."},
 		{name: "rebuildProtection", kind: kBool, input: true, output: true, onlyDefault: true, desc: "Only false."},
@@ -115,14 +131,13 @@ func idSet(v resource.PropertyValue) []int64 {
 
 // serverArgs is what the provider keeps of a server beyond what the API reports.
 type serverArgs struct {
-	name, serverType, image, location, datacenter string
-	sshKeys                                       []string
-	firewallIDs                                   []int64
-	hasFirewallIDs                                bool
-	userDataHash                                  string
-	labels                                        map[string]string
-	ignoreRemote, shutdownBefore                  bool
-	allowDeprecated, keepDisk                     bool
+	name, serverType, image, location string
+	sshKeys                           []string
+	firewallIDs                       []int64
+	userDataHash                      string
+	labels                            map[string]string
+	ignoreRemote, shutdownBefore      bool
+	allowDeprecated, keepDisk         bool
 }
 
 func serverArgsOf(v view, fromState bool) serverArgs {
@@ -131,10 +146,8 @@ func serverArgsOf(v view, fromState bool) serverArgs {
 		serverType:      v.str("serverType"),
 		image:           v.str("image"),
 		location:        v.str("location"),
-		datacenter:      v.str("datacenter"),
 		sshKeys:         v.strs("sshKeys"),
 		firewallIDs:     v.ints("firewallIds"),
-		hasFirewallIDs:  v.has("firewallIds"),
 		labels:          v.strMap("labels"),
 		ignoreRemote:    v.boolean("ignoreRemoteFirewallIds"),
 		shutdownBefore:  v.boolean("shutdownBeforeDeletion"),
@@ -151,79 +164,21 @@ func serverArgsOf(v view, fromState bool) serverArgs {
 	return a
 }
 
-func (serverResource) check(ctx context.Context, c *hcloud.Client, cat *catalogue, req *pulumirpc.CheckRequest,
-	olds, news resource.PropertyMap,
+func (serverResource) check(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
-	checked, n, failures := checkInputs(req, olds, news, checkServerInputs)
-	if c == nil || len(failures) > 0 {
-		return checked, failures
-	}
-
-	// Against the API's catalogue, so that a preview already names a wrong type, location or
-	// image. Only a definite "there is none" fails; an unreachable API is left to create.
-	var st *hcloud.ServerType
-	if n.known("serverType") {
-		t, err := cat.serverTypes.find(ctx, n.str("serverType"))
-		switch {
-		case err == nil && t == nil:
-			failures = append(failures, failure("serverType",
-				"server type %q not found; the API has: %s",
-				n.str("serverType"), strings.Join(cat.serverTypes.names(ctx), ", ")))
-		case err == nil:
-			st = t
-			if t.IsDeprecated() && time.Now().After(t.UnavailableAfter()) {
-				failures = append(failures, failure("serverType",
-					"server type %q is deprecated and can no longer be ordered", t.Name))
-			}
-		}
-	}
-	if n.known("location") {
-		if l, err := cat.locations.find(ctx, n.str("location")); err == nil && l == nil {
-			failures = append(failures, failure("location",
-				"location %q not found; the API has: %s",
-				n.str("location"), strings.Join(cat.locations.names(ctx), ", ")))
-		}
-	}
-	if n.known("datacenter") {
-		if d, err := cat.datacenters.find(ctx, n.str("datacenter")); err == nil && d == nil {
-			failures = append(failures, failure("datacenter",
-				"datacenter %q not found", n.str("datacenter")))
-		}
-	}
-	if st != nil && n.known("image") {
-		img, err := cat.image(ctx, n.str("image"), st.Architecture)
-		switch {
-		case err == nil && img == nil:
-			failures = append(failures, failure("image",
-				"image %q not found for architecture %s (server type %s)",
-				n.str("image"), st.Architecture, st.Name))
-		case err == nil && img.IsDeprecated() && !n.boolean("allowDeprecatedImages"):
-			failures = append(failures, failure("image",
-				"image %q is deprecated; set allowDeprecatedImages to use it anyway",
-				n.str("image")))
-		}
-	}
+	checked, _, failures := checkInputs(req, olds, news, checkServerInputs)
 	return checked, failures
 }
 
-// checkServerInputs is what Check can tell from the inputs alone.
+// checkServerInputs is what the official provider validates at plan: the inputs alone.
 func checkServerInputs(n view) []*pulumirpc.CheckFailure {
 	var failures []*pulumirpc.CheckFailure
-	if n.known("name") && (!hostnamePattern.MatchString(n.str("name")) || len(n.str("name")) > 253) {
-		failures = append(failures, failure("name",
-			"name %q is not a valid hostname (RFC 1123: letters, digits and '-', dot-separated)",
-			n.str("name")))
-	}
-	if n.has("location") && n.has("datacenter") {
-		failures = append(failures, failure("datacenter",
-			"give location or datacenter, not both"))
+	if n.has("datacenter") {
+		failures = append(failures, failure("datacenter", "%s", datacenterRemoved))
 	}
 	if n.known("image") && n.str("image") == "" {
-		failures = append(failures, failure("image", "image must not be empty"))
-	}
-	if n.known("userData") && len(n.str("userData")) > maxUserData {
-		failures = append(failures, failure("userData",
-			"userData is %d bytes; the limit is 32 KiB", len(n.str("userData"))))
+		failures = append(failures, failure("image",
+			"image must not be empty: give an image's name (such as ubuntu-24.04) or its ID"))
 	}
 	if n.known("sshKeys") {
 		for i, k := range n.strs("sshKeys") {
@@ -236,7 +191,18 @@ func checkServerInputs(n view) []*pulumirpc.CheckFailure {
 	return failures
 }
 
-func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalogue, news resource.PropertyMap,
+// serverTypeNotice is the deprecation notice of a server type in a location ("" when there is
+// none) and whether it can no longer be ordered there.
+func serverTypeNotice(st *hcloud.ServerType, location string) (string, bool) {
+	msg, unavailable := deprecationutil.ServerTypeMessage(st, location)
+	if msg == "" {
+		return "", false
+	}
+	return msg + ". " + changeDeprecatedServerType, unavailable
+}
+
+func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc,
+	news resource.PropertyMap,
 ) (string, resource.PropertyMap, error) {
 	n := view(revealMap(news))
 	a := serverArgsOf(n, false)
@@ -257,13 +223,22 @@ func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalog
 	if img == nil {
 		return "", nil, fmt.Errorf("%s: image %q for architecture %s not found", what, a.image, st.Architecture)
 	}
-	if img.IsDeprecated() && !a.allowDeprecated {
-		return "", nil, fmt.Errorf("%s: image %q is deprecated; set allowDeprecatedImages to use it anyway",
-			what, a.image)
+	if msg, unavailable := deprecationutil.ImageMessage(img); unavailable {
+		return "", nil, fmt.Errorf("%s: image unavailable: %s", what, msg)
+	} else if msg != "" {
+		warn(fmt.Sprintf("image deprecated: %s.", msg))
 	}
+	noticed := false
+	if msg, unavailable := serverTypeNotice(st, a.location); unavailable {
+		return "", nil, fmt.Errorf("%s: %s", what, msg)
+	} else if msg != "" {
+		noticed = true
+		warn(msg)
+	}
+
 	opts := hcloud.ServerCreateOpts{
 		Name:       a.name,
-		ServerType: st,
+		ServerType: &hcloud.ServerType{Name: a.serverType},
 		Image:      img,
 		UserData:   n.str("userData"),
 		Labels:     a.labels,
@@ -278,18 +253,8 @@ func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalog
 		}
 		opts.SSHKeys = append(opts.SSHKeys, key)
 	}
-	switch {
-	case a.location != "":
+	if a.location != "" {
 		opts.Location = &hcloud.Location{Name: a.location}
-	case a.datacenter != "":
-		dc, err := cat.datacenters.find(ctx, a.datacenter)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: reading datacenter %q: %w", what, a.datacenter, apiError(err))
-		}
-		if dc == nil || dc.Location == nil {
-			return "", nil, fmt.Errorf("%s: datacenter %q not found", what, a.datacenter)
-		}
-		opts.Location = &hcloud.Location{Name: dc.Location.Name}
 	}
 	for _, id := range a.firewallIDs {
 		opts.Firewalls = append(opts.Firewalls, &hcloud.ServerCreateFirewall{Firewall: hcloud.Firewall{ID: id}})
@@ -300,36 +265,25 @@ func (serverResource) create(ctx context.Context, c *hcloud.Client, cat *catalog
 		return "", nil, fmt.Errorf("%s: %w", what, apiError(err))
 	}
 	id := formatID(res.Server.ID)
-	if err := waitFor(ctx, c, what, append([]*hcloud.Action{res.Action}, res.NextActions...)...); err != nil {
-		return id, serverState(ctx, cat, res.Server, a), err
+	if !noticed && res.Server.Location != nil {
+		// The API chose the location: the deprecation there is known only now.
+		if msg, _ := serverTypeNotice(st, res.Server.Location.Name); msg != "" {
+			warn(msg)
+		}
 	}
-	s, err := settle(ctx, c, res.Server.ID)
-	if err != nil {
-		return id, serverState(ctx, cat, res.Server, a), fmt.Errorf("%s: %w", what, err)
+	for _, action := range append([]*hcloud.Action{res.Action}, res.NextActions...) {
+		if err := waitFor(ctx, c, what, action); err != nil {
+			return id, serverState(res.Server, a), err
+		}
 	}
-	if s == nil {
+	s, err := getByID(ctx, res.Server.ID, c.Server.GetByID, what)
+	if err == errNotFound {
 		return "", nil, fmt.Errorf("%s: server %s vanished right after it was created", what, id)
 	}
-	return id, serverState(ctx, cat, s, a), nil
-}
-
-// settle reads the server until it has left the transient states of its first boot (for at
-// most 5 minutes: then it reports the server as it is).
-func settle(ctx context.Context, c *hcloud.Client, id int64) (*hcloud.Server, error) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		s, _, err := c.Server.GetByID(ctx, id)
-		if err != nil {
-			return nil, apiError(err)
-		}
-		if s == nil || (s.Status != hcloud.ServerStatusInitializing && s.Status != hcloud.ServerStatusStarting) ||
-			time.Now().After(deadline) {
-			return s, nil
-		}
-		if err := sleep(ctx, delay); err != nil {
-			return nil, apiError(err)
-		}
+	if err != nil {
+		return id, serverState(res.Server, a), err
 	}
+	return id, serverState(s, a), nil
 }
 
 func (serverResource) preview(news resource.PropertyMap) resource.PropertyMap {
@@ -342,8 +296,8 @@ func (serverResource) preview(news resource.PropertyMap) resource.PropertyMap {
 		out[k] = unknown()
 	}
 	return withDefaults(out, resource.PropertyMap{
+		"image":                   unknown(),
 		"location":                unknown(),
-		"datacenter":              unknown(),
 		"firewallIds":             unknown(),
 		"sshKeys":                 strsProp(nil),
 		"labels":                  strMapProp(nil),
@@ -352,7 +306,6 @@ func (serverResource) preview(news resource.PropertyMap) resource.PropertyMap {
 		"rebuildProtection":       boolProp(false),
 		"ignoreRemoteFirewallIds": boolProp(false),
 		"shutdownBeforeDeletion":  boolProp(false),
-		"allowDeprecatedImages":   boolProp(false),
 		"keepDisk":                boolProp(false),
 	})
 }
@@ -370,7 +323,7 @@ func hashedUserData(v resource.PropertyValue) resource.PropertyValue {
 }
 
 // serverState is the resource's state: what the API reports, plus what only the inputs know.
-func serverState(ctx context.Context, cat *catalogue, s *hcloud.Server, a serverArgs) resource.PropertyMap {
+func serverState(s *hcloud.Server, a serverArgs) resource.PropertyMap {
 	m := resource.PropertyMap{
 		"name":                    strProp(s.Name),
 		"image":                   strProp(imageOf(s, a.image)),
@@ -385,8 +338,10 @@ func serverState(ctx context.Context, cat *catalogue, s *hcloud.Server, a server
 		"rebuildProtection":       boolProp(s.Protection.Rebuild),
 		"ignoreRemoteFirewallIds": boolProp(a.ignoreRemote),
 		"shutdownBeforeDeletion":  boolProp(a.shutdownBefore),
-		"allowDeprecatedImages":   boolProp(a.allowDeprecated),
 		"keepDisk":                boolProp(a.keepDisk),
+	}
+	if a.allowDeprecated {
+		m["allowDeprecatedImages"] = boolProp(true)
 	}
 	if s.ServerType != nil {
 		m["serverType"] = strProp(s.ServerType.Name)
@@ -395,26 +350,16 @@ func serverState(ctx context.Context, cat *catalogue, s *hcloud.Server, a server
 	}
 	if s.Location != nil {
 		m["location"] = strProp(s.Location.Name)
-		dc := a.datacenter
-		if d, err := cat.datacenters.find(ctx, dc); dc == "" || err != nil || d == nil || d.Location == nil ||
-			d.Location.Name != s.Location.Name {
-			dc = cat.datacenterOf(ctx, s.Location.Name)
-		}
-		m["datacenter"] = strProp(dc)
 	}
 	if !s.PublicNet.IPv4.IsUnspecified() {
 		m["ipv4Address"] = strProp(s.PublicNet.IPv4.IP.String())
 	}
-	if v6 := s.PublicNet.IPv6; !v6.IsUnspecified() {
+	if v6 := s.PublicNet.IPv6; len(v6.IP) > 0 {
 		if v6.Network != nil {
 			m["ipv6Network"] = strProp(v6.Network.String())
 		}
-		// The first address of the network, as the terraform provider reports it.
-		first := slices.Clone(v6.IP.To16())
-		if first != nil {
-			first[len(first)-1] |= 1
-			m["ipv6Address"] = strProp(net.IP(first).String())
-		}
+		// The network's address with a 1 appended, as the official provider reports it.
+		m["ipv6Address"] = strProp(v6.IP.String() + "1")
 	}
 	if a.userDataHash != "" {
 		m["userData"] = secret(strProp(a.userDataHash))
@@ -452,17 +397,40 @@ func firewallIDsOf(s *hcloud.Server, a serverArgs) []int64 {
 	return ids
 }
 
-func (serverResource) read(ctx context.Context, c *hcloud.Client, cat *catalogue, id string,
+func (serverResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
 	state, _ resource.PropertyMap,
 ) (resource.PropertyMap, error) {
 	s, err := fetch(ctx, "server", id, c.Server.GetByID)
 	if err != nil {
 		return nil, err
 	}
-	return serverState(ctx, cat, s, serverArgsOf(view(revealMap(state)), true)), nil
+	return serverState(s, serverArgsOf(view(revealMap(state)), true)), nil
 }
 
-func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalogue, id string,
+// typeChangeRefusal says why the API would refuse to change server s to type to (keeping the
+// disk's size or not); "" when it would not. Checked before the server is powered off.
+func typeChangeRefusal(s *hcloud.Server, to *hcloud.ServerType) string {
+	from := s.ServerType
+	switch {
+	case from == nil:
+		return ""
+	case from.Architecture != to.Architecture:
+		return fmt.Sprintf("%s is %s and %s is %s: the API refuses a change of architecture "+
+			"(invalid_server_type, \"server type has incompatible architecture\"); replace the server instead",
+			from.Name, from.Architecture, to.Name, to.Architecture)
+	case from.StorageType != to.StorageType:
+		return fmt.Sprintf("%s has %s storage and %s has %s: the API changes only to a type with the same "+
+			"storage type (invalid_server_type); replace the server instead",
+			from.Name, from.StorageType, to.Name, to.StorageType)
+	case to.Disk < s.PrimaryDiskSize:
+		return fmt.Sprintf("the server's disk is %d GB and %s has %d GB: the API never shrinks a disk "+
+			"(invalid_server_type); a smaller type is possible only after a change with keepDisk, "+
+			"else replace the server", s.PrimaryDiskSize, to.Name, to.Disk)
+	}
+	return ""
+}
+
+func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalogue, warn warnFunc, id string,
 	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, error) {
 	sid, err := parseID("server", id)
@@ -479,16 +447,42 @@ func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalog
 	if err != nil {
 		return nil, err
 	}
-	upd := hcloud.ServerUpdateOpts{}
+	// Everything the API could refuse up front is asked first, so that a refusal leaves the
+	// server as it was.
+	var newType *hcloud.ServerType
+	if a.serverType != o.str("serverType") {
+		t, err := cat.serverTypes.find(ctx, a.serverType)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading server type %q: %w", what, a.serverType, apiError(err))
+		}
+		if t == nil {
+			return nil, fmt.Errorf("%s: server type %q not found; the API has: %s",
+				what, a.serverType, strings.Join(cat.serverTypes.names(ctx), ", "))
+		}
+		if why := typeChangeRefusal(s, t); why != "" {
+			return nil, fmt.Errorf("%s: changing its type to %s is refused before anything is touched: %s",
+				what, t.Name, why)
+		}
+		newType = t
+	}
+
 	if a.name != "" && a.name != s.Name {
-		upd.Name = a.name
+		if s, _, err = c.Server.Update(ctx, s, hcloud.ServerUpdateOpts{Name: a.name}); err != nil {
+			return nil, fmt.Errorf("%s: renaming it: %w", what, apiError(err))
+		}
 	}
 	if !labelsEqual(a.labels, s.Labels) {
-		upd.Labels = a.labels
+		if s, _, err = c.Server.Update(ctx, s, hcloud.ServerUpdateOpts{Labels: a.labels}); err != nil {
+			return nil, fmt.Errorf("%s: setting its labels: %w", what, apiError(err))
+		}
 	}
-	if upd.Name != "" || upd.Labels != nil {
-		if s, _, err = c.Server.Update(ctx, s, upd); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, apiError(err))
+	if newType != nil {
+		if err := changeType(ctx, c, s, newType, a.keepDisk); err != nil {
+			partial, _ := serverRead(ctx, c, sid, a)
+			return partial, fmt.Errorf("%s: %w", what, err)
+		}
+		if msg, _ := serverTypeNotice(newType, a.location); msg != "" {
+			warn(msg)
 		}
 	}
 
@@ -498,23 +492,46 @@ func (serverResource) update(ctx context.Context, c *hcloud.Client, cat *catalog
 			current = o.ints("firewallIds")
 		}
 		if err := reconcileFirewalls(ctx, c, s.ID, current, a.firewallIDs); err != nil {
-			partial, _ := serverRead(ctx, c, cat, sid, a)
+			partial, _ := serverRead(ctx, c, sid, a)
 			return partial, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	state, err := serverRead(ctx, c, cat, sid, a)
+	state, err := serverRead(ctx, c, sid, a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return state, nil
 }
 
-func serverRead(ctx context.Context, c *hcloud.Client, cat *catalogue, sid int64, a serverArgs) (resource.PropertyMap, error) {
+// changeType resizes server s to type t as the official provider does: power it off when it
+// is running, then change_type (upgrading the disk unless keepDisk), waiting for each action.
+// The API starts the server again at the end of change_type.
+func changeType(ctx context.Context, c *hcloud.Client, s *hcloud.Server, t *hcloud.ServerType, keepDisk bool) error {
+	if s.Status == hcloud.ServerStatusRunning {
+		action, _, err := c.Server.Poweroff(ctx, s)
+		if err != nil {
+			return fmt.Errorf("powering it off to change its type: %w", apiError(err))
+		}
+		if err := waitFor(ctx, c, "powering it off to change its type", action); err != nil {
+			return err
+		}
+	}
+	action, _, err := c.Server.ChangeType(ctx, s, hcloud.ServerChangeTypeOpts{
+		ServerType:  &hcloud.ServerType{Name: t.Name},
+		UpgradeDisk: !keepDisk,
+	})
+	if err != nil {
+		return fmt.Errorf("changing its type to %s: %w", t.Name, apiError(err))
+	}
+	return waitFor(ctx, c, "changing its type to "+t.Name, action)
+}
+
+func serverRead(ctx context.Context, c *hcloud.Client, sid int64, a serverArgs) (resource.PropertyMap, error) {
 	s, err := getByID(ctx, sid, c.Server.GetByID, "")
 	if err != nil {
 		return nil, err
 	}
-	return serverState(ctx, cat, s, a), nil
+	return serverState(s, a), nil
 }
 
 // reconcileFirewalls removes the server from the firewalls it should leave and applies the
@@ -552,7 +569,7 @@ func reconcileFirewalls(ctx context.Context, c *hcloud.Client, serverID int64, c
 }
 
 func (serverResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
-	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels", "firewallIds",
+	return updatePreview(olds, news, []resource.PropertyKey{"name", "labels", "serverType", "firewallIds",
 		"ignoreRemoteFirewallIds", "shutdownBeforeDeletion", "allowDeprecatedImages", "keepDisk"},
 		resource.PropertyMap{"labels": strMapProp(nil)})
 }

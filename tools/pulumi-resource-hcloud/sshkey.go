@@ -1,12 +1,13 @@
 package main
 
-// hcloud:index/sshKey:SshKey, as terraform-provider-hcloud's hcloud_ssh_key: publicKey
-// replaces (compared without surrounding whitespace); name and labels update in place.
+// hcloud:index/sshKey:SshKey, as terraform-provider-hcloud v1.68.0's hcloud_ssh_key
+// (internal/sshkey/resource.go there): publicKey replaces on any change of the string (the
+// state holds the key as the API returns it); name and labels update in place, in one request
+// holding what changed. Check validates nothing beyond the types: the API judges the key.
 
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -22,7 +23,7 @@ var sshKeySpec = &resourceSpec{
 	props: []prop{
 		{name: "name", kind: kString, input: true, output: true, desc: "Name of the SSH key; autonamed when absent."},
 		{name: "publicKey", kind: kString, input: true, output: true, required: true, replace: true,
-			equal: publicKeyEqual, desc: "The public key (OpenSSH format)."},
+			desc: "The public key (OpenSSH format); any change replaces the key."},
 		{name: "labels", kind: kStringMap, input: true, output: true, desc: "User-defined labels."},
 		{name: "fingerprint", kind: kString, output: true, desc: "The key's fingerprint."},
 	},
@@ -30,48 +31,22 @@ var sshKeySpec = &resourceSpec{
 
 func (sshKeyResource) spec() *resourceSpec { return sshKeySpec }
 
-func publicKeyEqual(old, new resource.PropertyValue, _ view) bool {
-	return sameKey(stringOr(old), stringOr(new))
-}
-
-// sameKey: equal but for surrounding whitespace, or the same type and key data (the comment
-// may differ: the API may keep or drop it).
-func sameKey(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if a == b {
-		return true
-	}
-	fa, fb := strings.Fields(a), strings.Fields(b)
-	return len(fa) >= 2 && len(fb) >= 2 && fa[0] == fb[0] && fa[1] == fb[1]
-}
-
-func (sshKeyResource) check(_ context.Context, _ *hcloud.Client, _ *catalogue, req *pulumirpc.CheckRequest,
-	olds, news resource.PropertyMap,
+func (sshKeyResource) check(req *pulumirpc.CheckRequest, olds, news resource.PropertyMap,
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
-	checked, _, failures := checkInputs(req, olds, news, func(n view) []*pulumirpc.CheckFailure {
-		if n.known("publicKey") && len(strings.Fields(n.str("publicKey"))) < 2 {
-			return []*pulumirpc.CheckFailure{failure("publicKey",
-				"publicKey is not an OpenSSH public key (\"<type> <base64 data> [comment]\")")}
-		}
-		return nil
-	})
+	checked, _, failures := checkInputs(req, olds, news, func(view) []*pulumirpc.CheckFailure { return nil })
 	return checked, failures
 }
 
-func sshKeyState(k *hcloud.SSHKey, givenKey string) resource.PropertyMap {
-	key := k.PublicKey
-	if givenKey != "" && sameKey(givenKey, k.PublicKey) {
-		key = givenKey
-	}
+func sshKeyState(k *hcloud.SSHKey) resource.PropertyMap {
 	return resource.PropertyMap{
 		"name":        strProp(k.Name),
-		"publicKey":   strProp(key),
+		"publicKey":   strProp(k.PublicKey),
 		"labels":      strMapProp(k.Labels),
 		"fingerprint": strProp(k.Fingerprint),
 	}
 }
 
-func (sshKeyResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue, news resource.PropertyMap,
+func (sshKeyResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue, _ warnFunc, news resource.PropertyMap,
 ) (string, resource.PropertyMap, error) {
 	n := view(revealMap(news))
 	key, _, err := c.SSHKey.Create(ctx, hcloud.SSHKeyCreateOpts{
@@ -82,7 +57,7 @@ func (sshKeyResource) create(ctx context.Context, c *hcloud.Client, _ *catalogue
 	if err != nil {
 		return "", nil, fmt.Errorf("creating SSH key %q: %w", n.str("name"), apiError(err))
 	}
-	return formatID(key.ID), sshKeyState(key, n.str("publicKey")), nil
+	return formatID(key.ID), sshKeyState(key), nil
 }
 
 func (sshKeyResource) preview(news resource.PropertyMap) resource.PropertyMap {
@@ -98,28 +73,32 @@ func (sshKeyResource) read(ctx context.Context, c *hcloud.Client, _ *catalogue, 
 	if err != nil {
 		return nil, err
 	}
-	return sshKeyState(key, view(revealMap(state)).str("publicKey")), nil
+	return sshKeyState(key), nil
 }
 
-func (sshKeyResource) update(ctx context.Context, c *hcloud.Client, _ *catalogue, id string,
-	_, news resource.PropertyMap,
+func (sshKeyResource) update(ctx context.Context, c *hcloud.Client, _ *catalogue, _ warnFunc, id string,
+	olds, news resource.PropertyMap,
 ) (resource.PropertyMap, error) {
 	kid, err := parseID("SSH key", id)
 	if err != nil {
 		return nil, err
 	}
-	n := view(revealMap(news))
-	key, _, err := c.SSHKey.Update(ctx, &hcloud.SSHKey{ID: kid}, hcloud.SSHKeyUpdateOpts{
-		Name:   n.str("name"),
-		Labels: n.strMap("labels"),
-	})
+	o, n := view(revealMap(olds)), view(revealMap(news))
+	opts := hcloud.SSHKeyUpdateOpts{}
+	if n.str("name") != o.str("name") {
+		opts.Name = n.str("name")
+	}
+	if !labelsEqual(n.strMap("labels"), o.strMap("labels")) {
+		opts.Labels = n.strMap("labels")
+	}
+	key, _, err := c.SSHKey.Update(ctx, &hcloud.SSHKey{ID: kid}, opts)
 	if isNotFound(err) {
 		return nil, errNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("updating SSH key %q (%s): %w", n.str("name"), id, apiError(err))
 	}
-	return sshKeyState(key, n.str("publicKey")), nil
+	return sshKeyState(key), nil
 }
 
 func (sshKeyResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
