@@ -34,6 +34,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "firewall_already_applied": 422,
     "firewall_already_removed": 422,
     "firewall_resource_not_found": 422,
+    "invalid_server_type": 422,
+    "server_not_stopped": 422,
     "locked": 423,
     "protected": 423,
     "rate_limit_exceeded": 429,

@@ -47,6 +47,9 @@ class Project:
         self.stock = stock
         self.timing = timing
         self.now = time.time()
+        self.epoch = (
+            self.now
+        )  # when the emulator started: the catalogue's deprecations count from it
         self.actions = Actions(self)
         self.servers = Servers(self, seed)
         self.ssh_keys = SSHKeys(self)

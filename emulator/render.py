@@ -1,7 +1,7 @@
 """Pieces of the real API's JSON shapes that several resources share.
 
 Each resource renders itself in its own `handlers.py` (a server carries full `server_type`,
-`datacenter`, `location` and `image` objects, as hcloud-python and hcloud-go parse them).
+`location` and `image` objects, as hcloud-python and hcloud-go parse them).
 """
 
 from __future__ import annotations

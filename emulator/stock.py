@@ -2,7 +2,8 @@
 
 The real API answers a create for a type that a location supports but has no capacity for
 with `resource_unavailable` (or `placement_error`, `no_space_left_in_location`); the
-datacenters list drops such a type from `available`. Tests switch stock on and off here.
+type shows `available: false` in that location (`server_types[].locations[]`). Tests switch
+stock on and off here.
 """
 
 from __future__ import annotations

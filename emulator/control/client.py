@@ -93,6 +93,19 @@ class Control:
         """Remove every fault rule."""
         self._call("DELETE", "faults")
 
+    def set_action_failures(self, rules: Sequence[Mapping[str, Any]]) -> None:
+        """Make the next actions of some commands fail: rules `{"command", "code"?,
+        "message"?, "times"?}` (replaces them; `times` defaults to 1, null is always)."""
+        self._call("PUT", "action_failures", [dict(rule) for rule in rules])
+
+    def action_failures(self) -> list[dict[str, Any]]:
+        """The action failure rules, with the `times` each has left."""
+        return list(self._call("GET", "action_failures")["action_failures"])
+
+    def clear_action_failures(self) -> None:
+        """No more failing actions."""
+        self._call("DELETE", "action_failures")
+
     def requests(self) -> RequestCounts:
         """API requests served since the last reset."""
         raw = self._call("GET", "requests")
@@ -121,7 +134,7 @@ class Control:
         count: int,
         *,
         name_prefix: str = "server-",
-        server_type: str = "cx22",
+        server_type: str = "cx23",
         location: str = "fsn1",
         labels: Mapping[str, str] | None = None,
         image: str = "ubuntu-24.04",

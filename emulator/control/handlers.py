@@ -1,5 +1,5 @@
 """The emulator's side of the control API under /_emulator/: stock, rate limit, faults,
-counts, reset, bulk servers (`client.py` is the client).
+failing actions, counts, reset, bulk servers (`client.py` is the client).
 
 No auth, no rate limit, no faults and not counted, so tests and benchmarks can steer the
 emulator without disturbing what they measure. Errors use the Hetzner error body with 400.
@@ -16,6 +16,7 @@ from emulator.faults import FaultRule, FaultRuleError, Faults
 from emulator.labels import validate_labels
 from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
+from emulator.resources.actions.state import ActionFailure, ActionFailureError
 from emulator.resources.catalogue import data as catalogue
 from emulator.routing import Endpoint, Request, Response
 from emulator.stock import OutOfStock, Stock, StockRuleError
@@ -137,6 +138,31 @@ def delete_faults(controls: Controls, request: Request) -> Response:
     return get_faults(controls, request)
 
 
+def get_action_failures(controls: Controls, _: Request) -> Response:
+    """GET /action_failures: {"action_failures": [...]} with the times each rule has left."""
+    with controls.state.transaction() as project:
+        rules = [rule.to_json() for rule in project.actions.failures]
+    return Response(200, {"action_failures": rules})
+
+
+def put_action_failures(controls: Controls, request: Request) -> Response:
+    """PUT /action_failures: rules {"command", "code"?, "message"?, "times"?} (replaces them)."""
+    try:
+        rules = [ActionFailure.from_json(raw) for raw in _list_body(request, "action_failures")]
+    except ActionFailureError as exc:
+        raise bad_request(str(exc)) from None
+    with controls.state.transaction() as project:
+        project.actions.failures = rules
+    return get_action_failures(controls, request)
+
+
+def delete_action_failures(controls: Controls, request: Request) -> Response:
+    """DELETE /action_failures: every action succeeds again."""
+    with controls.state.transaction() as project:
+        project.actions.failures = []
+    return get_action_failures(controls, request)
+
+
 def get_requests(controls: Controls, _: Request) -> Response:
     """GET /requests: {"total", "routes": {"GET /v1/servers": n, ...}}."""
     return Response(200, controls.counts.to_json())
@@ -171,7 +197,7 @@ def add_servers(controls: Controls, request: Request) -> Response:
     prefix = body.get("name_prefix", "server-")
     if not isinstance(prefix, str):
         raise bad_request("'name_prefix' must be a string")
-    server_type = catalogue.server_type(str(body.get("server_type", "cx22")))
+    server_type = catalogue.server_type(str(body.get("server_type", "cx23")))
     location = catalogue.location(str(body.get("location", "fsn1")))
     if server_type is None or location is None:
         raise bad_request("unknown server_type or location")
@@ -242,6 +268,9 @@ ROUTES: list[Endpoint[Controls]] = [
     Endpoint("GET", "/faults", get_faults),
     Endpoint("PUT", "/faults", put_faults),
     Endpoint("DELETE", "/faults", delete_faults),
+    Endpoint("GET", "/action_failures", get_action_failures),
+    Endpoint("PUT", "/action_failures", put_action_failures),
+    Endpoint("DELETE", "/action_failures", delete_action_failures),
     Endpoint("GET", "/requests", get_requests),
     Endpoint("DELETE", "/requests", delete_requests),
     Endpoint("POST", "/reset", reset),

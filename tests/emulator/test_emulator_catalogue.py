@@ -1,6 +1,8 @@
-"""The catalogue: real types, locations, datacenters, per-architecture images, and stock."""
+"""The catalogue: today's types, locations, per-architecture images, deprecations and stock."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hcloud import APIException, Client
@@ -13,7 +15,7 @@ from tests.emulator.emulator_helpers import RawApi
 
 
 def test_each_image_name_exists_once_per_architecture_with_distinct_ids(client: Client) -> None:
-    for name in ("ubuntu-22.04", "ubuntu-24.04", "debian-12", "fedora-41"):
+    for name in ("ubuntu-22.04", "ubuntu-24.04", "debian-12", "debian-13", "fedora-42"):
         x86 = client.images.get_by_name_and_architecture(name, "x86")
         arm = client.images.get_by_name_and_architecture(name, "arm")
         assert (x86.architecture, arm.architecture) == ("x86", "arm")
@@ -24,15 +26,27 @@ def test_each_image_name_exists_once_per_architecture_with_distinct_ids(client: 
 def test_images_filter_by_architecture(client: Client) -> None:
     images = client.images.get_all(architecture=["arm"])
 
-    assert len(images) == 4
+    assert len(images) == 5
     assert {i.architecture for i in images} == {"arm"}
+
+
+def test_a_deprecated_image_is_listed_only_when_asked_for(client: Client) -> None:
+    assert client.images.get_by_name_and_architecture("fedora-41", "x86") is None
+
+    image = client.images.get_by_name_and_architecture("fedora-41", "x86", include_deprecated=True)
+
+    assert image is not None
+    assert image.deprecated is not None
+    assert image.deprecation is not None
+    assert image.deprecation.unavailable_after > datetime.now(UTC)
+    assert image.deprecation.unavailable_after - image.deprecation.announced == timedelta(days=90)
 
 
 @pytest.mark.parametrize(
     ("name", "architecture", "cpu_type", "locations"),
     [
-        ("cx22", "x86", "shared", {"fsn1", "nbg1", "hel1"}),
-        ("cpx11", "x86", "shared", {"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}),
+        ("cx23", "x86", "shared", {"fsn1", "nbg1", "hel1"}),
+        ("cpx22", "x86", "shared", {"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}),
         ("ccx13", "x86", "dedicated", {"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}),
         ("cax11", "arm", "shared", {"fsn1", "nbg1", "hel1"}),
     ],
@@ -52,15 +66,16 @@ def test_the_real_server_types_are_listed(client: Client) -> None:
     names = {t.name for t in client.server_types.get_all()}
 
     assert names == {
-        "cx22",
-        "cx32",
-        "cx42",
-        "cx52",
-        "cpx11",
-        "cpx21",
-        "cpx31",
-        "cpx41",
-        "cpx51",
+        "cx23",
+        "cx33",
+        "cx43",
+        "cx53",
+        "cpx12",
+        "cpx22",
+        "cpx32",
+        "cpx42",
+        "cpx52",
+        "cpx62",
         "ccx13",
         "ccx23",
         "ccx33",
@@ -87,21 +102,125 @@ def test_locations_have_real_names_and_network_zones(client: Client) -> None:
     }
 
 
-def test_datacenters_list_supported_and_available_types(api: RawApi) -> None:
-    datacenters = {d["name"]: d for d in api.get("/datacenters").json()["datacenters"]}
+@pytest.mark.parametrize(
+    ("name", "cores", "memory", "disk"),
+    [
+        ("cx23", 2, 4.0, 40),
+        ("cx53", 16, 32.0, 320),
+        ("cpx12", 1, 2.0, 40),
+        ("cpx22", 2, 4.0, 80),
+        ("cpx62", 16, 32.0, 640),
+        ("cax41", 16, 32.0, 320),
+        ("ccx63", 48, 192.0, 960),
+    ],
+)
+def test_server_types_have_their_real_sizes(
+    client: Client, name: str, cores: int, memory: float, disk: int
+) -> None:
+    server_type = client.server_types.get_by_name(name)
 
-    assert set(datacenters) == {
-        "fsn1-dc14",
-        "nbg1-dc3",
-        "hel1-dc2",
-        "ash-dc1",
-        "hil-dc1",
-        "sin-dc1",
-    }
-    ash = datacenters["ash-dc1"]["server_types"]
-    assert 45 not in ash["supported"]  # cax11 is EU only
-    assert 22 in ash["supported"]
-    assert ash["available"] == ash["supported"]
+    assert (server_type.cores, server_type.memory, server_type.disk) == (cores, memory, disk)
+    assert server_type.storage_type == "local"
+
+
+@pytest.mark.parametrize("removed", ["cx22", "cx32", "cx42", "cx52", "cpx11", "cpx21", "cpx51"])
+def test_a_removed_server_type_is_gone_and_cannot_be_created(
+    client: Client, api: RawApi, removed: str
+) -> None:
+    assert client.server_types.get_by_name(removed) is None
+
+    response = api.post(
+        "/servers",
+        json={"name": "old", "server_type": removed, "image": "ubuntu-24.04", "location": "fsn1"},
+    )
+
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_input"
+    assert removed in response.json()["error"]["message"]
+
+
+def test_datacenters_are_gone_with_410(api: RawApi) -> None:
+    for path in ("/datacenters", "/datacenters/4"):
+        response = api.get(path)
+
+        assert response.status_code == 410
+        error = response.json()["error"]
+        assert error["code"] == "deprecated_api_endpoint"
+        assert error["details"]["announcement"].startswith("https://docs.hetzner.cloud/changelog")
+
+
+def test_availability_lives_in_each_server_types_locations(api: RawApi) -> None:
+    cpx22 = api.get("/server_types", params={"name": "cpx22"}).json()["server_types"][0]
+
+    assert cpx22["deprecation"] is None
+    assert cpx22["deprecated"] is False
+    for entry in cpx22["locations"]:
+        assert set(entry) == {"id", "name", "deprecation", "available", "recommended"}
+        assert (entry["available"], entry["recommended"], entry["deprecation"]) == (
+            True,
+            True,
+            None,
+        )
+
+
+def test_a_type_deprecated_in_one_location_is_still_orderable_until_its_date(
+    client: Client,
+) -> None:
+    cpx12 = {loc.location.name: loc for loc in client.server_types.get_by_name("cpx12").locations}
+
+    sin = cpx12["sin"]
+    assert sin.deprecation is not None
+    assert sin.deprecation.announced < datetime.now(UTC) < sin.deprecation.unavailable_after
+    assert (sin.available, sin.recommended) == (True, False)
+    assert cpx12["fsn1"].deprecation is None
+
+    created = client.servers.create(
+        name="old-in-sin",
+        server_type=ServerType(name="cpx12"),
+        image=Image(id=161547269),
+        location=Location(name="sin"),
+    )
+    assert created.server.location.name == "sin"
+
+
+def test_a_type_past_its_unavailable_date_in_a_location_cannot_be_created_there(
+    client: Client, api: RawApi
+) -> None:
+    ccx13 = {loc.location.name: loc for loc in client.server_types.get_by_name("ccx13").locations}
+    hil = ccx13["hil"]
+    assert hil.deprecation is not None
+    assert hil.deprecation.unavailable_after < datetime.now(UTC)
+    assert (hil.available, hil.recommended) == (False, False)
+
+    response = api.post(
+        "/servers",
+        json={"name": "gone", "server_type": "ccx13", "image": "ubuntu-24.04", "location": "hil"},
+    )
+
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_server_type"
+    assert "unavailable in hil since" in error["message"]
+
+
+def test_without_a_location_an_unavailable_location_is_passed_over(client: Client) -> None:
+    server = client.servers.create(
+        name="anywhere", server_type=ServerType(name="ccx13"), image=Image(id=161547269)
+    ).server
+
+    assert server.location.name == "fsn1"
+
+
+@pytest.mark.parametrize(
+    ("sort", "first"),
+    [("name", "ash"), ("name:desc", "sin"), ("id:desc", "sin"), ("id", "fsn1")],
+)
+def test_locations_honour_sort(api: RawApi, sort: str, first: str) -> None:
+    listed = api.get("/locations", params={"sort": sort}).json()["locations"]
+    names = [loc["name"] for loc in listed]
+
+    assert names[0] == first
+    assert len(names) == 6
 
 
 def test_out_of_stock_is_resource_unavailable(client: Client, emu: Emulator) -> None:
@@ -120,11 +239,11 @@ def test_out_of_stock_is_resource_unavailable(client: Client, emu: Emulator) -> 
 
 
 def test_out_of_stock_answers_412(api: RawApi, emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cx22", "location": "hel1"}])
+    emu.control.set_stock([{"server_type": "cx23", "location": "hel1"}])
 
     response = api.post(
         "/servers",
-        json={"name": "x", "server_type": "cx22", "image": "ubuntu-24.04", "location": "hel1"},
+        json={"name": "x", "server_type": "cx23", "image": "ubuntu-24.04", "location": "hel1"},
     )
 
     assert response.status_code == 412
@@ -136,26 +255,21 @@ def test_out_of_stock_answers_412(api: RawApi, emu: Emulator) -> None:
 def test_other_capacity_codes_can_be_chosen(
     api: RawApi, emu: Emulator, code: str, status: int
 ) -> None:
-    emu.control.set_stock([{"server_type": "cx22", "location": "hel1", "code": code}])
+    emu.control.set_stock([{"server_type": "cx23", "location": "hel1", "code": code}])
 
     response = api.post(
         "/servers",
-        json={"name": "x", "server_type": "cx22", "image": "ubuntu-24.04", "location": "hel1"},
+        json={"name": "x", "server_type": "cx23", "image": "ubuntu-24.04", "location": "hel1"},
     )
 
     assert (response.status_code, response.json()["error"]["code"]) == (status, code)
 
 
-def test_out_of_stock_shows_in_datacenters_and_server_types(
-    client: Client, api: RawApi, emu: Emulator
-) -> None:
+def test_out_of_stock_shows_in_the_server_types_locations(client: Client, emu: Emulator) -> None:
     emu.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
 
-    fsn1 = api.get("/datacenters", params={"name": "fsn1-dc14"}).json()["datacenters"][0]
     cax11 = client.server_types.get_by_name("cax11")
 
-    assert 45 in fsn1["server_types"]["supported"]
-    assert 45 not in fsn1["server_types"]["available"]
     assert {loc.location.name: loc.available for loc in cax11.locations} == {
         "fsn1": False,
         "nbg1": True,
@@ -180,7 +294,7 @@ def test_pricing_lists_every_server_type(api: RawApi) -> None:
     pricing = api.get("/pricing").json()["pricing"]
 
     assert pricing["currency"] == "EUR"
-    assert len(pricing["server_types"]) == 19
+    assert len(pricing["server_types"]) == 20
 
 
 def test_primary_ips_are_the_servers_addresses(client: Client, emu: Emulator) -> None:

@@ -43,7 +43,7 @@ def test_reset_drops_resources_counts_faults_and_restores_stock(
     client: Client, api: RawApi, emu: Emulator
 ) -> None:
     emu.control.add_servers(2)
-    emu.control.set_stock([{"server_type": "cx22", "location": "fsn1"}])
+    emu.control.set_stock([{"server_type": "cx23", "location": "fsn1"}])
     emu.control.set_faults([{"kind": "delay", "seconds": 0}])
     emu.control.set_rate_limit(10)
 
@@ -54,22 +54,22 @@ def test_reset_drops_resources_counts_faults_and_restores_stock(
     assert emu.control.faults() == []
     assert emu.control.rate_limit()["limit"] == 1_000_000
     assert emu.control.requests().total == 1
-    assert len(api.get("/server_types").json()["server_types"]) == 19
+    assert len(api.get("/server_types").json()["server_types"]) == 20
 
 
 def test_stock_can_be_read_back(emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cx22", "location": "nbg1", "code": "placement_error"}])
+    emu.control.set_stock([{"server_type": "cx23", "location": "nbg1", "code": "placement_error"}])
 
     assert emu.control.stock() == [
-        {"server_type": "cx22", "location": "nbg1", "code": "placement_error"}
+        {"server_type": "cx23", "location": "nbg1", "code": "placement_error"}
     ]
 
 
 def test_stock_entries_must_name_real_types_locations_and_codes(emu: Emulator) -> None:
     for entry in (
         {"server_type": "cx99", "location": "fsn1"},
-        {"server_type": "cx22", "location": "mars"},
-        {"server_type": "cx22", "location": "fsn1", "code": "quota"},
+        {"server_type": "cx23", "location": "mars"},
+        {"server_type": "cx23", "location": "fsn1", "code": "quota"},
     ):
         with pytest.raises(ControlError, match="400"):
             emu.control.set_stock([entry])
@@ -79,7 +79,7 @@ def test_timing_can_be_changed_at_run_time(client: Client, emu: Emulator) -> Non
     emu.control.set_timing(boot_seconds=0)
 
     created = client.servers.create(
-        name="instant", server_type=ServerType(name="cx22"), image=Image(name="debian-12")
+        name="instant", server_type=ServerType(name="cx23"), image=Image(name="debian-12")
     )
 
     assert created.action.status == "success"
@@ -119,7 +119,7 @@ def test_cli_flags_set_stock_rate_limit_and_faults_at_start() -> None:
     with running_emulator(
         TOKEN,
         "--out-of-stock",
-        "cx22@nbg1:placement_error",
+        "cx23@nbg1:placement_error",
         "--out-of-stock",
         "cax11@hel1",
         "--rate-limit",
@@ -129,7 +129,7 @@ def test_cli_flags_set_stock_rate_limit_and_faults_at_start() -> None:
         "--quiet",
     ) as emu:
         assert emu.control.stock() == [
-            {"server_type": "cx22", "location": "nbg1", "code": "placement_error"},
+            {"server_type": "cx23", "location": "nbg1", "code": "placement_error"},
             {"server_type": "cax11", "location": "hel1", "code": "resource_unavailable"},
         ]
         assert emu.control.rate_limit()["limit"] == 5
@@ -158,7 +158,7 @@ def test_an_emulator_that_cannot_start_says_why() -> None:
 def test_user_data_is_kept_for_the_metadata_view_but_never_in_the_api(emu, client, api):
     server = client.servers.create(
         name="u1",
-        server_type=ServerType(name="cx22"),
+        server_type=ServerType(name="cx23"),
         image=client.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
         user_data="#cloud-config\nsecret: s3cr3t",
     ).server

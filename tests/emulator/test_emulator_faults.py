@@ -17,7 +17,7 @@ from tests.emulator.emulator_helpers import RawApi
 
 def create(client: Client, name: str = "web-1") -> None:
     client.servers.create(
-        name=name, server_type=ServerType(name="cx22"), image=Image(name="ubuntu-24.04")
+        name=name, server_type=ServerType(name="cx23"), image=Image(name="ubuntu-24.04")
     )
 
 

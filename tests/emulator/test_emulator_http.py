@@ -147,7 +147,7 @@ def test_an_unexpected_failure_is_a_service_error_without_a_trace() -> None:
 def test_the_log_has_one_line_per_request_without_secrets(client: Client, emu: Emulator) -> None:
     client.servers.create(
         name="logged",
-        server_type=ServerType(name="cx22"),
+        server_type=ServerType(name="cx23"),
         image=Image(name="ubuntu-24.04"),
         user_data="#cloud-config\npassword: hunter2\n",
     )

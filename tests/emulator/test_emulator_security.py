@@ -64,7 +64,7 @@ def test_a_server_with_an_ssh_key_gets_no_root_password(client: Client) -> None:
 
     created = client.servers.create(
         name="web-1",
-        server_type=ServerType(name="cx22"),
+        server_type=ServerType(name="cx23"),
         image=Image(name="ubuntu-24.04"),
         ssh_keys=[SSHKey(name=key.name)],
     )
@@ -76,7 +76,7 @@ def test_an_unknown_ssh_key_is_invalid_input(client: Client) -> None:
     with pytest.raises(APIException) as excinfo:
         client.servers.create(
             name="web-1",
-            server_type=ServerType(name="cx22"),
+            server_type=ServerType(name="cx23"),
             image=Image(name="ubuntu-24.04"),
             ssh_keys=[SSHKey(name="nope")],
         )
@@ -150,8 +150,13 @@ def test_a_firewall_in_use_cannot_be_deleted_until_removed(client: Client, emu: 
         client.firewalls.delete(firewall)
     with pytest.raises(APIException) as twice:
         client.firewalls.apply_to_resources(firewall, [target])
-    client.firewalls.remove_from_resources(firewall, [target])
+    removals = client.firewalls.remove_from_resources(firewall, [target])
+    with pytest.raises(APIException) as still_removing:
+        client.firewalls.delete(firewall)
+    for action in removals:
+        action.wait_until_finished()
 
     assert in_use.value.code == "resource_in_use"
     assert twice.value.code == "firewall_already_applied"
+    assert still_removing.value.code == "resource_in_use"
     assert client.firewalls.delete(firewall) is True

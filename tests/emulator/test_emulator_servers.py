@@ -17,7 +17,7 @@ from tests.emulator.emulator_helpers import RawApi
 def create(
     client: Client,
     name: str = "web-1",
-    server_type: str = "cx22",
+    server_type: str = "cx23",
     image: str | int = "ubuntu-24.04",
     location: str | None = "fsn1",
     **kwargs: object,
@@ -48,7 +48,7 @@ def test_a_server_created_by_names_can_be_read_back(client: Client) -> None:
     server = client.servers.get_by_id(created.server.id)
 
     assert server.name == "web-1"
-    assert server.server_type.name == "cx22"
+    assert server.server_type.name == "cx23"
     assert server.image.name == "ubuntu-24.04"
     assert server.location.name == "fsn1"
     assert server.labels == {"pool": "workers"}
@@ -67,7 +67,6 @@ def test_a_server_json_has_the_full_shape_of_the_real_api(client: Client, api: R
         "public_net",
         "private_net",
         "server_type",
-        "datacenter",
         "location",
         "image",
         "iso",
@@ -84,8 +83,7 @@ def test_a_server_json_has_the_full_shape_of_the_real_api(client: Client, api: R
         "primary_disk_size",
         "placement_group",
     } <= set(body)
-    assert body["datacenter"]["name"] == "fsn1-dc14"
-    assert body["datacenter"]["location"]["name"] == "fsn1"
+    assert "datacenter" not in body
     assert body["public_net"]["ipv4"]["id"] > 0
     assert body["public_net"]["ipv4"]["dns_ptr"].endswith(".clients.your-server.de")
     assert body["public_net"]["firewalls"] == []
@@ -172,14 +170,14 @@ def test_a_duplicate_name_is_a_uniqueness_error(client: Client, api: RawApi) -> 
 
     assert error_code(excinfo) == "uniqueness_error"
     raw = api.post(
-        "/servers", json={"name": "twin", "server_type": "cx22", "image": "ubuntu-24.04"}
+        "/servers", json={"name": "twin", "server_type": "cx23", "image": "ubuntu-24.04"}
     )
     assert raw.status_code == 409
 
 
 def test_a_name_that_is_not_a_hostname_is_invalid_input_naming_the_field(api: RawApi) -> None:
     response = api.post(
-        "/servers", json={"name": "not_a_host!", "server_type": "cx22", "image": "ubuntu-24.04"}
+        "/servers", json={"name": "not_a_host!", "server_type": "cx23", "image": "ubuntu-24.04"}
     )
 
     assert response.status_code == 422
@@ -212,7 +210,7 @@ def test_labels_with_prefixes_and_empty_values_are_accepted(client: Client) -> N
     [("server_type", "cx99"), ("image", "windows-95"), ("location", "mars1")],
 )
 def test_unknown_references_are_invalid_input(api: RawApi, field: str, value: str) -> None:
-    body = {"name": "web-1", "server_type": "cx22", "image": "ubuntu-24.04", field: value}
+    body = {"name": "web-1", "server_type": "cx23", "image": "ubuntu-24.04", field: value}
 
     response = api.post("/servers", json=body)
 
@@ -224,7 +222,7 @@ def test_an_image_of_the_other_architecture_is_refused(client: Client) -> None:
     arm_image = client.images.get_by_name_and_architecture("ubuntu-24.04", "arm")
 
     with pytest.raises(APIException) as excinfo:
-        create(client, server_type="cx22", image=arm_image.id)
+        create(client, server_type="cx23", image=arm_image.id)
 
     assert error_code(excinfo) == "invalid_input"
     assert "incompatible architecture" in excinfo.value.message
@@ -250,7 +248,7 @@ def test_a_type_the_location_does_not_offer_is_invalid_input(client: Client) -> 
 def test_without_a_location_the_server_lands_where_its_type_is_in_stock(
     client: Client, emu: Emulator
 ) -> None:
-    emu.control.set_stock([{"server_type": "cx22", "location": "fsn1"}])
+    emu.control.set_stock([{"server_type": "cx23", "location": "fsn1"}])
 
     server = create(client, location=None).server
 
@@ -326,7 +324,7 @@ def test_a_server_created_with_a_firewall_shows_it_applied(client: Client) -> No
 
 
 def test_networks_and_volumes_the_emulator_lacks_are_invalid_input(api: RawApi) -> None:
-    body = {"name": "web-1", "server_type": "cx22", "image": "ubuntu-24.04", "networks": [7]}
+    body = {"name": "web-1", "server_type": "cx23", "image": "ubuntu-24.04", "networks": [7]}
 
     response = api.post("/servers", json=body)
 
@@ -334,10 +332,10 @@ def test_networks_and_volumes_the_emulator_lacks_are_invalid_input(api: RawApi) 
 
 
 def test_a_server_type_and_image_may_be_given_by_id(api: RawApi) -> None:
-    body = {"name": "by-id", "server_type": 104, "image": "161547269", "location": 2}
+    body = {"name": "by-id", "server_type": 114, "image": "161547269", "location": 2}
 
     response = api.post("/servers", json=body)
 
     assert response.status_code == 201
     server = response.json()["server"]
-    assert (server["server_type"]["name"], server["location"]["name"]) == ("cx22", "nbg1")
+    assert (server["server_type"]["name"], server["location"]["name"]) == ("cx23", "nbg1")

@@ -63,6 +63,28 @@ def resource_action(state: State, request: Request, resource_type: str) -> Respo
         return Response(200, {"action": action_json(action, project.now)})
 
 
+def kind_actions(state: State, request: Request, resource_type: str) -> Response:
+    """GET /{resources}/actions: the actions concerning any resource of a type (`id` filters)."""
+    ids = set(ids_from(request))
+    with state.transaction() as project:
+        found = [
+            a
+            for a in project.actions.by_id.values()
+            if any(rtype == resource_type for _, rtype in a.resources) and (not ids or a.id in ids)
+        ]
+        return action_listing(request, found, project.now)
+
+
+def kind_action(state: State, request: Request, resource_type: str) -> Response:
+    """GET /{resources}/actions/{id}: one action, if it concerns a resource of that type."""
+    action_id = request.path_id(resource="action")
+    with state.transaction() as project:
+        action = project.actions.get(action_id)
+        if not any(rtype == resource_type for _, rtype in action.resources):
+            raise not_found("action", action_id)
+        return Response(200, {"action": action_json(action, project.now)})
+
+
 def ids_from(request: Request) -> list[int]:
     """The repeated `id` query parameter as integers."""
     ids = request.every("id")

@@ -1,1 +1,1 @@
-"""The catalogue: data (locations, datacenters, server types, images, prices) and handlers."""
+"""The catalogue: data (locations, server types, images, prices) and handlers."""

@@ -1,21 +1,33 @@
-"""The fixed catalogue: real Hetzner locations, datacenters, server types and system images.
+"""The fixed catalogue: real Hetzner locations, server types and system images, as of late 2026.
 
-Names, ids, sizes and which types each location supports follow the real API (mid 2025);
-prices are close to the real list prices but not guaranteed; image ids are plausible, one
-per architecture for the same name, as the real API has. Rendering takes the set of
-(server type, location) pairs that are out of stock, so `available` flags reflect it.
+Names, sizes, architectures and which locations each type supports follow the real API after
+the CX Gen 2 / CPX Gen 1 types (cx22...cx52, cpx11...cpx51) were removed at the end of 2025
+(successors cx23...cx53, cpx12...cpx62). Availability lives per location
+(`server_types[].locations[]`: `available`, `recommended`, `deprecation`), as since 2026-04;
+datacenters are gone from the API (2026-07-01 from servers, 410 Gone since 2026-10-01), so
+there are none here. Prices follow a published 2026 price table but are not guaranteed;
+image ids are plausible, one per architecture for the same name.
+
+Deprecations are dated relative to `epoch` (when the emulator started), so that their paths
+run the same on any day: cpx12 is deprecated in sin and can still be ordered there for 60
+days; ccx13 became unavailable in hil 30 days ago; fedora-41 is a deprecated image.
+Rendering takes the set of (server type, location) pairs that are out of stock, so
+`available` flags reflect it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeVar
+
+from emulator.render import timestamp
 
 VAT = Decimal("0.19")
 TB = 1024**4
 CATALOGUE_CREATED = "2024-01-01T00:00:00+00:00"
+DAY = 86_400.0
 
 Unavailable = frozenset[tuple[str, str]]  # (server type name, location name) out of stock
 
@@ -39,18 +51,35 @@ class Location:
 
 
 @dataclass(frozen=True)
-class Datacenter:
-    """A datacenter: one per location in this catalogue, as today."""
+class Deprecation:
+    """A deprecation dated in days relative to the emulator's start (negative: before it)."""
 
-    id: int
-    name: str
-    description: str
-    location: Location
+    announced_days: float
+    unavailable_after_days: float
+
+    def announced(self, epoch: float) -> float:
+        """When it was announced, in seconds since 1970."""
+        return epoch + self.announced_days * DAY
+
+    def unavailable_after(self, epoch: float) -> float:
+        """After when it can no longer be ordered, in seconds since 1970."""
+        return epoch + self.unavailable_after_days * DAY
+
+    def unavailable(self, epoch: float, now: float) -> bool:
+        """Whether it can no longer be ordered at `now`."""
+        return now > self.unavailable_after(epoch)
+
+    def to_json(self, epoch: float) -> dict[str, str]:
+        """The API's `deprecation` object."""
+        return {
+            "announced": timestamp(self.announced(epoch)),
+            "unavailable_after": timestamp(self.unavailable_after(epoch)),
+        }
 
 
 @dataclass(frozen=True)
 class ServerType:
-    """A server type with its size, architecture and supported locations."""
+    """A server type with its size, architecture, supported locations and their deprecations."""
 
     id: int
     name: str
@@ -61,6 +90,13 @@ class ServerType:
     architecture: str  # x86 | arm
     monthly_eur: Decimal
     locations: tuple[str, ...]
+    category: str
+    deprecations: dict[str, Deprecation] = field(default_factory=dict, hash=False)
+    storage_type: str = "local"
+
+    def deprecation_in(self, location: str) -> Deprecation | None:
+        """The type's deprecation in one location, if it has one there."""
+        return self.deprecations.get(location)
 
 
 @dataclass(frozen=True)
@@ -74,6 +110,7 @@ class Image:
     os_version: str
     architecture: str
     disk_size: int
+    deprecation: Deprecation | None = None
 
 
 EU = ("fsn1", "nbg1", "hel1")
@@ -167,36 +204,77 @@ LOCATIONS: tuple[Location, ...] = (
 )
 _LOC = {location.name: location for location in LOCATIONS}
 
-DATACENTERS: tuple[Datacenter, ...] = (
-    Datacenter(4, "fsn1-dc14", "Falkenstein 1 virtual DC 14", _LOC["fsn1"]),
-    Datacenter(2, "nbg1-dc3", "Nuremberg 1 virtual DC 3", _LOC["nbg1"]),
-    Datacenter(3, "hel1-dc2", "Helsinki 1 virtual DC 2", _LOC["hel1"]),
-    Datacenter(5, "ash-dc1", "Ashburn virtual DC 1", _LOC["ash"]),
-    Datacenter(6, "hil-dc1", "Hillsboro virtual DC 1", _LOC["hil"]),
-    Datacenter(7, "sin-dc1", "Singapore virtual DC 1", _LOC["sin"]),
-)
+EU = ("fsn1", "nbg1", "hel1")
+ALL = (*EU, "ash", "hil", "sin")
+SHARED, DEDICATED = "shared", "dedicated"
+COST_OPTIMIZED = "Cost-Optimized"
+REGULAR = "Regular Performance"
+GENERAL = "General Purpose"
+
 
 SERVER_TYPES: tuple[ServerType, ...] = (
-    ServerType(22, "cpx11", 2, 2.0, 40, "shared", "x86", Decimal("4.35"), ALL),
-    ServerType(23, "cpx21", 3, 4.0, 80, "shared", "x86", Decimal("7.55"), ALL),
-    ServerType(24, "cpx31", 4, 8.0, 160, "shared", "x86", Decimal("13.60"), ALL),
-    ServerType(25, "cpx41", 8, 16.0, 240, "shared", "x86", Decimal("25.20"), ALL),
-    ServerType(26, "cpx51", 16, 32.0, 360, "shared", "x86", Decimal("54.90"), ALL),
-    ServerType(45, "cax11", 2, 4.0, 40, "shared", "arm", Decimal("3.79"), EU),
-    ServerType(93, "cax21", 4, 8.0, 80, "shared", "arm", Decimal("6.49"), EU),
-    ServerType(94, "cax31", 8, 16.0, 160, "shared", "arm", Decimal("12.49"), EU),
-    ServerType(95, "cax41", 16, 32.0, 320, "shared", "arm", Decimal("24.49"), EU),
-    ServerType(96, "ccx13", 2, 8.0, 80, "dedicated", "x86", Decimal("12.49"), ALL),
-    ServerType(97, "ccx23", 4, 16.0, 160, "dedicated", "x86", Decimal("24.49"), ALL),
-    ServerType(98, "ccx33", 8, 32.0, 240, "dedicated", "x86", Decimal("48.49"), ALL),
-    ServerType(99, "ccx43", 16, 64.0, 360, "dedicated", "x86", Decimal("96.49"), ALL),
-    ServerType(100, "ccx53", 32, 128.0, 600, "dedicated", "x86", Decimal("192.49"), ALL),
-    ServerType(101, "ccx63", 48, 192.0, 960, "dedicated", "x86", Decimal("288.49"), ALL),
-    ServerType(104, "cx22", 2, 4.0, 40, "shared", "x86", Decimal("3.79"), EU),
-    ServerType(105, "cx32", 4, 8.0, 80, "shared", "x86", Decimal("6.80"), EU),
-    ServerType(106, "cx42", 8, 16.0, 160, "shared", "x86", Decimal("16.40"), EU),
-    ServerType(107, "cx52", 16, 32.0, 320, "shared", "x86", Decimal("32.40"), EU),
+    ServerType(45, "cax11", 2, 4.0, 40, SHARED, "arm", Decimal("6.49"), EU, COST_OPTIMIZED),
+    ServerType(93, "cax21", 4, 8.0, 80, SHARED, "arm", Decimal("10.99"), EU, COST_OPTIMIZED),
+    ServerType(94, "cax31", 8, 16.0, 160, SHARED, "arm", Decimal("21.49"), EU, COST_OPTIMIZED),
+    ServerType(95, "cax41", 16, 32.0, 320, SHARED, "arm", Decimal("41.49"), EU, COST_OPTIMIZED),
+    ServerType(
+        96,
+        "ccx13",
+        2,
+        8.0,
+        80,
+        DEDICATED,
+        "x86",
+        Decimal("43.49"),
+        ALL,
+        GENERAL,
+        {"hil": Deprecation(-120, -30)},
+    ),
+    ServerType(97, "ccx23", 4, 16.0, 160, DEDICATED, "x86", Decimal("86.49"), ALL, GENERAL),
+    ServerType(98, "ccx33", 8, 32.0, 240, DEDICATED, "x86", Decimal("138.99"), ALL, GENERAL),
+    ServerType(99, "ccx43", 16, 64.0, 360, DEDICATED, "x86", Decimal("276.49"), ALL, GENERAL),
+    ServerType(100, "ccx53", 32, 128.0, 600, DEDICATED, "x86", Decimal("533.99"), ALL, GENERAL),
+    ServerType(101, "ccx63", 48, 192.0, 960, DEDICATED, "x86", Decimal("853.99"), ALL, GENERAL),
+    ServerType(
+        108,
+        "cpx12",
+        1,
+        2.0,
+        40,
+        SHARED,
+        "x86",
+        Decimal("11.99"),
+        ALL,
+        REGULAR,
+        {"sin": Deprecation(-30, 60)},
+    ),
+    ServerType(109, "cpx22", 2, 4.0, 80, SHARED, "x86", Decimal("19.99"), ALL, REGULAR),
+    ServerType(110, "cpx32", 4, 8.0, 160, SHARED, "x86", Decimal("35.99"), ALL, REGULAR),
+    ServerType(111, "cpx42", 8, 16.0, 320, SHARED, "x86", Decimal("69.99"), ALL, REGULAR),
+    ServerType(112, "cpx52", 12, 24.0, 480, SHARED, "x86", Decimal("100.99"), ALL, REGULAR),
+    ServerType(113, "cpx62", 16, 32.0, 640, SHARED, "x86", Decimal("130.49"), ALL, REGULAR),
+    ServerType(114, "cx23", 2, 4.0, 40, SHARED, "x86", Decimal("5.99"), EU, COST_OPTIMIZED),
+    ServerType(115, "cx33", 4, 8.0, 80, SHARED, "x86", Decimal("8.99"), EU, COST_OPTIMIZED),
+    ServerType(116, "cx43", 8, 16.0, 160, SHARED, "x86", Decimal("16.49"), EU, COST_OPTIMIZED),
+    ServerType(117, "cx53", 16, 32.0, 320, SHARED, "x86", Decimal("29.99"), EU, COST_OPTIMIZED),
 )
+
+# Taken out of the API at the end of 2025: a create naming one fails as for any unknown type.
+REMOVED_SERVER_TYPES = (
+    "cx22",
+    "cx32",
+    "cx42",
+    "cx52",
+    "cpx11",
+    "cpx21",
+    "cpx31",
+    "cpx41",
+    "cpx51",
+)
+
+# An image's deprecation: orderable for three months after the announcement, as hcloud-go's
+# deprecation notice for images (exp/deprecationutil) assumes.
+IMAGE_DEPRECATION = Deprecation(-30, 60)
 
 IMAGES: tuple[Image, ...] = (
     Image(67794396, "ubuntu-22.04", "Ubuntu 22.04", "ubuntu", "22.04", "x86", 5),
@@ -205,12 +283,16 @@ IMAGES: tuple[Image, ...] = (
     Image(114690389, "debian-12", "Debian 12", "debian", "12", "arm", 5),
     Image(161547269, "ubuntu-24.04", "Ubuntu 24.04", "ubuntu", "24.04", "x86", 5),
     Image(161547270, "ubuntu-24.04", "Ubuntu 24.04", "ubuntu", "24.04", "arm", 5),
-    Image(205999543, "fedora-41", "Fedora 41", "fedora", "41", "x86", 5),
-    Image(205999544, "fedora-41", "Fedora 41", "fedora", "41", "arm", 5),
+    Image(205999543, "fedora-41", "Fedora 41", "fedora", "41", "x86", 5, IMAGE_DEPRECATION),
+    Image(205999544, "fedora-41", "Fedora 41", "fedora", "41", "arm", 5, IMAGE_DEPRECATION),
+    Image(226715393, "fedora-42", "Fedora 42", "fedora", "42", "x86", 5),
+    Image(226715394, "fedora-42", "Fedora 42", "fedora", "42", "arm", 5),
+    Image(243140451, "debian-13", "Debian 13", "debian", "13", "x86", 5),
+    Image(243140452, "debian-13", "Debian 13", "debian", "13", "arm", 5),
 )
 
 
-_Item = TypeVar("_Item", Location, Datacenter, ServerType, Image)
+_Item = TypeVar("_Item", Location, ServerType, Image)
 
 
 def _lookup(items: Iterable[_Item], ref: int | str) -> _Item | None:
@@ -224,16 +306,6 @@ def _lookup(items: Iterable[_Item], ref: int | str) -> _Item | None:
 def location(ref: int | str) -> Location | None:
     """A location by id or name."""
     return _lookup(LOCATIONS, ref)
-
-
-def datacenter(ref: int | str) -> Datacenter | None:
-    """A datacenter by id or name."""
-    return _lookup(DATACENTERS, ref)
-
-
-def datacenter_of(loc: Location) -> Datacenter:
-    """The (single) datacenter of a location."""
-    return next(dc for dc in DATACENTERS if dc.location.id == loc.id)
 
 
 def server_type(ref: int | str) -> ServerType | None:
@@ -286,20 +358,43 @@ def location_json(loc: Location) -> dict[str, Any]:
     }
 
 
-def server_type_json(st: ServerType, unavailable: Unavailable) -> dict[str, Any]:
-    """A server type as the API shows it, with per-location availability."""
+def available_in(
+    st: ServerType, location_name: str, unavailable: Unavailable, epoch: float, now: float
+) -> bool:
+    """Whether the type can be created in the location now: in stock and still orderable."""
+    deprecation = st.deprecation_in(location_name)
+    return (st.name, location_name) not in unavailable and not (
+        deprecation is not None and deprecation.unavailable(epoch, now)
+    )
+
+
+def server_type_json(
+    st: ServerType, unavailable: Unavailable, epoch: float, now: float
+) -> dict[str, Any]:
+    """A server type as the API shows it, with its per-location availability and deprecation.
+
+    The top-level `deprecated`/`deprecation` (being phased out in favour of the per-location
+    ones) are set only when the type is deprecated in every location it has.
+    """
+    per_location = [st.deprecation_in(name) for name in st.locations]
+    everywhere = all(per_location)
+    latest = max(
+        (d for d in per_location if d is not None),
+        key=lambda d: d.unavailable_after_days,
+        default=None,
+    )
     return {
         "id": st.id,
         "name": st.name,
         "description": st.name.upper(),
-        "category": "Dedicated vCPU" if st.cpu_type == "dedicated" else "Shared vCPU",
+        "category": st.category,
         "cores": st.cores,
         "memory": st.memory,
         "disk": st.disk,
-        "deprecated": False,
-        "deprecation": None,
+        "deprecated": everywhere,
+        "deprecation": latest.to_json(epoch) if everywhere and latest else None,
         "prices": _prices(st),
-        "storage_type": "local",
+        "storage_type": st.storage_type,
         "cpu_type": st.cpu_type,
         "architecture": st.architecture,
         "included_traffic": 0,
@@ -307,34 +402,19 @@ def server_type_json(st: ServerType, unavailable: Unavailable) -> dict[str, Any]
             {
                 "id": _LOC[name].id,
                 "name": name,
-                "deprecation": None,
-                "available": (st.name, name) not in unavailable,
-                "recommended": True,
+                "deprecation": None if dep is None else dep.to_json(epoch),
+                "available": available_in(st, name, unavailable, epoch, now),
+                "recommended": dep is None and available_in(st, name, unavailable, epoch, now),
             }
-            for name in st.locations
+            for name, dep in zip(st.locations, per_location, strict=True)
         ],
     }
 
 
-def datacenter_json(dc: Datacenter, unavailable: Unavailable) -> dict[str, Any]:
-    """A datacenter with the server types it supports and has in stock."""
-    supported = [st for st in SERVER_TYPES if dc.location.name in st.locations]
-    available = [st.id for st in supported if (st.name, dc.location.name) not in unavailable]
-    return {
-        "id": dc.id,
-        "name": dc.name,
-        "description": dc.description,
-        "location": location_json(dc.location),
-        "server_types": {
-            "supported": [st.id for st in supported],
-            "available": available,
-            "available_for_migration": list(available),
-        },
-    }
-
-
-def image_json(img: Image) -> dict[str, Any]:
-    """A system image as the API shows it."""
+def image_json(img: Image, epoch: float) -> dict[str, Any]:
+    """A system image as the API shows it; a deprecated one has `deprecated` (the
+    announcement, the older field) and `deprecation`."""
+    dep = img.deprecation
     return {
         "id": img.id,
         "type": "system",
@@ -350,7 +430,8 @@ def image_json(img: Image) -> dict[str, Any]:
         "os_version": img.os_version,
         "rapid_deploy": True,
         "protection": {"delete": False},
-        "deprecated": None,
+        "deprecated": None if dep is None else timestamp(dep.announced(epoch)),
+        "deprecation": None if dep is None else dep.to_json(epoch),
         "deleted": None,
         "labels": {},
         "architecture": img.architecture,

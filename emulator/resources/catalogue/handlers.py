@@ -1,6 +1,8 @@
-"""Read-only catalogue endpoints: server types, locations, datacenters, images, ISOs, pricing.
+"""Read-only catalogue endpoints: server types, locations, images, ISOs, pricing.
 
-The catalogue itself (and its JSON shapes) is `data.py`; availability reflects the stock.
+The catalogue itself (and its JSON shapes) is `data.py`; availability reflects the stock and
+the per-location deprecations. `/datacenters` answers 410 Gone, as the real API does since
+2026-10-01.
 """
 
 from __future__ import annotations
@@ -8,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from emulator.errors import invalid_field, not_found
+from emulator.errors import ApiError, invalid_field, not_found
 from emulator.listing import page_response, selector_from, sort_items
 from emulator.project import State
 from emulator.resources.catalogue import data
-from emulator.routing import Endpoint, Json, Request, Response
+from emulator.routing import Endpoint, Request, Response
 
-T = TypeVar("T", data.Location, data.Datacenter, data.ServerType, data.Image)
+T = TypeVar("T", data.Location, data.ServerType, data.Image)
 
+DATACENTERS_REMOVED = "https://docs.hetzner.cloud/changelog#2026-06-02-datacenters-deprecated"
+LOCATION_SORT_KEYS: dict[str, Callable[[data.Location], Any]] = {
+    "id": lambda loc: loc.id,
+    "name": lambda loc: loc.name,
+}
 IMAGE_SORT_KEYS: dict[str, Callable[[data.Image], Any]] = {
     "id": lambda i: i.id,
     "name": lambda i: i.name,
@@ -49,10 +56,12 @@ def _images(request: Request) -> list[data.Image]:
             raise invalid_field("type", f"invalid type '{kind}'")
     selector = selector_from(request)
     statuses = request.every("status")
+    include_deprecated = (request.first("include_deprecated") or "").lower() == "true"
     images = [
         image
         for image in _named(data.IMAGES, request)
-        if (not architectures or image.architecture in architectures)
+        if (include_deprecated or image.deprecation is None)
+        and (not architectures or image.architecture in architectures)
         and (not types or "system" in types)
         and (not statuses or "available" in statuses)
         and request.first("bound_to") is None
@@ -61,29 +70,31 @@ def _images(request: Request) -> list[data.Image]:
     return sort_items(images, request.every("sort") or ["id"], IMAGE_SORT_KEYS)
 
 
-def _server_type(state: State, st: data.ServerType) -> Json:
-    return data.server_type_json(st, state.project.stock.unavailable())
-
-
-def _datacenter(state: State, dc: data.Datacenter) -> Json:
-    return data.datacenter_json(dc, state.project.stock.unavailable())
-
-
 def list_server_types(state: State, request: Request) -> Response:
     """GET /server_types (by name)."""
     items = _named(data.SERVER_TYPES, request)
-    return page_response("server_types", items, request, lambda st: _server_type(state, st))
+    with state.transaction() as project:
+        unavailable = project.stock.unavailable()
+        return page_response(
+            "server_types",
+            items,
+            request,
+            lambda st: data.server_type_json(st, unavailable, project.epoch, project.now),
+        )
 
 
 def get_server_type(state: State, request: Request) -> Response:
     """GET /server_types/{id}."""
     found = _by_id(data.SERVER_TYPES, request, "server_type")
-    return Response(200, {"server_type": _server_type(state, found)})
+    with state.transaction() as project:
+        unavailable = project.stock.unavailable()
+        body = data.server_type_json(found, unavailable, project.epoch, project.now)
+        return Response(200, {"server_type": body})
 
 
 def list_locations(state: State, request: Request) -> Response:
-    """GET /locations (by name)."""
-    items = _named(data.LOCATIONS, request)
+    """GET /locations (by name), with `sort` (id, name; :asc or :desc)."""
+    items = sort_items(_named(data.LOCATIONS, request), request.every("sort"), LOCATION_SORT_KEYS)
     return page_response("locations", items, request, data.location_json)
 
 
@@ -93,30 +104,26 @@ def get_location(state: State, request: Request) -> Response:
     return Response(200, {"location": data.location_json(found)})
 
 
-def list_datacenters(state: State, request: Request) -> Response:
-    """GET /datacenters (by name), with the recommended one."""
-    items = _named(data.DATACENTERS, request)
-    response = page_response("datacenters", items, request, lambda dc: _datacenter(state, dc))
-    assert response.body is not None
-    response.body["recommendation"] = data.DATACENTERS[0].id
-    return response
-
-
-def get_datacenter(state: State, request: Request) -> Response:
-    """GET /datacenters/{id}."""
-    found = _by_id(data.DATACENTERS, request, "datacenter")
-    return Response(200, {"datacenter": _datacenter(state, found)})
+def datacenters_gone(state: State, request: Request) -> Response:
+    """GET /datacenters[/{id}]: 410 Gone with the API's deprecated_api_endpoint error."""
+    raise ApiError(
+        "deprecated_api_endpoint",
+        "the datacenters endpoints were removed on 2026-10-01: use GET /locations, and "
+        "server_types[].locations[] for where a server type is available",
+        {"announcement": DATACENTERS_REMOVED},
+    )
 
 
 def list_images(state: State, request: Request) -> Response:
-    """GET /images with its filters, sort and pagination."""
-    return page_response("images", _images(request), request, data.image_json)
+    """GET /images with its filters (deprecated ones only with include_deprecated=true)."""
+    epoch = state.project.epoch
+    return page_response("images", _images(request), request, lambda i: data.image_json(i, epoch))
 
 
 def get_image(state: State, request: Request) -> Response:
     """GET /images/{id}."""
     found = _by_id(data.IMAGES, request, "image")
-    return Response(200, {"image": data.image_json(found)})
+    return Response(200, {"image": data.image_json(found, state.project.epoch)})
 
 
 def list_isos(state: State, request: Request) -> Response:
@@ -134,8 +141,8 @@ ROUTES: list[Endpoint[State]] = [
     Endpoint("GET", "/server_types/{id}", get_server_type),
     Endpoint("GET", "/locations", list_locations),
     Endpoint("GET", "/locations/{id}", get_location),
-    Endpoint("GET", "/datacenters", list_datacenters),
-    Endpoint("GET", "/datacenters/{id}", get_datacenter),
+    Endpoint("GET", "/datacenters", datacenters_gone),
+    Endpoint("GET", "/datacenters/{id}", datacenters_gone),
     Endpoint("GET", "/images", list_images),
     Endpoint("GET", "/images/{id}", get_image),
     Endpoint("GET", "/isos", list_isos),

@@ -9,7 +9,13 @@ from emulator.labels import validate_labels
 from emulator.listing import page_response, selector_from, sort_items
 from emulator.project import Project, State
 from emulator.render import timestamp
-from emulator.resources.actions.handlers import action_json, action_listing, resource_action
+from emulator.resources.actions.handlers import (
+    action_json,
+    action_listing,
+    kind_action,
+    kind_actions,
+    resource_action,
+)
 from emulator.resources.actions.state import Action
 from emulator.resources.firewalls.state import Firewall, FirewallRule
 from emulator.routing import Endpoint, Json, Request, Response
@@ -162,9 +168,21 @@ def get_action(state: State, request: Request) -> Response:
     return resource_action(state, request, "firewall")
 
 
+def all_firewall_actions(state: State, request: Request) -> Response:
+    """GET /firewalls/actions (optionally by id)."""
+    return kind_actions(state, request, "firewall")
+
+
+def one_firewall_action(state: State, request: Request) -> Response:
+    """GET /firewalls/actions/{id}."""
+    return kind_action(state, request, "firewall")
+
+
 ROUTES: list[Endpoint[State]] = [
     Endpoint("GET", "/firewalls", list_firewalls),
     Endpoint("POST", "/firewalls", create),
+    Endpoint("GET", "/firewalls/actions", all_firewall_actions),
+    Endpoint("GET", "/firewalls/actions/{id}", one_firewall_action),
     Endpoint("GET", "/firewalls/{id}", get_firewall),
     Endpoint("PUT", "/firewalls/{id}", update),
     Endpoint("DELETE", "/firewalls/{id}", delete),

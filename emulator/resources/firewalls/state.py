@@ -1,7 +1,10 @@
 """Firewalls: their rules (checked like the real API checks them) and what they are applied to.
 
 A firewall applies to servers directly and to label selectors (every server whose labels
-match, now or later). Applying and removing are actions that finish at once.
+match, now or later). Applying, removing and setting rules are actions that run for the
+action time: a server shows the firewall `pending` until its apply or remove finishes, and a
+removed server stays attached (so deleting the firewall is `resource_in_use`) until then,
+as on the real API. A failed apply (control API) leaves the server without the firewall.
 """
 
 from __future__ import annotations
@@ -135,7 +138,11 @@ class Firewalls:
         targets = [self._target(raw, "apply_to") for raw in apply_to]
         firewall = Firewall(next(self._ids), name, labels, self.project.now, list(rules))
         self.by_id[firewall.id] = firewall
-        actions = [self.project.actions.start("set_firewall_rules", [(firewall.id, "firewall")], 0)]
+        actions = [
+            self.project.actions.start(
+                "set_firewall_rules", [(firewall.id, "firewall")], self.project.timing.action
+            )
+        ]
         actions.extend(self._apply(firewall, target) for target in targets)
         return firewall, actions
 
@@ -161,7 +168,8 @@ class Firewalls:
         """Replace a firewall's rules."""
         firewall = self.get(firewall_id)
         firewall.rules = list(rules)
-        return [self.project.actions.start("set_firewall_rules", [(firewall.id, "firewall")], 0)]
+        ref = [(firewall.id, "firewall")]
+        return [self.project.actions.start("set_firewall_rules", ref, self.project.timing.action)]
 
     def apply(self, firewall_id: int, resources: list[dict[str, Any]]) -> list[Action]:
         """Apply a firewall to servers and/or label selectors."""
@@ -172,22 +180,35 @@ class Firewalls:
     def remove(self, firewall_id: int, resources: list[dict[str, Any]]) -> list[Action]:
         """Remove a firewall from servers and/or label selectors."""
         firewall = self.get(firewall_id)
-        actions = []
-        for raw in resources:
-            target = self._target(raw, "remove_from")
-            ref = [(firewall.id, "firewall")]
+        targets = [self._target(raw, "remove_from") for raw in resources]
+        for target in targets:
             if isinstance(target, int):
-                if target not in firewall.server_ids:
+                removing = self.project.actions.running(target, "server", ("remove_firewall",))
+                if target not in firewall.server_ids or any(
+                    a.touches(firewall.id, "firewall") for a in removing
+                ):
                     raise ApiError("firewall_already_removed", "firewall already removed")
-                firewall.server_ids.remove(target)
-                ref.append((target, "server"))
-            else:
-                texts = [applied.text for applied in firewall.selectors]
-                if target.text not in texts:
-                    raise ApiError("firewall_already_removed", "firewall already removed")
-                del firewall.selectors[texts.index(target.text)]
-            actions.append(self.project.actions.start("remove_firewall", ref, 0))
-        return actions
+            elif target.text not in [applied.text for applied in firewall.selectors]:
+                raise ApiError("firewall_already_removed", "firewall already removed")
+        return [self._remove(firewall, target) for target in targets]
+
+    def _remove(self, firewall: Firewall, target: int | AppliedSelector) -> Action:
+        """Start removing a firewall from a server (detached when the action ends) or a
+        label selector (at once)."""
+        ref = [(firewall.id, "firewall")]
+        if isinstance(target, int):
+            ref.append((target, "server"))
+
+            def detached() -> None:
+                if target in firewall.server_ids:
+                    firewall.server_ids.remove(target)
+
+            return self.project.actions.start(
+                "remove_firewall", ref, self.project.timing.action, detached
+            )
+        texts = [applied.text for applied in firewall.selectors]
+        del firewall.selectors[texts.index(target.text)]
+        return self.project.actions.start("remove_firewall", ref, 0)
 
     def _apply(self, firewall: Firewall, target: int | AppliedSelector) -> Action:
         ref = [(firewall.id, "firewall")]
@@ -196,10 +217,17 @@ class Firewalls:
                 raise ApiError("firewall_already_applied", "firewall already applied")
             firewall.server_ids.append(target)
             ref.append((target, "server"))
-        else:
-            if any(applied.text == target.text for applied in firewall.selectors):
-                raise ApiError("firewall_already_applied", "firewall already applied")
-            firewall.selectors.append(target)
+
+            def undo() -> None:
+                if target in firewall.server_ids:
+                    firewall.server_ids.remove(target)
+
+            return self.project.actions.start(
+                "apply_firewall", ref, self.project.timing.action, on_error=undo
+            )
+        if any(applied.text == target.text for applied in firewall.selectors):
+            raise ApiError("firewall_already_applied", "firewall already applied")
+        firewall.selectors.append(target)
         return self.project.actions.start("apply_firewall", ref, 0)
 
     def _target(self, raw: dict[str, Any], field: str) -> int | AppliedSelector:

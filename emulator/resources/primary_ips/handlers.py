@@ -19,8 +19,8 @@ PRIMARY_IP_SORT_KEYS: dict[str, Callable[[PrimaryIP], Any]] = {
 
 
 def primary_ip_json(project: Project, ip: PrimaryIP) -> Json:
-    """A primary IP (each server's addresses are primary IPs that are deleted with it)."""
-    unavailable = project.stock.unavailable()
+    """A primary IP (each server's addresses are primary IPs that are deleted with it); no
+    `datacenter` (removed from the API on 2026-07-01)."""
     return {
         "id": ip.id,
         "name": f"primary_ip-{ip.id}",
@@ -35,7 +35,6 @@ def primary_ip_json(project: Project, ip: PrimaryIP) -> Json:
         "blocked": False,
         "created": timestamp(ip.created),
         "location": catalogue.location_json(ip.location),
-        "datacenter": catalogue.datacenter_json(catalogue.datacenter_of(ip.location), unavailable),
     }
 
 

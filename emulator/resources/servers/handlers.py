@@ -3,9 +3,10 @@
 `POST /servers` checks the body the way the real API does (host-name names, labels,
 references by id or name, image architecture, location support, stock, unique names) and
 answers 201 with the server, its `create_server` action, `next_actions` and a root password
-when no SSH key was given. A server renders with full `server_type`, `datacenter` (with its
-location), `location` and `image` objects, and `public_net` with its primary IPs' ids,
-`floating_ips` and applied `firewalls`, as hcloud-python and hcloud-go parse it.
+when no SSH key was given. A server renders with full `server_type`, `location` and `image`
+objects (no `datacenter`: removed from the API on 2026-07-01), and `public_net` with its
+primary IPs' ids, `floating_ips` and its `firewalls` (`pending` while being applied or
+removed, then `applied`), as hcloud-python and hcloud-go parse it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from emulator.labels import validate_labels
 from emulator.listing import page_response, selector_from, sort_items
 from emulator.project import Project, State
 from emulator.render import ipv4_dns_ptr, timestamp
-from emulator.resources.actions.handlers import action_json, action_listing, resource_action
+from emulator.resources.actions.handlers import (
+    action_json,
+    action_listing,
+    kind_action,
+    kind_actions,
+    resource_action,
+)
 from emulator.resources.catalogue import data as catalogue
 from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
 from emulator.routing import Endpoint, Json, Request, Response
@@ -53,20 +60,14 @@ def _hostname(body: Body, key: str = "name") -> str:
 
 
 def _location(body: Body) -> catalogue.Location | None:
+    if body.get("datacenter") is not None:
+        raise invalid_field("datacenter", "datacenters were removed on 2026-07-01: use location")
     location_ref = optional_ref(body, "location")
-    datacenter_ref = optional_ref(body, "datacenter")
-    if location_ref is not None and datacenter_ref is not None:
-        raise invalid_input("location and datacenter are mutually exclusive")
     if location_ref is not None:
         location = catalogue.location(location_ref)
         if location is None:
             raise invalid_input(f"location '{location_ref}' not found")
         return location
-    if datacenter_ref is not None:
-        datacenter = catalogue.datacenter(datacenter_ref)
-        if datacenter is None:
-            raise invalid_input(f"datacenter '{datacenter_ref}' not found")
-        return datacenter.location
     return None
 
 
@@ -123,6 +124,15 @@ def server_spec(body: Body) -> ServerSpec:
     )
 
 
+FIREWALL_COMMANDS = ("apply_firewall", "remove_firewall")
+
+
+def _firewall_status(project: Project, firewall_id: int, server: Server) -> str:
+    """`pending` while the firewall is being applied to or removed from the server."""
+    running = project.actions.running(firewall_id, "firewall", FIREWALL_COMMANDS)
+    return "pending" if any(a.touches(server.id, "server") for a in running) else "applied"
+
+
 def server_json(project: Project, server: Server) -> Json:
     """A server, the way GET /servers/{id} answers it."""
     unavailable = project.stock.unavailable()
@@ -153,16 +163,16 @@ def server_json(project: Project, server: Server) -> Json:
             },
             "floating_ips": [],
             "firewalls": [
-                {"id": fw.id, "status": "applied"} for fw in project.firewalls.of_server(server)
+                {"id": fw.id, "status": _firewall_status(project, fw.id, server)}
+                for fw in project.firewalls.of_server(server)
             ],
         },
         "private_net": [],
-        "server_type": catalogue.server_type_json(server.server_type, unavailable),
-        "datacenter": catalogue.datacenter_json(
-            catalogue.datacenter_of(server.location), unavailable
+        "server_type": catalogue.server_type_json(
+            server.server_type, unavailable, project.epoch, project.now
         ),
         "location": catalogue.location_json(server.location),
-        "image": catalogue.image_json(server.image),
+        "image": catalogue.image_json(server.image, project.epoch),
         "iso": None,
         "rescue_enabled": False,
         "locked": False,
@@ -174,7 +184,7 @@ def server_json(project: Project, server: Server) -> Json:
         "labels": dict(server.labels),
         "volumes": [],
         "load_balancers": [],
-        "primary_disk_size": server.server_type.disk,
+        "primary_disk_size": server.disk,
         "placement_group": None,
     }
 
@@ -254,14 +264,27 @@ def get_action(state: State, request: Request) -> Response:
 
 def all_server_actions(state: State, request: Request) -> Response:
     """GET /servers/actions (optionally by id)."""
-    ids = set(request.every("id"))
+    return kind_actions(state, request, "server")
+
+
+def one_server_action(state: State, request: Request) -> Response:
+    """GET /servers/actions/{id}."""
+    return kind_action(state, request, "server")
+
+
+def change_type(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/change_type: {server_type, upgrade_disk}."""
+    server_id = request.path_id(resource="server")
+    server_type_ref = required_ref(request.body, "server_type")
+    upgrade_disk = request.body.get("upgrade_disk")
+    if not isinstance(upgrade_disk, bool):
+        raise invalid_field("upgrade_disk", "is required and must be a boolean")
+    server_type = catalogue.server_type(server_type_ref)
+    if server_type is None:
+        raise invalid_input(f"server type '{server_type_ref}' not found")
     with state.transaction() as project:
-        found = [
-            a
-            for a in project.actions.by_id.values()
-            if any(rtype == "server" for _, rtype in a.resources) and (not ids or str(a.id) in ids)
-        ]
-        return action_listing(request, found, project.now)
+        action = project.servers.change_type(server_id, server_type, upgrade_disk=upgrade_disk)
+        return Response(201, {"action": action_json(action, project.now)})
 
 
 def power(name: str) -> Callable[[State, Request], Response]:
@@ -306,12 +329,14 @@ ROUTES: list[Endpoint[State]] = [
     Endpoint("GET", "/servers", list_servers),
     Endpoint("POST", "/servers", create),
     Endpoint("GET", "/servers/actions", all_server_actions),
+    Endpoint("GET", "/servers/actions/{id}", one_server_action),
     Endpoint("GET", "/servers/{id}", get_server),
     Endpoint("PUT", "/servers/{id}", update),
     Endpoint("DELETE", "/servers/{id}", delete),
     Endpoint("GET", "/servers/{id}/actions", list_actions),
     *(Endpoint("POST", f"/servers/{{id}}/actions/{name}", power(name)) for name in POWER_ACTIONS),
     Endpoint("POST", "/servers/{id}/actions/change_protection", change_protection),
+    Endpoint("POST", "/servers/{id}/actions/change_type", change_type),
     Endpoint("POST", "/servers/{id}/actions/enable_backup", backup(enabled=True)),
     Endpoint("POST", "/servers/{id}/actions/disable_backup", backup(enabled=False)),
     Endpoint("GET", "/servers/{id}/actions/{action_id}", get_action),

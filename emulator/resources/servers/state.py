@@ -1,8 +1,12 @@
-"""Servers: their lifecycle (boot, power actions, protection, delete) and what they refer to.
+"""Servers: their lifecycle (boot, power actions, type change, protection, delete).
 
 A new server is `initializing` for the boot time, then `running` (or `off`); a deleted one
 is `deleting`, keeping its name, until its `delete_server` action finishes. Creating checks
-the references the way the real API does: unique name, SSH keys, firewalls, then stock.
+the references the way the real API does: unique name, SSH keys, firewalls, then whether
+the type can be ordered in the location (its deprecation there) and stock. A create whose
+action fails (control API) leaves the server `off`, never booted. `change_type` needs a
+stopped server, keeps the architecture and storage type, never shrinks the disk, and starts
+the server again when done (`migrating` meanwhile).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
 from emulator.errors import ApiError, invalid_input, not_found, uniqueness
+from emulator.render import timestamp
 from emulator.resources.actions.state import Action
 from emulator.resources.catalogue import data as catalogue
 from emulator.resources.primary_ips.state import PrimaryIP
@@ -60,6 +65,7 @@ class Server:
     labels: dict[str, str]
     ipv4: PrimaryIP | None
     ipv6: PrimaryIP | None
+    disk: int = 0  # GB: the type's disk, or the older one after a change_type keeping it
     ssh_key_ids: list[int] = field(default_factory=list)
     user_data: str = field(default="", repr=False)
     delete_protected: bool = False
@@ -138,14 +144,35 @@ class Servers:
         boot = project.timing.boot_seconds
         after_create: ServerStatus = "initializing" if spec.start_after_create else "off"
         start = project.actions.start
-        create = start("create_server", ref, boot, self._status_setter(server.id, after_create))
+        never_booted = self._status_setter(server.id, "off")
+        create = start(
+            "create_server",
+            ref,
+            boot,
+            self._status_setter(server.id, after_create),
+            on_error=never_booted,
+        )
         next_actions = []
         if spec.start_after_create:
             next_actions.append(
-                start("start_server", ref, boot, self._status_setter(server.id, "running"))
+                start(
+                    "start_server",
+                    ref,
+                    boot,
+                    self._status_setter(server.id, "running"),
+                    on_error=never_booted,
+                    after=create,
+                )
             )
         next_actions.extend(
-            start("apply_firewall", [(fid, "firewall"), *ref], boot) for fid in spec.firewall_ids
+            start(
+                "apply_firewall",
+                [(fid, "firewall"), *ref],
+                boot,
+                on_error=self._firewall_remover(fid, server.id),
+                after=create,
+            )
+            for fid in spec.firewall_ids
         )
         password = None if ssh_key_ids else self._password()
         return CreatedServer(server, create, next_actions, password)
@@ -167,6 +194,7 @@ class Servers:
             raise uniqueness("name", f"server name {taken[0]} is already used")
         if location.name not in server_type.locations:
             raise invalid_input("unsupported location for server type")
+        self._orderable(server_type, location.name)
         return [
             self._add(
                 name=name,
@@ -206,6 +234,7 @@ class Servers:
             labels=labels,
             ipv4=ips.create("ipv4", location, server_id) if enable_ipv4 else None,
             ipv6=ips.create("ipv6", location, server_id) if enable_ipv6 else None,
+            disk=server_type.disk,
         )
         self.by_id[server_id] = server
         self._names[name] = server_id
@@ -219,19 +248,37 @@ class Servers:
         if location is not None:
             if location.name not in server_type.locations:
                 raise invalid_input("unsupported location for server type")
+            self._orderable(server_type, location.name)
             shortage = stock.shortage(server_type.name, location.name)
             if shortage is not None:
                 raise ApiError(shortage.code, shortage.message)
             return location
-        shortages = []
+        errors: list[ApiError] = []
         for name in server_type.locations:
+            try:
+                self._orderable(server_type, name)
+            except ApiError as exc:
+                errors.append(exc)
+                continue
             shortage = stock.shortage(server_type.name, name)
             if shortage is None:
                 found = catalogue.location(name)
                 assert found is not None
                 return found
-            shortages.append(shortage)
-        raise ApiError(shortages[0].code, shortages[0].message)
+            errors.append(ApiError(shortage.code, shortage.message))
+        raise errors[0]
+
+    def _orderable(self, server_type: catalogue.ServerType, location: str) -> None:
+        """Refuse a type whose deprecation in the location has passed its unavailable_after."""
+        deprecation = server_type.deprecation_in(location)
+        project = self.project
+        if deprecation is not None and deprecation.unavailable(project.epoch, project.now):
+            since = timestamp(deprecation.unavailable_after(project.epoch))
+            raise ApiError(
+                "invalid_server_type",
+                f"server type {server_type.name} is deprecated and unavailable in {location} "
+                f"since {since}",
+            )
 
     def _status_setter(self, server_id: int, status: ServerStatus) -> Callable[[], None]:
         """Set a status when an action ends, unless the server is being deleted meanwhile."""
@@ -240,6 +287,16 @@ class Servers:
             server = self.by_id.get(server_id)
             if server is not None and server.status != "deleting":
                 server.status = status
+
+        return apply
+
+    def _firewall_remover(self, firewall_id: int, server_id: int) -> Callable[[], None]:
+        """Undo a firewall's attachment to a server whose apply action failed."""
+
+        def apply() -> None:
+            firewall = self.project.firewalls.by_id.get(firewall_id)
+            if firewall is not None and server_id in firewall.server_ids:
+                firewall.server_ids.remove(server_id)
 
         return apply
 
@@ -294,6 +351,7 @@ class Servers:
         if actions.running_on(server.id, "server"):
             raise ApiError("locked", "server is locked: another action is running")
         command, during, after = POWER_ACTIONS[name]
+        before = server.status
         if during is not None and server.status != after:
             server.status = during
         return actions.start(
@@ -301,6 +359,59 @@ class Servers:
             [(server.id, "server")],
             self.project.timing.action,
             self._status_setter(server.id, after),
+            on_error=self._status_setter(server.id, before),
+        )
+
+    def change_type(
+        self, server_id: int, server_type: catalogue.ServerType, *, upgrade_disk: bool
+    ) -> Action:
+        """Change a stopped server's type, as the real API's change_type does.
+
+        Refused (`invalid_server_type`) for another architecture or storage type, a disk
+        smaller than the server's, or a type the server's location does not offer or no
+        longer sells; `server_not_stopped` unless the server is off. The server is
+        `migrating` meanwhile, then `running` with the new type (and the new type's disk
+        with `upgrade_disk`); a failed change leaves it `off` with its old type.
+        """
+        server = self.get(server_id)
+        actions = self.project.actions
+        if actions.running_on(server.id, "server"):
+            raise ApiError("locked", "server is locked: another action is running")
+        if server.status != "off":
+            raise ApiError("server_not_stopped", "server must be stopped before changing its type")
+        current = server.server_type
+        if server_type.architecture != current.architecture:
+            raise ApiError("invalid_server_type", "server type has incompatible architecture")
+        if server_type.storage_type != current.storage_type:
+            raise ApiError("invalid_server_type", "server type has incompatible storage type")
+        if server_type.disk < server.disk:
+            raise ApiError(
+                "invalid_server_type",
+                "cannot change type because the selected server_type has not sufficient disk space",
+            )
+        location = server.location.name
+        if location not in server_type.locations:
+            raise ApiError("invalid_server_type", "server type is not available in this location")
+        self._orderable(server_type, location)
+        shortage = self.project.stock.shortage(server_type.name, location)
+        if shortage is not None:
+            raise ApiError(shortage.code, shortage.message)
+        server.status = "migrating"
+
+        def changed() -> None:
+            if server.status == "deleting":
+                return
+            server.server_type = server_type
+            if upgrade_disk:
+                server.disk = server_type.disk
+            server.status = "running"
+
+        return actions.start(
+            "change_server_type",
+            [(server.id, "server")],
+            self.project.timing.action,
+            changed,
+            on_error=self._status_setter(server.id, "off"),
         )
 
     def change_protection(
