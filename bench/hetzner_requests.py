@@ -47,7 +47,7 @@ def median_seconds(action: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def spec(name: str, machine_type: str = "cx22", pool: str = "ci") -> MachineSpec:
+def spec(name: str, machine_type: str = "cx23", pool: str = "ci") -> MachineSpec:
     return MachineSpec(name=name, machine_type=machine_type, location="fsn1", pool=pool)
 
 
@@ -75,7 +75,7 @@ def main() -> int:
         def row(label: str, action: Callable[[], object]) -> None:
             rows.append((label, *counted(emulator, action)))
 
-        row("arch, first", lambda: hcloud.arch("cx22"))
+        row("arch, first", lambda: hcloud.arch("cx23"))
         row("arch, again (other type)", lambda: hcloud.arch("cax11"))
         row("create, first (resolves image)", lambda: hcloud.create(spec("ci-1")))
         row("create, next", lambda: hcloud.create(spec("ci-2")))

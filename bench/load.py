@@ -162,13 +162,13 @@ def hetzner_run(
     emulator.control.set_rate_limit(limit=1_000_000, per_second=1_000_000)
     environ = {"HCLOUD_TOKEN": TOKEN, "HCLOUD_ENDPOINT": emulator.url, **TIMEOUTS}
     provider = Provider.of("hetzner", "bench", environ)
-    provider.arch("cx22")
+    provider.arch("cx23")
     emulator.control.reset_requests()
     delay = [{"kind": "delay", "seconds": latency}] if latency else []
     emulator.control.set_faults(delay + (HETZNER_FAULTS if faults else []))
 
     def spec_of(name: str, pool: str) -> MachineSpec:
-        return MachineSpec(name=name, machine_type="cx22", location="fsn1", pool=pool)
+        return MachineSpec(name=name, machine_type="cx23", location="fsn1", pool=pool)
 
     run = Run("hetzner", threads, faults, latency)
     with counting_retries() as retries:

@@ -27,7 +27,7 @@ from program_harness import ec2, hetzner, run  # noqa: E402
 
 def stack(provider: str, pools: int, size: int) -> dict[str, Any]:
     if provider == "hetzner":
-        types, locations, config = ["cx22", "cax11"], ["fsn1", "nbg1"], hetzner(sshKeys=["ops"])
+        types, locations, config = ["cx23", "cax11"], ["fsn1", "nbg1"], hetzner(sshKeys=["ops"])
     else:
         types, locations, config = ["t3.small", "t4g.small"], ["eu-central-1a"], ec2()
     config["orca-machines:pools"] = [

@@ -65,9 +65,9 @@ def show_pools(provider: Provider, pools: list[str]) -> None:
 
 def runtime_api(provider: Provider, control: Control) -> None:
     """What an autoscaler does: create a pool's machines, list them, delete them."""
-    for machine_type in ("cx22", "cax11"):
+    for machine_type in ("cx23", "cax11"):
         print(f"arch({machine_type}) = {provider.arch(machine_type)}")
-    for n, machine_type in enumerate(("cx22", "cax11", "cx22"), start=1):
+    for n, machine_type in enumerate(("cx23", "cax11", "cx23"), start=1):
         created = provider.create(
             MachineSpec(
                 name=f"local-ci-{n}",

@@ -52,7 +52,7 @@ def test_missing_token_names_the_variable(capsys):
 
 
 def test_invalid_machine_name_is_one_line(env, capsys):
-    status = main(["create", "ci", "Bad_Name", "--type", "cx22", "--location", "fsn1", *HETZNER])
+    status = main(["create", "ci", "Bad_Name", "--type", "cx23", "--location", "fsn1", *HETZNER])
     assert status == ERROR
     line = one_error_line(capsys.readouterr().err)
     assert line.startswith("name: name 'Bad_Name' is not a host name")
@@ -65,7 +65,7 @@ def test_unknown_machine_type(env, capsys):
 
 def test_missing_user_data_file(env, tmp_path, capsys):
     missing = tmp_path / "nope.yaml"
-    args = ["create", "ci", "prod-ci-1", "--type", "cx22", "--location", "fsn1"]
+    args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1"]
     assert main([*args, "--user-data-file", str(missing), *HETZNER]) == ERROR
     assert one_error_line(capsys.readouterr().err) == f"{missing}: No such file or directory"
 

@@ -17,7 +17,7 @@ HETZNER = ["--provider", "hetzner", "--owner", OWNER]
 
 
 def test_create_ls_rm_in_process(env, hcloud: Client, capsys):
-    args = ["create", "ci", "prod-ci-1", "--type", "cx22", "--location", "fsn1", *HETZNER]
+    args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1", *HETZNER]
     assert main(args) == OK
     made = capsys.readouterr().out.splitlines()
     assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "ADDRESS"]
@@ -71,7 +71,7 @@ def test_user_data_file_reaches_the_machine_and_is_never_printed(
 
 
 def test_arch_of_both_architectures(env, capsys):
-    assert main(["arch", "cx22", *HETZNER]) == OK
+    assert main(["arch", "cx23", *HETZNER]) == OK
     assert main(["arch", "cax11", *HETZNER]) == OK
     assert capsys.readouterr().out.split() == ["amd64", "arm64"]
 
@@ -89,7 +89,7 @@ def test_no_stock_exits_3_with_the_reason(env, emulator: Emulator, capsys):
 def test_provider_and_owner_from_the_environment(env, monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PROVIDER", "hetzner")
     monkeypatch.setenv("ORCA_OWNER", OWNER)
-    assert main(["create", "ci", "prod-ci-4", "--type", "cx22", "--location", "fsn1"]) == OK
+    assert main(["create", "ci", "prod-ci-4", "--type", "cx23", "--location", "fsn1"]) == OK
     assert main(["ls", "ci", "--json", "--owner", "other"]) == OK
     capsys.readouterr()
     assert main(["ls", "ci", "--json"]) == OK
@@ -110,7 +110,7 @@ def test_rm_reports_each_id_and_fails_for_a_foreign_one(env, hcloud: Client, pro
 
 
 def test_python_dash_m_machines_as_a_child(env, run_cli):
-    made = run_cli("create", "ci", "prod-ci-6", "--type", "cx22", "--location", "fsn1", *HETZNER)
+    made = run_cli("create", "ci", "prod-ci-6", "--type", "cx23", "--location", "fsn1", *HETZNER)
     assert made.returncode == OK, made.stderr
     listed = run_cli("ls", "ci", "--json", *HETZNER)
     assert listed.returncode == OK, listed.stderr

@@ -114,7 +114,7 @@ OUTPUTS = {
         "ORCA_HCLOUD_SSH_KEYS": "local-demo,ops key",
         "ORCA_HCLOUD_FIREWALL": "local-pools",
     },
-    "pools": {"x86": {"machineType": "cx22", "size": 2}},
+    "pools": {"x86": {"machineType": "cx23", "size": 2}},
 }
 
 

@@ -29,7 +29,7 @@ PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk4 ops"
 
 def spec(
     name: str = "ci-1",
-    machine_type: str = "cx22",
+    machine_type: str = "cx23",
     location: str = "fsn1",
     pool: str = "ci",
     user_data: str = "",
@@ -43,7 +43,7 @@ def foreign_server(hcloud: Client, name: str, labels: dict[str, str]) -> int:
     """A server made behind the provider's back, as another deployment or a person would."""
     response = hcloud.servers.create(
         name=name,
-        server_type=ServerType(name="cx22"),
+        server_type=ServerType(name="cx23"),
         image=hcloud.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
         location=Location(name="fsn1"),
         labels=labels,
@@ -83,7 +83,7 @@ def test_token_is_not_in_the_repr(provider):
 
 @pytest.mark.parametrize(
     ("machine_type", "arch"),
-    [("cax11", "arm64"), ("cx22", "amd64"), ("cpx31", "amd64"), ("ccx13", "amd64")],
+    [("cax11", "arm64"), ("cx23", "amd64"), ("cpx32", "amd64"), ("ccx13", "amd64")],
 )
 def test_arch_is_dockers_name(provider, machine_type, arch):
     assert provider.arch(machine_type) == arch
@@ -95,10 +95,10 @@ def test_unknown_type_raises_and_lists_known_types(provider):
 
 
 def test_arch_asks_the_api_once(provider, emulator):
-    provider.arch("cx22")
+    provider.arch("cx23")
     emulator.control.reset_requests()
     provider.arch("cax11")
-    provider.arch("cx22")
+    provider.arch("cx23")
     assert emulator.control.requests().total == 0
 
 
@@ -117,7 +117,7 @@ def test_create_returns_the_machine(provider):
     assert machine is not None
     assert (machine.name, machine.machine_type, machine.location, machine.pool) == (
         "ci-1",
-        "cx22",
+        "cx23",
         "fsn1",
         "ci",
     )
@@ -268,7 +268,7 @@ def test_machines_reads_every_page_at_50_per_request(provider, emulator):
     emulator.control.add_servers(
         count=120,
         name_prefix="bulk",
-        server_type="cx22",
+        server_type="cx23",
         location="fsn1",
         labels={"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER},
     )

@@ -32,9 +32,9 @@ SECRET_SIG = "4dabf18193072939515e22adb298388d"
 """The key by which Pulumi marks a secret value in serialized properties."""
 
 SERVER_TYPES = {
-    "cx22": "x86",
-    "cx32": "x86",
-    "cpx11": "x86",
+    "cx23": "x86",
+    "cx33": "x86",
+    "cpx12": "x86",
     "ccx13": "x86",
     "cax11": "arm",
     "cax21": "arm",
@@ -243,7 +243,7 @@ def hetzner(**keys: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
         f"{PROJECT}:provider": "hetzner",
         f"{PROJECT}:pools": [
-            {"name": "x86", "machineType": "cx22", "location": "fsn1", "size": 2},
+            {"name": "x86", "machineType": "cx23", "location": "fsn1", "size": 2},
             {"name": "arm", "machineType": "cax11", "location": "nbg1", "size": 1},
         ],
     }

@@ -39,7 +39,7 @@ BAD = {
         "stack test: sshkeys: unknown key (did you mean sshKeys?)",
     ),
     "unknown pool key": (
-        with_pool(hetzner(), 1, machinetype="cx22"),
+        with_pool(hetzner(), 1, machinetype="cx23"),
         "stack test: pools[1].machinetype: unknown key (did you mean machineType?)",
     ),
     "key of the other provider": (

@@ -50,14 +50,14 @@ def test_hetzner_autoscaler_keeps_its_invariants_under_faults(providers, emulato
     hcloud = Client(token=TOKEN, api_endpoint=emulator.url)
     bystander = hcloud.servers.create(
         name="blue-ci-by-hand",
-        server_type=hcloud.server_types.get_by_name("cx22"),
+        server_type=hcloud.server_types.get_by_name("cx23"),
         image=hcloud.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
         labels={ORCA_LABEL: "pool", POOL_LABEL: "ci"},
     ).server
     emulator.control.set_stock([])
     emulator.control.set_faults(FAULTS)
 
-    ledger = simulate(providers, ["ci", "gpu", "build"], "cx22", "fsn1", rounds=300)
+    ledger = simulate(providers, ["ci", "gpu", "build"], "cx23", "fsn1", rounds=300)
 
     emulator.control.clear_faults()
     truth: dict[tuple[str, str], dict[str, str]] = {}

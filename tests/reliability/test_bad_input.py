@@ -47,7 +47,7 @@ class Cloud:
 def hetzner_cloud(emulator: Emulator) -> Cloud:
     hcloud = Client(token=TOKEN, api_endpoint=emulator.url)
     return Cloud(
-        "hetzner", "cx22", "fsn1", lambda: [s.name or "" for s in hcloud.servers.get_all()]
+        "hetzner", "cx23", "fsn1", lambda: [s.name or "" for s in hcloud.servers.get_all()]
     )
 
 

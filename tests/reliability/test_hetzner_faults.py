@@ -17,7 +17,7 @@ USER_DATA = "#cloud-config\nwrite_files: [{path: /etc/secret, content: s3cr3t-us
 
 def spec(name: str = "ci-1", pool: str = "ci") -> MachineSpec:
     return MachineSpec(
-        name=name, machine_type="cx22", location="fsn1", pool=pool, user_data=USER_DATA
+        name=name, machine_type="cx23", location="fsn1", pool=pool, user_data=USER_DATA
     )
 
 
@@ -48,7 +48,7 @@ def test_server_errors_are_retried(quick, emulator, hcloud):
 
 
 def test_a_lost_create_answer_makes_no_second_machine(quick, emulator, hcloud):
-    quick.arch("cx22")
+    quick.arch("cx23")
     emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers", times=1)])
     created = quick.create(spec())
     assert created.ok, created.reason
@@ -112,7 +112,7 @@ def test_persistent_errors_end_in_one_clear_error_within_the_call_time(env, monk
 def test_persistent_errors_make_create_fail_with_a_reason(env, monkeypatch, emulator, hcloud):
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = Provider.of("hetzner", owner=OWNER)
-    provider.arch("cx22")
+    provider.arch("cx23")
     emulator.control.set_faults(
         [fault("error", "POST", "/v1/servers", status=500, code="service_error")]
     )
@@ -127,7 +127,7 @@ def test_a_create_that_never_got_an_answer_says_the_server_may_exist(
 ):
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = Provider.of("hetzner", owner=OWNER)
-    provider.arch("cx22")
+    provider.arch("cx23")
     emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers")])
     created = provider.create(spec())
     assert created.failed

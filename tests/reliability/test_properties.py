@@ -60,7 +60,7 @@ label_values = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,14}[A-Za-z0-9])?", f
 owners = st.one_of(st.just(""), label_values)
 
 
-def spec(name: str = "ci-1", pool: str = "ci", machine_type: str = "cx22") -> MachineSpec:
+def spec(name: str = "ci-1", pool: str = "ci", machine_type: str = "cx23") -> MachineSpec:
     return MachineSpec(name=name, machine_type=machine_type, location="fsn1", pool=pool)
 
 
@@ -226,7 +226,7 @@ def quick_hetzner(env: dict[str, str], emulator: Any) -> Iterator[HetznerProvide
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(retry, "backoff", lambda attempt: 0.001)
         provider = HetznerProvider.from_env("prod")
-        provider.arch("cx22")
+        provider.arch("cx23")
         yield provider
 
 

@@ -6,7 +6,7 @@ from machines.models import machine_address
 
 
 def spec(**overrides: str) -> MachineSpec:
-    fields = {"name": "ci-1", "machine_type": "cx22", "location": "fsn1", "pool": "ci"}
+    fields = {"name": "ci-1", "machine_type": "cx23", "location": "fsn1", "pool": "ci"}
     return MachineSpec(**(fields | overrides))
 
 
@@ -15,7 +15,7 @@ def machine() -> Machine:
         id="1",
         name="ci-1",
         status=Status.RUNNING,
-        machine_type="cx22",
+        machine_type="cx23",
         location="fsn1",
         address="192.0.2.1",
         pool="ci",
@@ -59,7 +59,7 @@ def test_user_data_is_not_in_repr_or_str():
 def test_user_data_is_not_in_validation_errors():
     with pytest.raises(ValidationError) as error:
         MachineSpec(
-            name="bad name", machine_type="cx22", location="fsn1", pool="ci", user_data="hunter2"
+            name="bad name", machine_type="cx23", location="fsn1", pool="ci", user_data="hunter2"
         )
     assert "hunter2" not in str(error.value)
 
@@ -75,9 +75,9 @@ def test_created_ok_carries_the_machine():
 
 
 def test_created_no_stock_has_a_reason_and_no_machine():
-    created = Created.out_of_stock("no cx22 in fsn1")
+    created = Created.out_of_stock("no cx23 in fsn1")
     assert (created.ok, created.no_stock, created.machine) == (False, True, None)
-    assert created.reason == "no cx22 in fsn1"
+    assert created.reason == "no cx23 in fsn1"
 
 
 def test_created_failure_is_neither_ok_nor_no_stock():
