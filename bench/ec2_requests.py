@@ -4,33 +4,22 @@ Each row runs one operation and counts the API calls the provider's boto3 client
 (botocore's ``before-call`` event, one per request and page; botocore's retries of a request
 would not add to it, and against moto there are none). Prints a Markdown table.
 
-    python bench/ec2_requests.py [--instances 25] [--page-size 5]
+    python -m bench.ec2_requests [--instances 25] [--page-size 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from machines.clouds.ec2 import provider as ec2  # noqa: E402
-from machines.clouds.ec2.provider import Ec2Provider  # noqa: E402
-from tests.ec2.moto_server import (  # noqa: E402
-    OLD_AMD64,
-    build_world,
-    count_calls,
-    ec2_provider,
-    running,
-    spec,
-)
+from machines.clouds.ec2 import provider as ec2
+from machines.clouds.ec2.provider import Ec2Provider
+from testkit.moto_server import OLD_AMD64, build_world, count_calls, ec2_provider, running
+from testkit.specs import ec2_spec
 
 Row = tuple[str, Counter[str]]
 
@@ -48,7 +37,7 @@ class Counted:
         return cls(made, count_calls(made._client))
 
     def create(self, name: str, machine_type: str = "t3.micro") -> str:
-        created = self.provider.create(spec(name, machine_type=machine_type, pool="bench"))
+        created = self.provider.create(ec2_spec(name, machine_type=machine_type, pool="bench"))
         if created.machine is None:
             raise SystemExit(f"create {name} failed: {created.reason}")
         return created.machine.id

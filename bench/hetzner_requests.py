@@ -3,7 +3,7 @@
 Counts come from the emulator's own request counter, so they are what went over the wire.
 Times are wall-clock medians on this machine: read them as ratios, not as promises.
 
-    python bench/hetzner_requests.py [--machines 1000] [--repeat 7]
+    python -m bench.hetzner_requests [--machines 1000] [--repeat 7]
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from emulator.process import Emulator, running_emulator
+from machines import Provider
+from testkit.specs import spec
 
-from emulator.process import Emulator, running_emulator  # noqa: E402
-from machines import MachineSpec, Provider  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OWNER = "bench"
 LABELS = {"orca": "pool", "orca-pool": "big", "orca-owner": OWNER}
@@ -45,10 +44,6 @@ def median_seconds(action: Callable[[], object], repeat: int) -> float:
         action()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def spec(name: str, machine_type: str = "cx23", pool: str = "ci") -> MachineSpec:
-    return MachineSpec(name=name, machine_type=machine_type, location="fsn1", pool=pool)
 
 
 def import_seconds(module: str, repeat: int) -> float:
@@ -80,10 +75,14 @@ def main() -> int:
         row("create, first (resolves image)", lambda: hcloud.create(spec("ci-1")))
         row("create, next", lambda: hcloud.create(spec("ci-2")))
         row(
-            "create, first arm64 (resolves its image)", lambda: hcloud.create(spec("ci-3", "cax11"))
+            "create, first arm64 (resolves its image)",
+            lambda: hcloud.create(spec("ci-3", machine_type="cax11")),
         )
-        row("create, next arm64", lambda: hcloud.create(spec("ci-4", "cax11")))
-        row("create, retried (name taken by itself)", lambda: hcloud.create(spec("ci-4", "cax11")))
+        row("create, next arm64", lambda: hcloud.create(spec("ci-4", machine_type="cax11")))
+        row(
+            "create, retried (name taken by itself)",
+            lambda: hcloud.create(spec("ci-4", machine_type="cax11")),
+        )
         first = hcloud.machines("ci")[0].id
         row("delete", lambda: hcloud.delete(first))
         row("delete, already gone", lambda: hcloud.delete(first))

@@ -13,7 +13,7 @@ are the emulator's count (Hetzner) or the provider's client's sends (EC2, retrie
 ``--latency`` makes every answer take that long, as a real API's over a network does: on
 loopback the emulators answer in a millisecond or two and their own CPU is the limit.
 
-    python bench/load.py [--threads 16] [--operations 480] [--cloud both] [--faults]
+    python -m bench.load [--threads 16] [--operations 480] [--cloud both] [--faults]
                          [--latency MS] [--seconds 120]
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -33,15 +32,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from emulator.process import Emulator, running_emulator  # noqa: E402
-from machines.models import MachineSpec  # noqa: E402
-from machines.provider import Provider  # noqa: E402
-from tests.ec2 import moto_server  # noqa: E402
-from tests.reliability.ec2_fault_proxy import Fault, FaultProxy  # noqa: E402
+from emulator.process import Emulator, running_emulator
+from machines.models import MachineSpec
+from machines.provider import Provider
+from testkit import moto_server
+from testkit.fault_proxy import Fault, FaultProxy
+from testkit.specs import ec2_spec, spec
 
 TOKEN = "orca-load-token-" + "0" * 48
 OPERATIONS = ("create", "list", "delete")
@@ -168,7 +164,7 @@ def hetzner_run(
     emulator.control.set_faults(delay + (HETZNER_FAULTS if faults else []))
 
     def spec_of(name: str, pool: str) -> MachineSpec:
-        return MachineSpec(name=name, machine_type="cx23", location="fsn1", pool=pool)
+        return spec(name, pool=pool)
 
     run = Run("hetzner", threads, faults, latency)
     with counting_retries() as retries:
@@ -219,9 +215,7 @@ def ec2_run(
         provider._client.meta.events.register("before-send.ec2", count)
 
         def spec_of(name: str, pool: str) -> MachineSpec:
-            return MachineSpec(
-                name=name, machine_type="t3.micro", location=moto_server.ZONES[0], pool=pool
-            )
+            return ec2_spec(name, pool=pool)
 
         run = Run("ec2", threads, faults, latency)
         with counting_retries() as retries:

@@ -1,28 +1,23 @@
 """Benchmark: the whole Pulumi program, under mocks, for stacks of 500 machines (5 pools of 100).
 
-Runs ``__main__.py`` as ``tests/pulumi`` does (no Pulumi CLI, no cloud) for a Hetzner and an
-EC2 stack (after a one-machine run that imports the providers) and prints, per stack, the
-wall time, the peak of Python allocations during the run
+Runs ``__main__.py`` as ``tests/pulumi`` does, with ``testkit.program_harness`` (no Pulumi
+CLI, no cloud) for a Hetzner and an EC2 stack (after a one-machine run that imports the
+providers) and prints, per stack, the wall time, the peak of Python allocations during the run
 (tracemalloc, in a second run so it does not slow the timed one) and the resources registered;
 then the process's peak resident memory.
 
-    python bench/pulumi_program.py [--pools 5] [--size 100]
+    python -m bench.pulumi_program [--pools 5] [--size 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "pulumi"))
-
-from program_harness import ec2, hetzner, run  # noqa: E402
+from testkit.program_harness import ec2, hetzner, run
 
 
 def stack(provider: str, pools: int, size: int) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from pulumi.automation import CommandError, CommandResult
 from machines import automation
 from machines.cli import ERROR, INTERRUPTED, USAGE, main
 from machines.program.config import StackConfigError
-from tests.conftest import OWNER, TOKEN
+from testkit.hetzner import TOKEN
+from testkit.specs import OWNER
 
 HETZNER = ["--provider", "hetzner", "--owner", OWNER]
 
@@ -51,26 +52,26 @@ def test_missing_token_names_the_variable(capsys):
     assert line == "HCLOUD_TOKEN is not set: this provider needs it"
 
 
-def test_invalid_machine_name_is_one_line(env, capsys):
+def test_invalid_machine_name_is_one_line(hetzner_env, capsys):
     status = main(["create", "ci", "Bad_Name", "--type", "cx23", "--location", "fsn1", *HETZNER])
     assert status == ERROR
     line = one_error_line(capsys.readouterr().err)
     assert line.startswith("name: name 'Bad_Name' is not a host name")
 
 
-def test_unknown_machine_type(env, capsys):
+def test_unknown_machine_type(hetzner_env, capsys):
     assert main(["arch", "cx999", *HETZNER]) == ERROR
     assert "cx999" in one_error_line(capsys.readouterr().err)
 
 
-def test_missing_user_data_file(env, tmp_path, capsys):
+def test_missing_user_data_file(hetzner_env, tmp_path, capsys):
     missing = tmp_path / "nope.yaml"
     args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1"]
     assert main([*args, "--user-data-file", str(missing), *HETZNER]) == ERROR
     assert one_error_line(capsys.readouterr().err) == f"{missing}: No such file or directory"
 
 
-def test_wrong_token_is_refused_without_printing_either_token(env, monkeypatch, capsys):
+def test_wrong_token_is_refused_without_printing_either_token(hetzner_env, monkeypatch, capsys):
     wrong = "wrong-token-" + "1" * 52
     monkeypatch.setenv("HCLOUD_TOKEN", wrong)
     assert main(["ls", "ci", *HETZNER]) == ERROR

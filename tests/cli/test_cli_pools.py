@@ -10,13 +10,13 @@ from hcloud import Client
 from emulator.process import Emulator
 from machines import Provider
 from machines.cli import ERROR, NO_STOCK, OK, main
-from tests.conftest import OWNER, TOKEN
-from tests.hetzner.test_provider import foreign_server, spec
+from testkit.hetzner import TOKEN, foreign_server
+from testkit.specs import OWNER, spec
 
 HETZNER = ["--provider", "hetzner", "--owner", OWNER]
 
 
-def test_create_ls_rm_in_process(env, hcloud: Client, capsys):
+def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
     args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1", *HETZNER]
     assert main(args) == OK
     made = capsys.readouterr().out.splitlines()
@@ -43,9 +43,9 @@ def test_create_ls_rm_in_process(env, hcloud: Client, capsys):
     assert [m["status"] for m in json.loads(capsys.readouterr().out)] in ([], ["deleting"])
 
 
-def test_ls_sees_only_the_owner_and_pool(env, provider, capsys):
-    provider.create(spec(name="prod-ci-1", pool="ci"))
-    provider.create(spec(name="prod-gpu-1", pool="gpu"))
+def test_ls_sees_only_the_owner_and_pool(hetzner_env, hetzner_provider, capsys):
+    hetzner_provider.create(spec(name="prod-ci-1", pool="ci"))
+    hetzner_provider.create(spec(name="prod-gpu-1", pool="gpu"))
     Provider.of("hetzner", owner="other").create(spec(name="other-ci-1", pool="ci"))
     assert main(["ls", "ci", *HETZNER]) == OK
     names = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
@@ -53,7 +53,7 @@ def test_ls_sees_only_the_owner_and_pool(env, provider, capsys):
 
 
 def test_user_data_file_reaches_the_machine_and_is_never_printed(
-    env, emulator: Emulator, tmp_path, capsys
+    hetzner_env, emulator: Emulator, tmp_path, capsys
 ):
     user_data = tmp_path / "init.yaml"
     user_data.write_text("#cloud-config\nruncmd: [echo sesame-open]\n")
@@ -70,13 +70,13 @@ def test_user_data_file_reaches_the_machine_and_is_never_printed(
     assert "sesame-open" in emulator.control.user_data(server_id)
 
 
-def test_arch_of_both_architectures(env, capsys):
+def test_arch_of_both_architectures(hetzner_env, capsys):
     assert main(["arch", "cx23", *HETZNER]) == OK
     assert main(["arch", "cax11", *HETZNER]) == OK
     assert capsys.readouterr().out.split() == ["amd64", "arm64"]
 
 
-def test_no_stock_exits_3_with_the_reason(env, emulator: Emulator, capsys):
+def test_no_stock_exits_3_with_the_reason(hetzner_env, emulator: Emulator, capsys):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
     status = main(["create", "ci", "prod-ci-3", "--type", "cax11", "--location", "nbg1", *HETZNER])
     assert status == NO_STOCK
@@ -86,7 +86,7 @@ def test_no_stock_exits_3_with_the_reason(env, emulator: Emulator, capsys):
     assert len(captured.err.splitlines()) == 1
 
 
-def test_provider_and_owner_from_the_environment(env, monkeypatch, capsys):
+def test_provider_and_owner_from_the_environment(hetzner_env, monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PROVIDER", "hetzner")
     monkeypatch.setenv("ORCA_OWNER", OWNER)
     assert main(["create", "ci", "prod-ci-4", "--type", "cx23", "--location", "fsn1"]) == OK
@@ -96,8 +96,10 @@ def test_provider_and_owner_from_the_environment(env, monkeypatch, capsys):
     assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-ci-4"]
 
 
-def test_rm_reports_each_id_and_fails_for_a_foreign_one(env, hcloud: Client, provider, capsys):
-    created = provider.create(spec(name="prod-ci-5"))
+def test_rm_reports_each_id_and_fails_for_a_foreign_one(
+    hetzner_env, hcloud: Client, hetzner_provider, capsys
+):
+    created = hetzner_provider.create(spec(name="prod-ci-5"))
     assert created.machine is not None
     foreign = foreign_server(hcloud, "someone-else", {"team": "web"})
     status = main(["rm", str(foreign), created.machine.id, "999999", *HETZNER])
@@ -109,7 +111,7 @@ def test_rm_reports_each_id_and_fails_for_a_foreign_one(env, hcloud: Client, pro
     assert hcloud.servers.get_by_id(foreign).name == "someone-else"
 
 
-def test_python_dash_m_machines_as_a_child(env, run_cli):
+def test_python_dash_m_machines_as_a_child(hetzner_env, run_cli):
     made = run_cli("create", "ci", "prod-ci-6", "--type", "cx23", "--location", "fsn1", *HETZNER)
     assert made.returncode == OK, made.stderr
     listed = run_cli("ls", "ci", "--json", *HETZNER)
@@ -120,7 +122,7 @@ def test_python_dash_m_machines_as_a_child(env, run_cli):
     assert (removed.returncode, removed.stdout.strip()) == (OK, f"{machine['id']} deleted")
 
 
-def test_console_script_runs_the_same_main(env, run_cli, console_script):
+def test_console_script_runs_the_same_main(hetzner_env, run_cli, console_script):
     done = run_cli("arch", "cax11", *HETZNER, command=console_script)
     assert (done.returncode, done.stdout.strip(), done.stderr) == (OK, "arm64", "")
 
@@ -131,7 +133,7 @@ def test_help_exits_0(args, capsys):
     assert "exit status:" in capsys.readouterr().out
 
 
-def test_the_token_is_never_printed(env, run_cli):
+def test_the_token_is_never_printed(hetzner_env, run_cli):
     done = run_cli("arch", "nope-type", *HETZNER)
     assert done.returncode == ERROR
     assert TOKEN not in done.stdout + done.stderr

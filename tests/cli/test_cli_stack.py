@@ -18,8 +18,7 @@ from machines import automation
 from machines.automation import Change, Diff, engine, stacks
 from machines.cli import CHANGES, ERROR, OK, main
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
-from tests.conftest import OWNER
-from tests.hetzner.test_provider import spec
+from testkit.specs import OWNER, spec
 
 SERVER = "hcloud:index/server:Server"
 
@@ -156,10 +155,10 @@ def test_outputs_print_json(stack_outputs, capsys):
     assert json.loads(capsys.readouterr().out) == OUTPUTS
 
 
-def test_pool_commands_configured_by_a_stack(stack_outputs, env, provider, capsys):
+def test_pool_commands_configured_by_a_stack(stack_outputs, hetzner_env, hetzner_provider, capsys):
     stack_outputs["owner"] = OWNER
-    stack_outputs["env"] = {"HCLOUD_ENDPOINT": env["HCLOUD_ENDPOINT"]}
-    provider.create(spec(name="prod-x86-1", pool="x86"))
+    stack_outputs["env"] = {"HCLOUD_ENDPOINT": hetzner_env["HCLOUD_ENDPOINT"]}
+    hetzner_provider.create(spec(name="prod-x86-1", pool="x86"))
     assert main(["ls", "x86", "--json", "--stack", "local"]) == OK
     assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-x86-1"]
     assert main(["ls", "x86", "--json", "--stack", "local", "--owner", "other"]) == OK

@@ -9,7 +9,7 @@ import pytest
 
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.errors import UnknownMachineTypeError
-from tests.ec2.moto_server import count_calls
+from testkit.moto_server import count_calls
 
 
 @pytest.mark.parametrize(
@@ -17,37 +17,37 @@ from tests.ec2.moto_server import count_calls
     [("t3.micro", "amd64"), ("c5.large", "amd64"), ("t4g.micro", "arm64"), ("m7g.large", "arm64")],
 )
 def test_arch_is_dockers_name_of_the_types_architecture(
-    provider: Ec2Provider, machine_type: str, arch: str
+    ec2_provider: Ec2Provider, machine_type: str, arch: str
 ) -> None:
-    assert provider.arch(machine_type) == arch
+    assert ec2_provider.arch(machine_type) == arch
 
 
-def test_a_type_with_i386_and_x86_64_is_amd64(provider: Ec2Provider) -> None:
-    assert provider.arch("t2.micro") == "amd64"
+def test_a_type_with_i386_and_x86_64_is_amd64(ec2_provider: Ec2Provider) -> None:
+    assert ec2_provider.arch("t2.micro") == "amd64"
 
 
-def test_an_unknown_type_raises_naming_it(provider: Ec2Provider) -> None:
+def test_an_unknown_type_raises_naming_it(ec2_provider: Ec2Provider) -> None:
     with pytest.raises(UnknownMachineTypeError, match=r"'x9\.huge'"):
-        provider.arch("x9.huge")
+        ec2_provider.arch("x9.huge")
 
 
-def test_each_type_is_asked_of_ec2_once(provider: Ec2Provider) -> None:
-    calls = count_calls(provider._client)
+def test_each_type_is_asked_of_ec2_once(ec2_provider: Ec2Provider) -> None:
+    calls = count_calls(ec2_provider._client)
 
     for _ in range(3):
-        provider.arch("t3.micro")
-        provider.arch("t4g.micro")
+        ec2_provider.arch("t3.micro")
+        ec2_provider.arch("t4g.micro")
 
     assert calls == {"DescribeInstanceTypes": 2}
 
 
-def test_many_threads_asking_at_once_make_one_request(provider: Ec2Provider) -> None:
-    calls = count_calls(provider._client)
+def test_many_threads_asking_at_once_make_one_request(ec2_provider: Ec2Provider) -> None:
+    calls = count_calls(ec2_provider._client)
     start = threading.Barrier(16)
 
     def ask() -> str:
         start.wait()
-        return provider.arch("c7g.large")
+        return ec2_provider.arch("c7g.large")
 
     with ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(lambda _: ask(), range(16)))
@@ -56,11 +56,11 @@ def test_many_threads_asking_at_once_make_one_request(provider: Ec2Provider) -> 
     assert calls == {"DescribeInstanceTypes": 1}
 
 
-def test_an_unknown_type_is_not_cached(provider: Ec2Provider) -> None:
-    calls = count_calls(provider._client)
+def test_an_unknown_type_is_not_cached(ec2_provider: Ec2Provider) -> None:
+    calls = count_calls(ec2_provider._client)
 
     for _ in range(2):
         with pytest.raises(UnknownMachineTypeError):
-            provider.arch("x9.huge")
+            ec2_provider.arch("x9.huge")
 
     assert calls == {"DescribeInstanceTypes": 2}

@@ -17,7 +17,7 @@ from botocore.stub import Stubber
 
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.models import Created, MachineSpec, Status
-from tests.ec2.moto_server import (
+from testkit.moto_server import (
     NEW_AMD64,
     NEW_ARM64,
     OLD_AMD64,
@@ -26,8 +26,8 @@ from tests.ec2.moto_server import (
     World,
     count_calls,
     launch_tagged,
-    spec,
 )
+from testkit.specs import ec2_spec
 
 SECRET = "#cloud-config\nwrite_files: [{path: /etc/token, content: s3cr3t-t0ken}]\n"
 
@@ -78,8 +78,8 @@ def fail_to_send(provider: Ec2Provider, error: Callable[..., Exception], times: 
     provider._client.meta.events.register_last("before-send.ec2.RunInstances", fail)
 
 
-def test_create_launches_one_instance_and_returns_it(provider: Ec2Provider, aws: Any) -> None:
-    created = provider.create(spec("ci-1"))
+def test_create_launches_one_instance_and_returns_it(ec2_provider: Ec2Provider, aws: Any) -> None:
+    created = ec2_provider.create(ec2_spec("ci-1"))
 
     assert created.ok
     assert created.machine is not None
@@ -92,20 +92,20 @@ def test_create_launches_one_instance_and_returns_it(provider: Ec2Provider, aws:
     assert created.machine.status == Status.STARTING
 
 
-def test_create_asks_for_exactly_one_instance(provider: Ec2Provider) -> None:
-    params = run_params(provider)
+def test_create_asks_for_exactly_one_instance(ec2_provider: Ec2Provider) -> None:
+    params = run_params(ec2_provider)
 
-    provider.create(spec("ci-1"))
+    ec2_provider.create(ec2_spec("ci-1"))
 
     assert [(p["MinCount"], p["MaxCount"]) for p in params] == [(1, 1)]
 
 
 def test_instance_and_volume_are_tagged_at_launch_in_one_call(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
-    calls = count_calls(provider._client)
+    calls = count_calls(ec2_provider._client)
 
-    provider.create(spec("ci-1"))
+    ec2_provider.create(ec2_spec("ci-1"))
 
     expected = {"Name": "ci-1", "orca": "pool", "orca-pool": "ci", "orca-owner": "prod"}
     [instance] = launched(aws)
@@ -120,9 +120,9 @@ def test_instance_and_volume_are_tagged_at_launch_in_one_call(
 
 
 def test_without_an_owner_there_is_no_owner_tag(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
 ) -> None:
-    make_provider("").create(spec("ci-1"))
+    make_ec2_provider("").create(ec2_spec("ci-1"))
 
     [instance] = launched(aws)
     assert tags_of(instance) == {"Name": "ci-1", "orca": "pool", "orca-pool": "ci"}
@@ -130,77 +130,77 @@ def test_without_an_owner_there_is_no_owner_tag(
 
 @pytest.mark.parametrize("zone", ZONES)
 def test_instance_is_in_the_subnet_of_its_location_with_group_and_profile(
-    provider: Ec2Provider, aws: Any, world: World, zone: str
+    ec2_provider: Ec2Provider, aws: Any, ec2_world: World, zone: str
 ) -> None:
-    provider.create(spec("ci-1", location=zone))
+    ec2_provider.create(ec2_spec("ci-1", location=zone))
 
     [instance] = launched(aws)
-    assert instance["SubnetId"] == world.subnets[zone]
+    assert instance["SubnetId"] == ec2_world.subnets[zone]
     assert instance["Placement"]["AvailabilityZone"] == zone
-    assert [g["GroupId"] for g in instance["SecurityGroups"]] == [world.security_group]
-    assert instance["IamInstanceProfile"]["Arn"] == world.profile_arn
+    assert [g["GroupId"] for g in instance["SecurityGroups"]] == [ec2_world.security_group]
+    assert instance["IamInstanceProfile"]["Arn"] == ec2_world.profile_arn
 
 
-def test_a_profile_given_by_name_is_passed_by_name(provider: Ec2Provider) -> None:
-    params = run_params(provider)
+def test_a_profile_given_by_name_is_passed_by_name(ec2_provider: Ec2Provider) -> None:
+    params = run_params(ec2_provider)
 
-    provider.create(spec("ci-1"))
+    ec2_provider.create(ec2_spec("ci-1"))
 
     assert params[0]["IamInstanceProfile"] == {"Name": PROFILE}
 
 
 def test_a_profile_given_by_arn_is_passed_by_arn(
-    make_provider: Callable[[str], Ec2Provider],
-    world: World,
+    make_ec2_provider: Callable[[str], Ec2Provider],
+    ec2_world: World,
     aws: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ORCA_EC2_INSTANCE_PROFILE", world.profile_arn)
-    provider = make_provider("prod")
+    monkeypatch.setenv("ORCA_EC2_INSTANCE_PROFILE", ec2_world.profile_arn)
+    provider = make_ec2_provider("prod")
     params = run_params(provider)
 
-    assert provider.create(spec("ci-1")).ok
+    assert provider.create(ec2_spec("ci-1")).ok
 
-    assert params[0]["IamInstanceProfile"] == {"Arn": world.profile_arn}
-    assert launched(aws)[0]["IamInstanceProfile"]["Arn"] == world.profile_arn
+    assert params[0]["IamInstanceProfile"] == {"Arn": ec2_world.profile_arn}
+    assert launched(aws)[0]["IamInstanceProfile"]["Arn"] == ec2_world.profile_arn
 
 
 @pytest.mark.parametrize(
     ("machine_type", "image"), [("t3.micro", NEW_AMD64), ("t4g.micro", NEW_ARM64)]
 )
 def test_default_image_is_canonicals_newest_ubuntu_for_the_types_arch(
-    provider: Ec2Provider, aws: Any, machine_type: str, image: str
+    ec2_provider: Ec2Provider, aws: Any, machine_type: str, image: str
 ) -> None:
-    provider.create(spec("ci-1", machine_type=machine_type))
+    ec2_provider.create(ec2_spec("ci-1", machine_type=machine_type))
 
     assert launched(aws)[0]["ImageId"] == image
 
 
-def test_images_are_looked_up_once_per_architecture(provider: Ec2Provider) -> None:
-    calls = count_calls(provider._client)
+def test_images_are_looked_up_once_per_architecture(ec2_provider: Ec2Provider) -> None:
+    calls = count_calls(ec2_provider._client)
 
     for index, machine_type in enumerate(["t3.micro", "t3.small", "t4g.micro", "t4g.small"]):
-        assert provider.create(spec(f"ci-{index}", machine_type=machine_type)).ok
+        assert ec2_provider.create(ec2_spec(f"ci-{index}", machine_type=machine_type)).ok
 
     assert calls["DescribeImages"] == 2
 
 
 def test_an_explicit_image_is_used_without_looking_one_up(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", OLD_AMD64)
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     calls = count_calls(provider._client)
 
-    assert provider.create(spec("ci-1")).ok
+    assert provider.create(ec2_spec("ci-1")).ok
 
     assert launched(aws)[0]["ImageId"] == OLD_AMD64
     assert provider.image == OLD_AMD64
     assert dict(calls) == {"DescribeInstances": 1, "RunInstances": 1}
 
 
-def test_user_data_reaches_the_instance(provider: Ec2Provider, aws: Any) -> None:
-    provider.create(spec("ci-1", user_data=SECRET))
+def test_user_data_reaches_the_instance(ec2_provider: Ec2Provider, aws: Any) -> None:
+    ec2_provider.create(ec2_spec("ci-1", user_data=SECRET))
 
     [instance] = launched(aws)
     answer = aws.describe_instance_attribute(
@@ -209,34 +209,36 @@ def test_user_data_reaches_the_instance(provider: Ec2Provider, aws: Any) -> None
     assert base64.b64decode(answer["UserData"]["Value"]).decode() == SECRET
 
 
-def test_without_user_data_none_is_sent(provider: Ec2Provider) -> None:
-    params = run_params(provider)
+def test_without_user_data_none_is_sent(ec2_provider: Ec2Provider) -> None:
+    params = run_params(ec2_provider)
 
-    provider.create(spec("ci-1"))
+    ec2_provider.create(ec2_spec("ci-1"))
 
     assert "UserData" not in params[0]
 
 
 def test_user_data_is_in_no_repr_message_or_log(
-    provider: Ec2Provider, caplog: pytest.LogCaptureFixture
+    ec2_provider: Ec2Provider, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="machines")
-    asked = spec("ci-1", user_data=SECRET)
+    asked = ec2_spec("ci-1", user_data=SECRET)
 
     outcomes = [
-        provider.create(asked),
-        provider.create(asked),
-        provider.create(spec("ci-2", location="mars-1a", user_data=SECRET)),
-        provider.create(spec("ci-3", machine_type="x9.huge", user_data=SECRET)),
+        ec2_provider.create(asked),
+        ec2_provider.create(asked),
+        ec2_provider.create(ec2_spec("ci-2", location="mars-1a", user_data=SECRET)),
+        ec2_provider.create(ec2_spec("ci-3", machine_type="x9.huge", user_data=SECRET)),
     ]
 
-    shown = [repr(asked), str(asked), repr(provider), caplog.text]
+    shown = [repr(asked), str(asked), repr(ec2_provider), caplog.text]
     shown += [repr(outcome) + outcome.reason for outcome in outcomes]
     assert not [text for text in shown if "s3cr3t" in text]
 
 
-def test_an_unknown_location_fails_naming_the_known_ones(provider: Ec2Provider, aws: Any) -> None:
-    created = provider.create(spec("ci-1", location="eu-west-1a"))
+def test_an_unknown_location_fails_naming_the_known_ones(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
+    created = ec2_provider.create(ec2_spec("ci-1", location="eu-west-1a"))
 
     assert created.failed
     assert "'eu-west-1a'" in created.reason
@@ -244,8 +246,8 @@ def test_an_unknown_location_fails_naming_the_known_ones(provider: Ec2Provider, 
     assert launched(aws) == []
 
 
-def test_an_unknown_type_fails_naming_it(provider: Ec2Provider, aws: Any) -> None:
-    created = provider.create(spec("ci-1", machine_type="x9.huge"))
+def test_an_unknown_type_fails_naming_it(ec2_provider: Ec2Provider, aws: Any) -> None:
+    created = ec2_provider.create(ec2_spec("ci-1", machine_type="x9.huge"))
 
     assert created.failed
     assert "'x9.huge'" in created.reason
@@ -253,12 +255,12 @@ def test_an_unknown_type_fails_naming_it(provider: Ec2Provider, aws: Any) -> Non
 
 
 def test_a_second_create_of_a_name_returns_the_same_instance(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
-    calls = count_calls(provider._client)
+    calls = count_calls(ec2_provider._client)
 
-    first = provider.create(spec("ci-1"))
-    second = provider.create(spec("ci-1"))
+    first = ec2_provider.create(ec2_spec("ci-1"))
+    second = ec2_provider.create(ec2_spec("ci-1"))
 
     assert second.ok
     assert first.machine is not None
@@ -269,10 +271,10 @@ def test_a_second_create_of_a_name_returns_the_same_instance(
 
 
 def test_another_provider_of_the_same_owner_finds_the_instance_too(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
 ) -> None:
-    first = make_provider("prod").create(spec("ci-1"))
-    second = make_provider("prod").create(spec("ci-1"))
+    first = make_ec2_provider("prod").create(ec2_spec("ci-1"))
+    second = make_ec2_provider("prod").create(ec2_spec("ci-1"))
 
     assert first.machine is not None
     assert second.machine is not None
@@ -281,11 +283,11 @@ def test_another_provider_of_the_same_owner_finds_the_instance_too(
 
 
 def test_a_name_taken_by_another_owner_fails_saying_so(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
 ) -> None:
-    theirs = make_provider("team-a").create(spec("ci-1"))
+    theirs = make_ec2_provider("team-a").create(ec2_spec("ci-1"))
 
-    created = make_provider("team-b").create(spec("ci-1"))
+    created = make_ec2_provider("team-b").create(ec2_spec("ci-1"))
 
     assert created.failed
     assert theirs.machine is not None
@@ -294,54 +296,58 @@ def test_a_name_taken_by_another_owner_fails_saying_so(
     assert len(launched(aws)) == 1
 
 
-def test_a_name_taken_in_another_pool_fails(provider: Ec2Provider, aws: Any) -> None:
-    provider.create(spec("ci-1", pool="gpu"))
+def test_a_name_taken_in_another_pool_fails(ec2_provider: Ec2Provider, aws: Any) -> None:
+    ec2_provider.create(ec2_spec("ci-1", pool="gpu"))
 
-    created = provider.create(spec("ci-1", pool="ci"))
+    created = ec2_provider.create(ec2_spec("ci-1", pool="ci"))
 
     assert created.failed
     assert "'gpu'" in created.reason
     assert len(launched(aws)) == 1
 
 
-def test_a_name_taken_by_an_instance_outside_orca_fails(provider: Ec2Provider, aws: Any) -> None:
+def test_a_name_taken_by_an_instance_outside_orca_fails(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
     launch_tagged(aws, "ci-1", {})
 
-    created = provider.create(spec("ci-1"))
+    created = ec2_provider.create(ec2_spec("ci-1"))
 
     assert created.failed
     assert "not an orca pool machine" in created.reason
 
 
-def test_a_terminated_instance_frees_its_name(provider: Ec2Provider, aws: Any) -> None:
-    first = provider.create(spec("ci-1"))
+def test_a_terminated_instance_frees_its_name(ec2_provider: Ec2Provider, aws: Any) -> None:
+    first = ec2_provider.create(ec2_spec("ci-1"))
     assert first.machine is not None
-    provider.delete(first.machine.id)
+    ec2_provider.delete(first.machine.id)
 
-    second = provider.create(spec("ci-1"))
+    second = ec2_provider.create(ec2_spec("ci-1"))
 
     assert second.ok
     assert second.machine is not None
     assert second.machine.id != first.machine.id
 
 
-def test_an_instance_terminated_elsewhere_frees_its_name(provider: Ec2Provider, aws: Any) -> None:
-    first = provider.create(spec("ci-1"))
+def test_an_instance_terminated_elsewhere_frees_its_name(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
+    first = ec2_provider.create(ec2_spec("ci-1"))
     assert first.machine is not None
     aws.terminate_instances(InstanceIds=[first.machine.id])
 
-    second = provider.create(spec("ci-1"))
+    second = ec2_provider.create(ec2_spec("ci-1"))
 
     assert second.machine is not None
     assert second.machine.id != first.machine.id
 
 
-def test_concurrent_creates_of_one_name_launch_once(provider: Ec2Provider, aws: Any) -> None:
+def test_concurrent_creates_of_one_name_launch_once(ec2_provider: Ec2Provider, aws: Any) -> None:
     start = threading.Barrier(8)
 
     def create(_: int) -> Created:
         start.wait()
-        return provider.create(spec("ci-1"))
+        return ec2_provider.create(ec2_spec("ci-1"))
 
     with ThreadPoolExecutor(8) as pool:
         outcomes = list(pool.map(create, range(8)))
@@ -351,35 +357,37 @@ def test_concurrent_creates_of_one_name_launch_once(provider: Ec2Provider, aws: 
     assert len(launched(aws)) == 1
 
 
-def test_concurrent_creates_of_different_names_all_launch(provider: Ec2Provider, aws: Any) -> None:
+def test_concurrent_creates_of_different_names_all_launch(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
     with ThreadPoolExecutor(6) as pool:
-        outcomes = list(pool.map(lambda i: provider.create(spec(f"ci-{i}")), range(6)))
+        outcomes = list(pool.map(lambda i: ec2_provider.create(ec2_spec(f"ci-{i}")), range(6)))
 
     assert all(outcome.ok for outcome in outcomes)
     assert len(launched(aws)) == 6
 
 
-def test_every_create_sends_a_new_client_token(provider: Ec2Provider) -> None:
-    tokens = sent_tokens(provider)
+def test_every_create_sends_a_new_client_token(ec2_provider: Ec2Provider) -> None:
+    tokens = sent_tokens(ec2_provider)
 
     for index in range(3):
-        provider.create(spec(f"ci-{index}"))
+        ec2_provider.create(ec2_spec(f"ci-{index}"))
 
     assert len(set(tokens)) == 3
     assert all(uuid.UUID(token).version == 4 for token in tokens)
 
 
 def test_a_launch_that_never_left_is_sent_again_with_the_same_token(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "1")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "4")
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     tokens = sent_tokens(provider)
     calls = count_calls(provider._client)
     fail_to_send(provider, EndpointConnectionError, times=1)
 
-    assert provider.create(spec("ci-1")).ok
+    assert provider.create(ec2_spec("ci-1")).ok
 
     assert len(tokens) == 2
     assert tokens[0] == tokens[1]
@@ -388,14 +396,14 @@ def test_a_launch_that_never_left_is_sent_again_with_the_same_token(
 
 
 def test_a_lost_answer_finds_the_launched_instance_instead_of_launching_again(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
     def lose_answer(**_: Any) -> None:
         raise ReadTimeoutError(endpoint_url="lost")
 
-    provider._client.meta.events.register("after-call.ec2.RunInstances", lose_answer)
+    ec2_provider._client.meta.events.register("after-call.ec2.RunInstances", lose_answer)
 
-    created = provider.create(spec("ci-1"))
+    created = ec2_provider.create(ec2_spec("ci-1"))
 
     assert created.ok
     [instance] = launched(aws)
@@ -404,16 +412,16 @@ def test_a_lost_answer_finds_the_launched_instance_instead_of_launching_again(
 
 
 def test_a_dropped_launch_is_looked_for_then_sent_again_with_its_token(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "1")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     tokens = sent_tokens(provider)
     calls = count_calls(provider._client)
     fail_to_send(provider, ConnectionClosedError, times=1)
 
-    assert provider.create(spec("ci-1")).ok
+    assert provider.create(ec2_spec("ci-1")).ok
 
     assert calls["RunInstances"] == 2
     assert len(tokens) == 2
@@ -422,14 +430,14 @@ def test_a_dropped_launch_is_looked_for_then_sent_again_with_its_token(
 
 
 def test_no_answer_at_all_fails_saying_the_instance_may_exist(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "1")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     fail_to_send(provider, ConnectionClosedError, times=100)
 
-    created = provider.create(spec("ci-1"))
+    created = provider.create(ec2_spec("ci-1"))
 
     assert created.failed
     assert "may have launched" in created.reason
@@ -438,15 +446,15 @@ def test_no_answer_at_all_fails_saying_the_instance_may_exist(
     assert launched(aws) == []
 
 
-def test_a_launch_ec2_does_not_list_yet_is_not_launched_twice(provider: Ec2Provider) -> None:
+def test_a_launch_ec2_does_not_list_yet_is_not_launched_twice(ec2_provider: Ec2Provider) -> None:
     """EC2's lists lag behind RunInstances: the provider remembers what it launched."""
-    first = provider.create(spec("ci-1"))
+    first = ec2_provider.create(ec2_spec("ci-1"))
     assert first.machine is not None
 
-    with Stubber(provider._client) as stub:
+    with Stubber(ec2_provider._client) as stub:
         stub.add_response("describe_instances", {"Reservations": []})
         stub.add_client_error("describe_instances", "InvalidInstanceID.NotFound", "not yet")
-        second = provider.create(spec("ci-1"))
+        second = ec2_provider.create(ec2_spec("ci-1"))
         stub.assert_no_pending_responses()
 
     assert second.machine == first.machine
@@ -457,7 +465,7 @@ def _stubbed_launch(provider: Ec2Provider, code: str, message: str, user_data: s
     with Stubber(provider._client) as stub:
         stub.add_response("describe_instances", {"Reservations": []})
         stub.add_client_error("run_instances", code, message)
-        created = provider.create(spec("ci-1", user_data=user_data))
+        created = provider.create(ec2_spec("ci-1", user_data=user_data))
         stub.assert_no_pending_responses()
     return created
 
@@ -466,11 +474,11 @@ def _stubbed_launch(provider: Ec2Provider, code: str, message: str, user_data: s
     "code", ["InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"]
 )
 def test_no_capacity_is_no_stock(
-    make_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch, code: str
+    make_ec2_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch, code: str
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", OLD_AMD64)
 
-    created = _stubbed_launch(make_provider("prod"), code, "We have no capacity.", SECRET)
+    created = _stubbed_launch(make_ec2_provider("prod"), code, "We have no capacity.", SECRET)
 
     assert created.no_stock
     assert code in created.reason
@@ -478,12 +486,12 @@ def test_no_capacity_is_no_stock(
 
 
 def test_another_refusal_fails_with_ec2s_code_and_message(
-    make_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", OLD_AMD64)
     message = "You have requested more vCPU capacity than your current vCPU limit of 32 allows."
 
-    created = _stubbed_launch(make_provider("prod"), "VcpuLimitExceeded", message, SECRET)
+    created = _stubbed_launch(make_ec2_provider("prod"), "VcpuLimitExceeded", message, SECRET)
 
     assert created.failed
     assert "VcpuLimitExceeded" in created.reason
@@ -493,11 +501,11 @@ def test_another_refusal_fails_with_ec2s_code_and_message(
 
 
 def test_a_refusal_moto_can_give_fails_too(
-    make_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", "ami-00000000000000000")
 
-    created = make_provider("prod").create(spec("ci-1"))
+    created = make_ec2_provider("prod").create(ec2_spec("ci-1"))
 
     assert created.failed
     assert "InvalidAMIID" in created.reason

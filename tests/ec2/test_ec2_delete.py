@@ -9,7 +9,8 @@ import pytest
 
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.errors import ForeignMachineError, InvalidMachineIdError
-from tests.ec2.moto_server import count_calls, launch_tagged, spec
+from testkit.moto_server import count_calls, launch_tagged
+from testkit.specs import ec2_spec
 
 
 def state_of(aws: Any, instance_id: str) -> str:
@@ -19,54 +20,54 @@ def state_of(aws: Any, instance_id: str) -> str:
 
 
 def launched_by(provider: Ec2Provider, name: str = "ci-1") -> str:
-    created = provider.create(spec(name))
+    created = provider.create(ec2_spec(name))
     assert created.machine is not None
     return created.machine.id
 
 
-def test_delete_terminates_the_instance(provider: Ec2Provider, aws: Any) -> None:
-    instance_id = launched_by(provider)
+def test_delete_terminates_the_instance(ec2_provider: Ec2Provider, aws: Any) -> None:
+    instance_id = launched_by(ec2_provider)
 
-    assert provider.delete(instance_id) is True
+    assert ec2_provider.delete(instance_id) is True
 
     assert state_of(aws, instance_id) == "terminated"
 
 
-def test_deleting_again_is_true_without_terminating_again(provider: Ec2Provider) -> None:
-    instance_id = launched_by(provider)
-    provider.delete(instance_id)
-    calls = count_calls(provider._client)
+def test_deleting_again_is_true_without_terminating_again(ec2_provider: Ec2Provider) -> None:
+    instance_id = launched_by(ec2_provider)
+    ec2_provider.delete(instance_id)
+    calls = count_calls(ec2_provider._client)
 
-    assert provider.delete(instance_id) is True
+    assert ec2_provider.delete(instance_id) is True
 
     assert "TerminateInstances" not in calls
 
 
-def test_an_unknown_instance_is_already_gone(provider: Ec2Provider) -> None:
-    assert provider.delete("i-0123456789abcdef0") is True
-    assert provider.delete("i-01234567") is True
+def test_an_unknown_instance_is_already_gone(ec2_provider: Ec2Provider) -> None:
+    assert ec2_provider.delete("i-0123456789abcdef0") is True
+    assert ec2_provider.delete("i-01234567") is True
 
 
 @pytest.mark.parametrize(
     "bad", ["ci-1", "i-xyz", "i-0123456789ABCDEF0", "sg-0123456789abcdef0", ""]
 )
-def test_a_malformed_id_raises_naming_it(provider: Ec2Provider, bad: str) -> None:
-    calls = count_calls(provider._client)
+def test_a_malformed_id_raises_naming_it(ec2_provider: Ec2Provider, bad: str) -> None:
+    calls = count_calls(ec2_provider._client)
 
     with pytest.raises(InvalidMachineIdError, match="is not an EC2 instance id") as raised:
-        provider.delete(bad)
+        ec2_provider.delete(bad)
 
     assert repr(bad) in str(raised.value)
     assert not calls
 
 
 def test_an_instance_outside_orca_is_refused_and_left_running(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
     instance_id = launch_tagged(aws, "db-1", {})
 
     with pytest.raises(ForeignMachineError, match=f"{instance_id} has no orca=pool tag"):
-        provider.delete(instance_id)
+        ec2_provider.delete(instance_id)
 
     assert state_of(aws, instance_id) == "running"
 
@@ -80,22 +81,26 @@ def test_an_instance_outside_orca_is_refused_and_left_running(
     ],
 )
 def test_an_instance_of_another_owner_is_refused_and_left_running(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, maker: str, deleter: str, refusal: str
+    make_ec2_provider: Callable[[str], Ec2Provider],
+    aws: Any,
+    maker: str,
+    deleter: str,
+    refusal: str,
 ) -> None:
-    instance_id = launched_by(make_provider(maker))
+    instance_id = launched_by(make_ec2_provider(maker))
 
     with pytest.raises(ForeignMachineError, match=refusal.format(id=instance_id)):
-        make_provider(deleter).delete(instance_id)
+        make_ec2_provider(deleter).delete(instance_id)
 
     assert state_of(aws, instance_id) == "running"
 
 
 def test_an_instance_of_another_pool_of_the_owner_is_deleted(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
-    created = provider.create(spec("gpu-1", pool="gpu"))
+    created = ec2_provider.create(ec2_spec("gpu-1", pool="gpu"))
     assert created.machine is not None
 
-    assert provider.delete(created.machine.id) is True
+    assert ec2_provider.delete(created.machine.id) is True
 
     assert state_of(aws, created.machine.id) == "terminated"

@@ -11,11 +11,12 @@ from botocore.stub import Stubber
 from machines.clouds.ec2 import provider as ec2
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.models import Machine, Status
-from tests.ec2.moto_server import ZONES, count_calls, launch_tagged, spec
+from testkit.moto_server import ZONES, count_calls, launch_tagged
+from testkit.specs import ec2_spec
 
 
 def made(provider: Ec2Provider, name: str, pool: str = "ci", location: str = ZONES[0]) -> Machine:
-    created = provider.create(spec(name, pool=pool, location=location))
+    created = provider.create(ec2_spec(name, pool=pool, location=location))
     assert created.machine is not None
     return created.machine
 
@@ -25,12 +26,12 @@ def names(machines: list[Machine]) -> list[str]:
 
 
 def test_machines_describes_each_instance_in_the_shared_vocabulary(
-    provider: Ec2Provider, aws: Any
+    ec2_provider: Ec2Provider, aws: Any
 ) -> None:
-    first = made(provider, "ci-1", location=ZONES[0])
-    second = made(provider, "ci-2", location=ZONES[1])
+    first = made(ec2_provider, "ci-1", location=ZONES[0])
+    second = made(ec2_provider, "ci-2", location=ZONES[1])
 
-    listed = provider.machines("ci")
+    listed = ec2_provider.machines("ci")
 
     assert [m.id for m in listed] == [first.id, second.id]
     for machine, zone in zip(listed, ZONES, strict=True):
@@ -42,43 +43,45 @@ def test_machines_describes_each_instance_in_the_shared_vocabulary(
         assert machine.address == instance["Instances"][0]["PrivateIpAddress"]
 
 
-def test_a_stopped_instance_is_off(provider: Ec2Provider, aws: Any) -> None:
-    machine = made(provider, "ci-1")
+def test_a_stopped_instance_is_off(ec2_provider: Ec2Provider, aws: Any) -> None:
+    machine = made(ec2_provider, "ci-1")
     aws.stop_instances(InstanceIds=[machine.id])
 
-    [listed] = provider.machines("ci")
+    [listed] = ec2_provider.machines("ci")
 
     assert listed.status == Status.OFF
 
 
-def test_machines_reads_every_page(provider: Ec2Provider, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_machines_reads_every_page(
+    ec2_provider: Ec2Provider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(ec2, "MAX_RESULTS", 5)
     for index in range(7):
-        made(provider, f"ci-{index}")
-    calls = count_calls(provider._client)
+        made(ec2_provider, f"ci-{index}")
+    calls = count_calls(ec2_provider._client)
 
-    listed = provider.machines("ci")
+    listed = ec2_provider.machines("ci")
 
     assert names(listed) == [f"ci-{index}" for index in range(7)]
     assert calls["DescribeInstances"] == 2
 
 
-def test_terminated_instances_are_not_listed(provider: Ec2Provider) -> None:
-    gone = made(provider, "ci-1")
-    made(provider, "ci-2")
-    provider.delete(gone.id)
+def test_terminated_instances_are_not_listed(ec2_provider: Ec2Provider) -> None:
+    gone = made(ec2_provider, "ci-1")
+    made(ec2_provider, "ci-2")
+    ec2_provider.delete(gone.id)
 
-    assert names(provider.machines("ci")) == ["ci-2"]
+    assert names(ec2_provider.machines("ci")) == ["ci-2"]
 
 
 def test_other_pools_owners_and_foreign_instances_are_not_listed(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
 ) -> None:
-    prod = make_provider("prod")
+    prod = make_ec2_provider("prod")
     made(prod, "ci-1")
     made(prod, "gpu-1", pool="gpu")
-    made(make_provider("staging"), "staging-ci-1")
-    made(make_provider(""), "ownerless-ci-1")
+    made(make_ec2_provider("staging"), "staging-ci-1")
+    made(make_ec2_provider(""), "ownerless-ci-1")
     launch_tagged(aws, "untagged-1", {})
     launch_tagged(aws, "half-tagged-1", {"orca-pool": "ci", "orca-owner": "prod"})
 
@@ -87,18 +90,18 @@ def test_other_pools_owners_and_foreign_instances_are_not_listed(
 
 
 def test_without_an_owner_only_instances_without_owner_tag_are_listed(
-    make_provider: Callable[[str], Ec2Provider],
+    make_ec2_provider: Callable[[str], Ec2Provider],
 ) -> None:
-    made(make_provider("prod"), "prod-ci-1")
-    made(make_provider(""), "ci-1")
+    made(make_ec2_provider("prod"), "prod-ci-1")
+    made(make_ec2_provider(""), "ci-1")
 
-    assert names(make_provider("").machines("ci")) == ["ci-1"]
+    assert names(make_ec2_provider("").machines("ci")) == ["ci-1"]
 
 
 def test_two_owners_in_one_region_see_only_their_own(
-    make_provider: Callable[[str], Ec2Provider],
+    make_ec2_provider: Callable[[str], Ec2Provider],
 ) -> None:
-    team_a, team_b = make_provider("team-a"), make_provider("team-b")
+    team_a, team_b = make_ec2_provider("team-a"), make_ec2_provider("team-b")
     made(team_a, "a-1")
     made(team_b, "b-1")
     made(team_b, "b-2")
@@ -139,9 +142,9 @@ def _listed(provider: Ec2Provider, *instances: dict[str, Any]) -> list[Machine]:
     ],
 )
 def test_ec2_states_map_onto_the_shared_statuses(
-    provider: Ec2Provider, state: str, status: Status
+    ec2_provider: Ec2Provider, state: str, status: Status
 ) -> None:
-    [machine] = _listed(provider, _instance(state))
+    [machine] = _listed(ec2_provider, _instance(state))
 
     assert machine.status == status
 
@@ -155,23 +158,23 @@ def test_ec2_states_map_onto_the_shared_statuses(
     ],
 )
 def test_address_is_public_else_private_else_empty(
-    provider: Ec2Provider, addresses: dict[str, str], address: str
+    ec2_provider: Ec2Provider, addresses: dict[str, str], address: str
 ) -> None:
-    [machine] = _listed(provider, _instance(**addresses))
+    [machine] = _listed(ec2_provider, _instance(**addresses))
 
     assert machine.address == address
 
 
 def test_another_owners_instance_is_dropped_even_if_ec2_returns_it(
-    provider: Ec2Provider,
+    ec2_provider: Ec2Provider,
 ) -> None:
     theirs = _instance(InstanceId="i-0fedcba9876543210")
     theirs["Tags"] = [t for t in theirs["Tags"] if t["Key"] != "orca-owner"]
     theirs["Tags"].append({"Key": "orca-owner", "Value": "staging"})
 
-    assert [m.id for m in _listed(provider, _instance(), theirs)] == ["i-0123456789abcdef0"]
+    assert [m.id for m in _listed(ec2_provider, _instance(), theirs)] == ["i-0123456789abcdef0"]
 
 
-def test_an_invalid_pool_is_refused(provider: Ec2Provider) -> None:
+def test_an_invalid_pool_is_refused(ec2_provider: Ec2Provider) -> None:
     with pytest.raises(ValueError, match="pool"):
-        provider.machines("")
+        ec2_provider.machines("")

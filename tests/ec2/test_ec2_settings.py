@@ -17,7 +17,8 @@ from machines.clouds.ec2.settings import Ec2Settings
 from machines.errors import NOT_THE_API, CloudError, SettingsError
 from machines.provider import Provider
 from machines.settings import Timeouts
-from tests.ec2.moto_server import World, free_port, spec
+from testkit.moto_server import World, free_port
+from testkit.specs import ec2_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,7 +97,7 @@ def test_credentials_in_a_given_environment_are_used() -> None:
     assert credentials.access_key == "AKIDEXAMPLE"
 
 
-def test_a_provider_can_be_built_from_settings_directly(world: World) -> None:
+def test_a_provider_can_be_built_from_settings_directly(ec2_world: World) -> None:
     provider = Ec2Provider(Ec2Settings.from_env(), "prod")
 
     assert provider.machines("ci") == []
@@ -144,7 +145,7 @@ def test_an_endpoint_nobody_listens_on_raises_a_connection_error() -> None:
 def test_create_at_an_endpoint_nobody_listens_on_fails_saying_so() -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"
 
-    created = quick(endpoint).create(spec("ci-1"))
+    created = quick(endpoint).create(ec2_spec("ci-1"))
 
     assert created.failed
     assert "could not be reached" in created.reason
@@ -184,7 +185,7 @@ def test_an_endpoint_that_is_not_ec2_raises_saying_so(not_ec2: str) -> None:
 
 
 def test_create_at_an_endpoint_that_is_not_ec2_fails_saying_so(not_ec2: str) -> None:
-    created = quick(not_ec2).create(spec("ci-1"))
+    created = quick(not_ec2).create(ec2_spec("ci-1"))
 
     assert created.failed
     assert "AWS_ENDPOINT_URL an EC2 endpoint" in created.reason

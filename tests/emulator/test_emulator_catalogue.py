@@ -11,29 +11,29 @@ from hcloud.locations import Location
 from hcloud.server_types import ServerType
 
 from emulator import Emulator
-from tests.emulator.emulator_helpers import RawApi
+from testkit.hetzner import RawApi
 
 
-def test_each_image_name_exists_once_per_architecture_with_distinct_ids(client: Client) -> None:
+def test_each_image_name_exists_once_per_architecture_with_distinct_ids(hcloud: Client) -> None:
     for name in ("ubuntu-22.04", "ubuntu-24.04", "debian-12", "debian-13", "fedora-42"):
-        x86 = client.images.get_by_name_and_architecture(name, "x86")
-        arm = client.images.get_by_name_and_architecture(name, "arm")
+        x86 = hcloud.images.get_by_name_and_architecture(name, "x86")
+        arm = hcloud.images.get_by_name_and_architecture(name, "arm")
         assert (x86.architecture, arm.architecture) == ("x86", "arm")
         assert x86.id != arm.id
         assert x86.name == arm.name == name
 
 
-def test_images_filter_by_architecture(client: Client) -> None:
-    images = client.images.get_all(architecture=["arm"])
+def test_images_filter_by_architecture(hcloud: Client) -> None:
+    images = hcloud.images.get_all(architecture=["arm"])
 
     assert len(images) == 5
     assert {i.architecture for i in images} == {"arm"}
 
 
-def test_a_deprecated_image_is_listed_only_when_asked_for(client: Client) -> None:
-    assert client.images.get_by_name_and_architecture("fedora-41", "x86") is None
+def test_a_deprecated_image_is_listed_only_when_asked_for(hcloud: Client) -> None:
+    assert hcloud.images.get_by_name_and_architecture("fedora-41", "x86") is None
 
-    image = client.images.get_by_name_and_architecture("fedora-41", "x86", include_deprecated=True)
+    image = hcloud.images.get_by_name_and_architecture("fedora-41", "x86", include_deprecated=True)
 
     assert image is not None
     assert image.deprecated is not None
@@ -52,9 +52,9 @@ def test_a_deprecated_image_is_listed_only_when_asked_for(client: Client) -> Non
     ],
 )
 def test_server_types_carry_architecture_and_locations(
-    client: Client, name: str, architecture: str, cpu_type: str, locations: set[str]
+    hcloud: Client, name: str, architecture: str, cpu_type: str, locations: set[str]
 ) -> None:
-    server_type = client.server_types.get_by_name(name)
+    server_type = hcloud.server_types.get_by_name(name)
 
     assert server_type.architecture == architecture
     assert server_type.cpu_type == cpu_type
@@ -62,8 +62,8 @@ def test_server_types_carry_architecture_and_locations(
     assert {p["location"] for p in server_type.prices} == locations
 
 
-def test_the_real_server_types_are_listed(client: Client) -> None:
-    names = {t.name for t in client.server_types.get_all()}
+def test_the_real_server_types_are_listed(hcloud: Client) -> None:
+    names = {t.name for t in hcloud.server_types.get_all()}
 
     assert names == {
         "cx23",
@@ -89,8 +89,8 @@ def test_the_real_server_types_are_listed(client: Client) -> None:
     }
 
 
-def test_locations_have_real_names_and_network_zones(client: Client) -> None:
-    zones = {loc.name: loc.network_zone for loc in client.locations.get_all()}
+def test_locations_have_real_names_and_network_zones(hcloud: Client) -> None:
+    zones = {loc.name: loc.network_zone for loc in hcloud.locations.get_all()}
 
     assert zones == {
         "fsn1": "eu-central",
@@ -115,9 +115,9 @@ def test_locations_have_real_names_and_network_zones(client: Client) -> None:
     ],
 )
 def test_server_types_have_their_real_sizes(
-    client: Client, name: str, cores: int, memory: float, disk: int
+    hcloud: Client, name: str, cores: int, memory: float, disk: int
 ) -> None:
-    server_type = client.server_types.get_by_name(name)
+    server_type = hcloud.server_types.get_by_name(name)
 
     assert (server_type.cores, server_type.memory, server_type.disk) == (cores, memory, disk)
     assert server_type.storage_type == "local"
@@ -125,11 +125,11 @@ def test_server_types_have_their_real_sizes(
 
 @pytest.mark.parametrize("removed", ["cx22", "cx32", "cx42", "cx52", "cpx11", "cpx21", "cpx51"])
 def test_a_removed_server_type_is_gone_and_cannot_be_created(
-    client: Client, api: RawApi, removed: str
+    hcloud: Client, emulator_api: RawApi, removed: str
 ) -> None:
-    assert client.server_types.get_by_name(removed) is None
+    assert hcloud.server_types.get_by_name(removed) is None
 
-    response = api.post(
+    response = emulator_api.post(
         "/servers",
         json={"name": "old", "server_type": removed, "image": "ubuntu-24.04", "location": "fsn1"},
     )
@@ -139,9 +139,9 @@ def test_a_removed_server_type_is_gone_and_cannot_be_created(
     assert removed in response.json()["error"]["message"]
 
 
-def test_datacenters_are_gone_with_410(api: RawApi) -> None:
+def test_datacenters_are_gone_with_410(emulator_api: RawApi) -> None:
     for path in ("/datacenters", "/datacenters/4"):
-        response = api.get(path)
+        response = emulator_api.get(path)
 
         assert response.status_code == 410
         error = response.json()["error"]
@@ -149,8 +149,8 @@ def test_datacenters_are_gone_with_410(api: RawApi) -> None:
         assert error["details"]["announcement"].startswith("https://docs.hetzner.cloud/changelog")
 
 
-def test_availability_lives_in_each_server_types_locations(api: RawApi) -> None:
-    cpx22 = api.get("/server_types", params={"name": "cpx22"}).json()["server_types"][0]
+def test_availability_lives_in_each_server_types_locations(emulator_api: RawApi) -> None:
+    cpx22 = emulator_api.get("/server_types", params={"name": "cpx22"}).json()["server_types"][0]
 
     assert cpx22["deprecation"] is None
     assert cpx22["deprecated"] is False
@@ -164,9 +164,9 @@ def test_availability_lives_in_each_server_types_locations(api: RawApi) -> None:
 
 
 def test_a_type_deprecated_in_one_location_is_still_orderable_until_its_date(
-    client: Client,
+    hcloud: Client,
 ) -> None:
-    cpx12 = {loc.location.name: loc for loc in client.server_types.get_by_name("cpx12").locations}
+    cpx12 = {loc.location.name: loc for loc in hcloud.server_types.get_by_name("cpx12").locations}
 
     sin = cpx12["sin"]
     assert sin.deprecation is not None
@@ -174,7 +174,7 @@ def test_a_type_deprecated_in_one_location_is_still_orderable_until_its_date(
     assert (sin.available, sin.recommended) == (True, False)
     assert cpx12["fsn1"].deprecation is None
 
-    created = client.servers.create(
+    created = hcloud.servers.create(
         name="old-in-sin",
         server_type=ServerType(name="cpx12"),
         image=Image(id=161547269),
@@ -184,15 +184,15 @@ def test_a_type_deprecated_in_one_location_is_still_orderable_until_its_date(
 
 
 def test_a_type_past_its_unavailable_date_in_a_location_cannot_be_created_there(
-    client: Client, api: RawApi
+    hcloud: Client, emulator_api: RawApi
 ) -> None:
-    ccx13 = {loc.location.name: loc for loc in client.server_types.get_by_name("ccx13").locations}
+    ccx13 = {loc.location.name: loc for loc in hcloud.server_types.get_by_name("ccx13").locations}
     hil = ccx13["hil"]
     assert hil.deprecation is not None
     assert hil.deprecation.unavailable_after < datetime.now(UTC)
     assert (hil.available, hil.recommended) == (False, False)
 
-    response = api.post(
+    response = emulator_api.post(
         "/servers",
         json={"name": "gone", "server_type": "ccx13", "image": "ubuntu-24.04", "location": "hil"},
     )
@@ -203,8 +203,8 @@ def test_a_type_past_its_unavailable_date_in_a_location_cannot_be_created_there(
     assert "unavailable in hil since" in error["message"]
 
 
-def test_without_a_location_an_unavailable_location_is_passed_over(client: Client) -> None:
-    server = client.servers.create(
+def test_without_a_location_an_unavailable_location_is_passed_over(hcloud: Client) -> None:
+    server = hcloud.servers.create(
         name="anywhere", server_type=ServerType(name="ccx13"), image=Image(id=161547269)
     ).server
 
@@ -215,19 +215,19 @@ def test_without_a_location_an_unavailable_location_is_passed_over(client: Clien
     ("sort", "first"),
     [("name", "ash"), ("name:desc", "sin"), ("id:desc", "sin"), ("id", "fsn1")],
 )
-def test_locations_honour_sort(api: RawApi, sort: str, first: str) -> None:
-    listed = api.get("/locations", params={"sort": sort}).json()["locations"]
+def test_locations_honour_sort(emulator_api: RawApi, sort: str, first: str) -> None:
+    listed = emulator_api.get("/locations", params={"sort": sort}).json()["locations"]
     names = [loc["name"] for loc in listed]
 
     assert names[0] == first
     assert len(names) == 6
 
 
-def test_out_of_stock_is_resource_unavailable(client: Client, emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
+def test_out_of_stock_is_resource_unavailable(hcloud: Client, emulator: Emulator) -> None:
+    emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
 
     with pytest.raises(APIException) as excinfo:
-        client.servers.create(
+        hcloud.servers.create(
             name="arm-1",
             server_type=ServerType(name="cax11"),
             image=Image(id=161547270),
@@ -238,10 +238,10 @@ def test_out_of_stock_is_resource_unavailable(client: Client, emu: Emulator) -> 
     assert excinfo.value.message == "error during placement"
 
 
-def test_out_of_stock_answers_412(api: RawApi, emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cx23", "location": "hel1"}])
+def test_out_of_stock_answers_412(emulator_api: RawApi, emulator: Emulator) -> None:
+    emulator.control.set_stock([{"server_type": "cx23", "location": "hel1"}])
 
-    response = api.post(
+    response = emulator_api.post(
         "/servers",
         json={"name": "x", "server_type": "cx23", "image": "ubuntu-24.04", "location": "hel1"},
     )
@@ -253,11 +253,11 @@ def test_out_of_stock_answers_412(api: RawApi, emu: Emulator) -> None:
     ("code", "status"), [("placement_error", 422), ("no_space_left_in_location", 422)]
 )
 def test_other_capacity_codes_can_be_chosen(
-    api: RawApi, emu: Emulator, code: str, status: int
+    emulator_api: RawApi, emulator: Emulator, code: str, status: int
 ) -> None:
-    emu.control.set_stock([{"server_type": "cx23", "location": "hel1", "code": code}])
+    emulator.control.set_stock([{"server_type": "cx23", "location": "hel1", "code": code}])
 
-    response = api.post(
+    response = emulator_api.post(
         "/servers",
         json={"name": "x", "server_type": "cx23", "image": "ubuntu-24.04", "location": "hel1"},
     )
@@ -265,10 +265,12 @@ def test_other_capacity_codes_can_be_chosen(
     assert (response.status_code, response.json()["error"]["code"]) == (status, code)
 
 
-def test_out_of_stock_shows_in_the_server_types_locations(client: Client, emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
+def test_out_of_stock_shows_in_the_server_types_locations(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
 
-    cax11 = client.server_types.get_by_name("cax11")
+    cax11 = hcloud.server_types.get_by_name("cax11")
 
     assert {loc.location.name: loc.available for loc in cax11.locations} == {
         "fsn1": False,
@@ -277,10 +279,12 @@ def test_out_of_stock_shows_in_the_server_types_locations(client: Client, emu: E
     }
 
 
-def test_the_same_type_still_creates_where_it_is_in_stock(client: Client, emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
+def test_the_same_type_still_creates_where_it_is_in_stock(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
 
-    server = client.servers.create(
+    server = hcloud.servers.create(
         name="arm-1",
         server_type=ServerType(name="cax11"),
         image=Image(id=161547270),
@@ -290,19 +294,19 @@ def test_the_same_type_still_creates_where_it_is_in_stock(client: Client, emu: E
     assert server.location.name == "nbg1"
 
 
-def test_pricing_lists_every_server_type(api: RawApi) -> None:
-    pricing = api.get("/pricing").json()["pricing"]
+def test_pricing_lists_every_server_type(emulator_api: RawApi) -> None:
+    pricing = emulator_api.get("/pricing").json()["pricing"]
 
     assert pricing["currency"] == "EUR"
     assert len(pricing["server_types"]) == 20
 
 
-def test_primary_ips_are_the_servers_addresses(client: Client, emu: Emulator) -> None:
-    assert client.primary_ips.get_all() == []
-    emu.control.add_servers(1)
+def test_primary_ips_are_the_servers_addresses(hcloud: Client, emulator: Emulator) -> None:
+    assert hcloud.primary_ips.get_all() == []
+    emulator.control.add_servers(1)
 
-    server = client.servers.get_by_name("server-1")
-    ips = {ip.type: ip for ip in client.primary_ips.get_all()}
+    server = hcloud.servers.get_by_name("server-1")
+    ips = {ip.type: ip for ip in hcloud.primary_ips.get_all()}
 
     assert ips["ipv4"].ip == server.public_net.ipv4.ip
     assert ips["ipv4"].assignee_id == server.id

@@ -15,15 +15,17 @@ from hcloud.server_types import ServerType
 
 from emulator import ControlError, Emulator, EmulatorStartError, running_emulator
 from emulator.process import PROJECT_ROOT
-from tests.emulator.emulator_helpers import TOKEN, RawApi
+from testkit.hetzner import TOKEN, RawApi
 
 
-def test_bulk_inserted_servers_are_running_with_their_labels(client: Client, emu: Emulator) -> None:
-    ids = emu.control.add_servers(
+def test_bulk_inserted_servers_are_running_with_their_labels(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    ids = emulator.control.add_servers(
         3, name_prefix="node-", server_type="cax11", location="hel1", labels={"pool": "bulk"}
     )
 
-    servers = client.servers.get_all(label_selector="pool=bulk")
+    servers = hcloud.servers.get_all(label_selector="pool=bulk")
 
     assert sorted(s.id for s in servers) == sorted(ids)
     assert {s.status for s in servers} == {"running"}
@@ -31,59 +33,61 @@ def test_bulk_inserted_servers_are_running_with_their_labels(client: Client, emu
     assert [s.name for s in servers] == ["node-1", "node-2", "node-3"]
 
 
-def test_a_thousand_servers_insert_quickly(client: Client, emu: Emulator) -> None:
-    emu.control.add_servers(1000)
+def test_a_thousand_servers_insert_quickly(hcloud: Client, emulator: Emulator) -> None:
+    emulator.control.add_servers(1000)
 
-    page = client.servers.get_list(per_page=50)
+    page = hcloud.servers.get_list(per_page=50)
 
     assert page.meta.pagination.total_entries == 1000
 
 
 def test_reset_drops_resources_counts_faults_and_restores_stock(
-    client: Client, api: RawApi, emu: Emulator
+    hcloud: Client, emulator_api: RawApi, emulator: Emulator
 ) -> None:
-    emu.control.add_servers(2)
-    emu.control.set_stock([{"server_type": "cx23", "location": "fsn1"}])
-    emu.control.set_faults([{"kind": "delay", "seconds": 0}])
-    emu.control.set_rate_limit(10)
+    emulator.control.add_servers(2)
+    emulator.control.set_stock([{"server_type": "cx23", "location": "fsn1"}])
+    emulator.control.set_faults([{"kind": "delay", "seconds": 0}])
+    emulator.control.set_rate_limit(10)
 
-    emu.control.reset()
+    emulator.control.reset()
 
-    assert client.servers.get_all() == []
-    assert emu.control.stock() == []
-    assert emu.control.faults() == []
-    assert emu.control.rate_limit()["limit"] == 1_000_000
-    assert emu.control.requests().total == 1
-    assert len(api.get("/server_types").json()["server_types"]) == 20
+    assert hcloud.servers.get_all() == []
+    assert emulator.control.stock() == []
+    assert emulator.control.faults() == []
+    assert emulator.control.rate_limit()["limit"] == 1_000_000
+    assert emulator.control.requests().total == 1
+    assert len(emulator_api.get("/server_types").json()["server_types"]) == 20
 
 
-def test_stock_can_be_read_back(emu: Emulator) -> None:
-    emu.control.set_stock([{"server_type": "cx23", "location": "nbg1", "code": "placement_error"}])
+def test_stock_can_be_read_back(emulator: Emulator) -> None:
+    emulator.control.set_stock(
+        [{"server_type": "cx23", "location": "nbg1", "code": "placement_error"}]
+    )
 
-    assert emu.control.stock() == [
+    assert emulator.control.stock() == [
         {"server_type": "cx23", "location": "nbg1", "code": "placement_error"}
     ]
 
 
-def test_stock_entries_must_name_real_types_locations_and_codes(emu: Emulator) -> None:
+def test_stock_entries_must_name_real_types_locations_and_codes(emulator: Emulator) -> None:
     for entry in (
         {"server_type": "cx99", "location": "fsn1"},
         {"server_type": "cx23", "location": "mars"},
         {"server_type": "cx23", "location": "fsn1", "code": "quota"},
     ):
         with pytest.raises(ControlError, match="400"):
-            emu.control.set_stock([entry])
+            emulator.control.set_stock([entry])
 
 
-def test_timing_can_be_changed_at_run_time(client: Client, emu: Emulator) -> None:
-    emu.control.set_timing(boot_seconds=0)
+def test_timing_can_be_changed_at_run_time(hcloud: Client, emulator: Emulator) -> None:
+    emulator.control.set_timing(boot_seconds=0)
 
-    created = client.servers.create(
+    created = hcloud.servers.create(
         name="instant", server_type=ServerType(name="cx23"), image=Image(name="debian-12")
     )
 
     assert created.action.status == "success"
-    assert client.servers.get_by_id(created.server.id).status == "running"
+    assert hcloud.servers.get_by_id(created.server.id).status == "running"
 
 
 def test_port_zero_prints_the_base_url_first() -> None:
@@ -155,13 +159,15 @@ def test_an_emulator_that_cannot_start_says_why() -> None:
         pass
 
 
-def test_user_data_is_kept_for_the_metadata_view_but_never_in_the_api(emu, client, api):
-    server = client.servers.create(
+def test_user_data_is_kept_for_the_metadata_view_but_never_in_the_api(
+    emulator, hcloud, emulator_api
+):
+    server = hcloud.servers.create(
         name="u1",
         server_type=ServerType(name="cx23"),
-        image=client.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
+        image=hcloud.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
         user_data="#cloud-config\nsecret: s3cr3t",
     ).server
-    assert emu.control.user_data(server.id) == "#cloud-config\nsecret: s3cr3t"
-    assert "s3cr3t" not in json.dumps(api.get(f"/servers/{server.id}").json())
-    assert "s3cr3t" not in emu.log()
+    assert emulator.control.user_data(server.id) == "#cloud-config\nsecret: s3cr3t"
+    assert "s3cr3t" not in json.dumps(emulator_api.get(f"/servers/{server.id}").json())
+    assert "s3cr3t" not in emulator.log()

@@ -12,30 +12,30 @@ from hcloud.server_types import ServerType
 from emulator import Emulator
 
 
-def _statuses(client: Client, server_id: int) -> list[str]:
-    return [f.status for f in client.servers.get_by_id(server_id).public_net.firewalls]
+def _statuses(hcloud: Client, server_id: int) -> list[str]:
+    return [f.status for f in hcloud.servers.get_by_id(server_id).public_net.firewalls]
 
 
 def test_an_applied_firewall_is_pending_until_its_action_ends(
-    client: Client, emu: Emulator
+    hcloud: Client, emulator: Emulator
 ) -> None:
-    emu.control.set_timing(0.2, action_seconds=0.5)
-    [server_id] = emu.control.add_servers(1)
-    firewall = client.firewalls.create(name="web").firewall
-    target = FirewallResource(type="server", server=client.servers.get_by_id(server_id))
+    emulator.control.set_timing(0.2, action_seconds=0.5)
+    [server_id] = emulator.control.add_servers(1)
+    firewall = hcloud.firewalls.create(name="web").firewall
+    target = FirewallResource(type="server", server=hcloud.servers.get_by_id(server_id))
 
-    [action] = client.firewalls.apply_to_resources(firewall, [target])
-    assert _statuses(client, server_id) == ["pending"]
+    [action] = hcloud.firewalls.apply_to_resources(firewall, [target])
+    assert _statuses(hcloud, server_id) == ["pending"]
     action.wait_until_finished()
 
-    assert _statuses(client, server_id) == ["applied"]
+    assert _statuses(hcloud, server_id) == ["applied"]
 
 
 def test_a_server_created_with_a_firewall_has_it_pending_while_booting(
-    client: Client, emu: Emulator
+    hcloud: Client, emulator: Emulator
 ) -> None:
-    firewall = client.firewalls.create(name="web").firewall
-    created = client.servers.create(
+    firewall = hcloud.firewalls.create(name="web").firewall
+    created = hcloud.servers.create(
         name="web-1",
         server_type=ServerType(name="cx23"),
         image=Image(id=161547269),
@@ -46,33 +46,33 @@ def test_a_server_created_with_a_firewall_has_it_pending_while_booting(
     assert [f.status for f in created.server.public_net.firewalls] == ["pending"]
     for action in [created.action, *created.next_actions]:
         action.wait_until_finished()
-    assert _statuses(client, created.server.id) == ["applied"]
+    assert _statuses(hcloud, created.server.id) == ["applied"]
 
 
 def test_a_removed_firewall_can_be_deleted_once_the_removal_ends(
-    client: Client, emu: Emulator
+    hcloud: Client, emulator: Emulator
 ) -> None:
-    emu.control.set_timing(0.2, action_seconds=0.5)
-    [server_id] = emu.control.add_servers(1)
-    firewall = client.firewalls.create(name="web").firewall
-    target = FirewallResource(type="server", server=client.servers.get_by_id(server_id))
-    for action in client.firewalls.apply_to_resources(firewall, [target]):
+    emulator.control.set_timing(0.2, action_seconds=0.5)
+    [server_id] = emulator.control.add_servers(1)
+    firewall = hcloud.firewalls.create(name="web").firewall
+    target = FirewallResource(type="server", server=hcloud.servers.get_by_id(server_id))
+    for action in hcloud.firewalls.apply_to_resources(firewall, [target]):
         action.wait_until_finished()
 
-    [removal] = client.firewalls.remove_from_resources(firewall, [target])
-    assert _statuses(client, server_id) == ["pending"]
+    [removal] = hcloud.firewalls.remove_from_resources(firewall, [target])
+    assert _statuses(hcloud, server_id) == ["pending"]
     with pytest.raises(APIException) as in_use:
-        client.firewalls.delete(firewall)
+        hcloud.firewalls.delete(firewall)
     removal.wait_until_finished()
 
     assert in_use.value.code == "resource_in_use"
-    assert _statuses(client, server_id) == []
-    assert client.firewalls.delete(firewall) is True
+    assert _statuses(hcloud, server_id) == []
+    assert hcloud.firewalls.delete(firewall) is True
 
 
-def test_firewall_actions_are_listed_for_the_kind(client: Client) -> None:
-    response = client.firewalls.create(name="web")
+def test_firewall_actions_are_listed_for_the_kind(hcloud: Client) -> None:
+    response = hcloud.firewalls.create(name="web")
     [action] = response.actions
 
-    assert client.firewalls.actions.get_by_id(action.id).command == "set_firewall_rules"
-    assert action.id in {a.id for a in client.firewalls.actions.get_all()}
+    assert hcloud.firewalls.actions.get_by_id(action.id).command == "set_firewall_rules"
+    assert action.id in {a.id for a in hcloud.firewalls.actions.get_all()}

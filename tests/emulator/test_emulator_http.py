@@ -12,7 +12,7 @@ from hcloud.server_types import ServerType
 from emulator import Emulator
 from emulator.config import Config
 from emulator.server import App
-from tests.emulator.emulator_helpers import TOKEN, RawApi
+from testkit.hetzner import TOKEN, RawApi
 
 
 @pytest.mark.parametrize(
@@ -26,9 +26,9 @@ from tests.emulator.emulator_helpers import TOKEN, RawApi
     ],
 )
 def test_every_api_response_carries_rate_limit_headers(
-    emu: Emulator, method: str, path: str, token: str
+    emulator: Emulator, method: str, path: str, token: str
 ) -> None:
-    response = RawApi(emu.url, token).request(method, path, json={})
+    response = RawApi(emulator.url, token).request(method, path, json={})
 
     assert int(response.headers["RateLimit-Limit"]) >= 1
     assert int(response.headers["RateLimit-Remaining"]) >= 0
@@ -36,41 +36,43 @@ def test_every_api_response_carries_rate_limit_headers(
 
 
 def test_remaining_counts_down_and_reset_is_when_the_bucket_is_full(
-    api: RawApi, emu: Emulator
+    emulator_api: RawApi, emulator: Emulator
 ) -> None:
-    emu.control.set_rate_limit(3600, per_second=1)
+    emulator.control.set_rate_limit(3600, per_second=1)
 
-    first = api.get("/servers").headers
-    second = api.get("/servers").headers
+    first = emulator_api.get("/servers").headers
+    second = emulator_api.get("/servers").headers
 
     assert int(first["RateLimit-Limit"]) == 3600
     assert int(second["RateLimit-Remaining"]) == int(first["RateLimit-Remaining"]) - 1
     assert int(time.time()) < int(second["RateLimit-Reset"]) <= int(time.time()) + 3
 
 
-def test_over_the_rate_limit_is_429_rate_limit_exceeded(api: RawApi, emu: Emulator) -> None:
-    emu.control.set_rate_limit(3, per_second=0.01)
+def test_over_the_rate_limit_is_429_rate_limit_exceeded(
+    emulator_api: RawApi, emulator: Emulator
+) -> None:
+    emulator.control.set_rate_limit(3, per_second=0.01)
 
-    statuses = [api.get("/servers").status_code for _ in range(4)]
+    statuses = [emulator_api.get("/servers").status_code for _ in range(4)]
 
     assert statuses == [200, 200, 200, 429]
-    limited = api.get("/servers")
+    limited = emulator_api.get("/servers")
     assert limited.json()["error"]["code"] == "rate_limit_exceeded"
     assert limited.headers["RateLimit-Remaining"] == "0"
 
 
-def test_the_bucket_refills_over_time(api: RawApi, emu: Emulator) -> None:
-    emu.control.set_rate_limit(1, per_second=20)
-    assert api.get("/servers").status_code == 200
-    assert api.get("/servers").status_code == 429
+def test_the_bucket_refills_over_time(emulator_api: RawApi, emulator: Emulator) -> None:
+    emulator.control.set_rate_limit(1, per_second=20)
+    assert emulator_api.get("/servers").status_code == 200
+    assert emulator_api.get("/servers").status_code == 429
 
     time.sleep(0.1)
 
-    assert api.get("/servers").status_code == 200
+    assert emulator_api.get("/servers").status_code == 200
 
 
-def test_a_wrong_token_is_unauthorized(emu: Emulator) -> None:
-    client = Client(token="not-the-token", api_endpoint=emu.url)
+def test_a_wrong_token_is_unauthorized(emulator: Emulator) -> None:
+    client = Client(token="not-the-token", api_endpoint=emulator.url)
 
     with pytest.raises(APIException) as excinfo:
         client.servers.get_all()
@@ -78,8 +80,8 @@ def test_a_wrong_token_is_unauthorized(emu: Emulator) -> None:
     assert excinfo.value.code == "unauthorized"
 
 
-def test_a_missing_token_is_401(emu: Emulator) -> None:
-    response = RawApi(emu.url, token=None).get("/servers")
+def test_a_missing_token_is_401(emulator: Emulator) -> None:
+    response = RawApi(emulator.url, token=None).get("/servers")
 
     assert response.status_code == 401
     assert response.json() == {
@@ -87,8 +89,8 @@ def test_a_missing_token_is_401(emu: Emulator) -> None:
     }
 
 
-def test_malformed_json_is_a_json_error(api: RawApi) -> None:
-    response = api.post(
+def test_malformed_json_is_a_json_error(emulator_api: RawApi) -> None:
+    response = emulator_api.post(
         "/servers", data=b'{"name": "web-1",', headers={"Content-Type": "application/json"}
     )
 
@@ -96,29 +98,29 @@ def test_malformed_json_is_a_json_error(api: RawApi) -> None:
     assert response.json()["error"]["code"] == "json_error"
 
 
-def test_an_unknown_path_is_not_found(api: RawApi) -> None:
-    response = api.get("/volcanoes")
+def test_an_unknown_path_is_not_found(emulator_api: RawApi) -> None:
+    response = emulator_api.get("/volcanoes")
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
 
 
-def test_a_wrong_method_is_method_not_allowed(api: RawApi) -> None:
-    response = api.request("PATCH", "/servers")
+def test_a_wrong_method_is_method_not_allowed(emulator_api: RawApi) -> None:
+    response = emulator_api.request("PATCH", "/servers")
 
     assert response.status_code == 405
     assert response.json()["error"]["code"] == "method_not_allowed"
 
 
-def test_requests_are_counted_per_route_template(client: Client, emu: Emulator) -> None:
-    emu.control.add_servers(2)
-    emu.control.reset_requests()
+def test_requests_are_counted_per_route_template(hcloud: Client, emulator: Emulator) -> None:
+    emulator.control.add_servers(2)
+    emulator.control.reset_requests()
 
-    server = client.servers.get_by_name("server-1")
-    client.servers.get_by_id(server.id)
-    client.servers.get_by_id(server.id)
+    server = hcloud.servers.get_by_name("server-1")
+    hcloud.servers.get_by_id(server.id)
+    hcloud.servers.get_by_id(server.id)
 
-    counts = emu.control.requests()
+    counts = emulator.control.requests()
     assert counts.routes == {"GET /v1/servers": 1, "GET /v1/servers/{id}": 2}
     assert counts.total == 3
 
@@ -144,15 +146,17 @@ def test_an_unexpected_failure_is_a_service_error_without_a_trace() -> None:
     assert "RateLimit-Remaining" in response.headers
 
 
-def test_the_log_has_one_line_per_request_without_secrets(client: Client, emu: Emulator) -> None:
-    client.servers.create(
+def test_the_log_has_one_line_per_request_without_secrets(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    hcloud.servers.create(
         name="logged",
         server_type=ServerType(name="cx23"),
         image=Image(name="ubuntu-24.04"),
         user_data="#cloud-config\npassword: hunter2\n",
     )
 
-    log = emu.log()
+    log = emulator.log()
 
     assert "POST /v1/servers 201" in log
     assert TOKEN not in log

@@ -20,7 +20,7 @@ from hcloud import Client
 
 from emulator.process import Emulator, running_emulator
 from machines import automation
-from tests.conftest import TOKEN
+from testkit.hetzner import TOKEN
 
 HCLOUD_PLUGIN = "hcloud"
 

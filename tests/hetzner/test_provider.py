@@ -4,16 +4,12 @@ import subprocess
 import sys
 
 import pytest
-from hcloud import Client
-from hcloud.locations import Location
-from hcloud.server_types import ServerType
 
 from machines import (
     CloudError,
     ForeignMachineError,
     InvalidNameError,
     MachinesError,
-    MachineSpec,
     Provider,
     SettingsError,
     Status,
@@ -22,37 +18,13 @@ from machines import (
 )
 from machines.clouds.hetzner.answers import status_of
 from machines.clouds.hetzner.provider import HetznerProvider
-from tests.conftest import OWNER, TOKEN
+from testkit.hetzner import TOKEN, foreign_server
+from testkit.specs import OWNER, spec
 
 PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk4 ops"
 
 
-def spec(
-    name: str = "ci-1",
-    machine_type: str = "cx23",
-    location: str = "fsn1",
-    pool: str = "ci",
-    user_data: str = "",
-) -> MachineSpec:
-    return MachineSpec(
-        name=name, machine_type=machine_type, location=location, pool=pool, user_data=user_data
-    )
-
-
-def foreign_server(hcloud: Client, name: str, labels: dict[str, str]) -> int:
-    """A server made behind the provider's back, as another deployment or a person would."""
-    response = hcloud.servers.create(
-        name=name,
-        server_type=ServerType(name="cx23"),
-        image=hcloud.images.get_by_name_and_architecture("ubuntu-24.04", "x86"),
-        location=Location(name="fsn1"),
-        labels=labels,
-    )
-    assert response.server.id is not None
-    return response.server.id
-
-
-def test_unknown_kind_lists_the_known_ones(env):
+def test_unknown_kind_lists_the_known_ones(hetzner_env):
     with pytest.raises(UnknownProviderError, match="'gce'.*ec2, hetzner"):
         Provider.of("gce")
 
@@ -63,7 +35,7 @@ def test_missing_token_names_the_variable(monkeypatch):
         Provider.of("hetzner")
 
 
-def test_provider_fields_come_from_settings(env, monkeypatch):
+def test_provider_fields_come_from_settings(hetzner_env, monkeypatch):
     monkeypatch.setenv("ORCA_HCLOUD_SSH_KEYS", "ops,ci")
     monkeypatch.setenv("ORCA_HCLOUD_FIREWALL", "workers")
     provider = Provider.of("hetzner", owner="prod")
@@ -72,38 +44,38 @@ def test_provider_fields_come_from_settings(env, monkeypatch):
     assert (provider.ssh_keys, provider.firewall) == (("ops", "ci"), "workers")
 
 
-def test_an_owner_that_is_not_a_label_value_is_refused(env):
+def test_an_owner_that_is_not_a_label_value_is_refused(hetzner_env):
     with pytest.raises(InvalidNameError, match="owner"):
         Provider.of("hetzner", owner="team a")
 
 
-def test_token_is_not_in_the_repr(provider):
-    assert TOKEN not in repr(provider)
+def test_token_is_not_in_the_repr(hetzner_provider):
+    assert TOKEN not in repr(hetzner_provider)
 
 
 @pytest.mark.parametrize(
     ("machine_type", "arch"),
     [("cax11", "arm64"), ("cx23", "amd64"), ("cpx32", "amd64"), ("ccx13", "amd64")],
 )
-def test_arch_is_dockers_name(provider, machine_type, arch):
-    assert provider.arch(machine_type) == arch
+def test_arch_is_dockers_name(hetzner_provider, machine_type, arch):
+    assert hetzner_provider.arch(machine_type) == arch
 
 
-def test_unknown_type_raises_and_lists_known_types(provider):
+def test_unknown_type_raises_and_lists_known_types(hetzner_provider):
     with pytest.raises(UnknownMachineTypeError, match="'cx999'.*cax11"):
-        provider.arch("cx999")
+        hetzner_provider.arch("cx999")
 
 
-def test_arch_asks_the_api_once(provider, emulator):
-    provider.arch("cx23")
+def test_arch_asks_the_api_once(hetzner_provider, emulator):
+    hetzner_provider.arch("cx23")
     emulator.control.reset_requests()
-    provider.arch("cax11")
-    provider.arch("cx23")
+    hetzner_provider.arch("cax11")
+    hetzner_provider.arch("cx23")
     assert emulator.control.requests().total == 0
 
 
-def test_create_makes_a_labelled_server_from_the_image_for_its_arch(provider, hcloud):
-    created = provider.create(spec(machine_type="cax11"))
+def test_create_makes_a_labelled_server_from_the_image_for_its_arch(hetzner_provider, hcloud):
+    created = hetzner_provider.create(spec(machine_type="cax11"))
     assert created.ok, created.reason
     server = hcloud.servers.get_by_id(int(created.machine.id))
     assert server.labels == {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
@@ -112,8 +84,8 @@ def test_create_makes_a_labelled_server_from_the_image_for_its_arch(provider, hc
     assert server.server_type.name == "cax11"
 
 
-def test_create_returns_the_machine(provider):
-    machine = provider.create(spec()).machine
+def test_create_returns_the_machine(hetzner_provider):
+    machine = hetzner_provider.create(spec()).machine
     assert machine is not None
     assert (machine.name, machine.machine_type, machine.location, machine.pool) == (
         "ci-1",
@@ -125,13 +97,13 @@ def test_create_returns_the_machine(provider):
     assert machine.address
 
 
-def test_create_delivers_the_user_data_to_the_server(provider, emulator):
+def test_create_delivers_the_user_data_to_the_server(hetzner_provider, emulator):
     cloud_init = "#cloud-config\nruncmd: [echo hello]\n"
-    created = provider.create(spec(user_data=cloud_init))
+    created = hetzner_provider.create(spec(user_data=cloud_init))
     assert emulator.control.user_data(int(created.machine.id)) == cloud_init
 
 
-def test_create_without_owner_sets_no_owner_label(env, hcloud):
+def test_create_without_owner_sets_no_owner_label(hetzner_env, hcloud):
     created = Provider.of("hetzner").create(spec())
     assert hcloud.servers.get_by_id(int(created.machine.id)).labels == {
         "orca": "pool",
@@ -139,13 +111,13 @@ def test_create_without_owner_sets_no_owner_label(env, hcloud):
     }
 
 
-def test_create_uses_the_image_named_in_settings(env, monkeypatch, hcloud):
+def test_create_uses_the_image_named_in_settings(hetzner_env, monkeypatch, hcloud):
     monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "debian-12")
     created = Provider.of("hetzner", owner=OWNER).create(spec())
     assert hcloud.servers.get_by_id(int(created.machine.id)).image.name == "debian-12"
 
 
-def test_create_attaches_ssh_keys_and_firewall_by_name(env, monkeypatch, hcloud):
+def test_create_attaches_ssh_keys_and_firewall_by_name(hetzner_env, monkeypatch, hcloud):
     key = hcloud.ssh_keys.create(
         name="ops", public_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk4 ops"
     )
@@ -159,21 +131,21 @@ def test_create_attaches_ssh_keys_and_firewall_by_name(env, monkeypatch, hcloud)
     assert key.id is not None
 
 
-def test_an_unknown_ssh_key_fails_naming_the_setting(env, monkeypatch):
+def test_an_unknown_ssh_key_fails_naming_the_setting(hetzner_env, monkeypatch):
     monkeypatch.setenv("ORCA_HCLOUD_SSH_KEYS", "nobody")
     created = Provider.of("hetzner", owner=OWNER).create(spec())
     assert created.failed
     assert "ORCA_HCLOUD_SSH_KEYS" in created.reason
 
 
-def test_an_unknown_firewall_fails_naming_the_setting(env, monkeypatch):
+def test_an_unknown_firewall_fails_naming_the_setting(hetzner_env, monkeypatch):
     monkeypatch.setenv("ORCA_HCLOUD_FIREWALL", "nowhere")
     created = Provider.of("hetzner", owner=OWNER).create(spec())
     assert created.failed
     assert "ORCA_HCLOUD_FIREWALL" in created.reason
 
 
-def test_an_image_missing_for_the_arch_fails_naming_the_setting(env, monkeypatch):
+def test_an_image_missing_for_the_arch_fails_naming_the_setting(hetzner_env, monkeypatch):
     monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "windows-95")
     created = Provider.of("hetzner", owner=OWNER).create(spec())
     assert created.failed
@@ -183,88 +155,90 @@ def test_an_image_missing_for_the_arch_fails_naming_the_setting(env, monkeypatch
 @pytest.mark.parametrize(
     "code", ["resource_unavailable", "placement_error", "no_space_left_in_location"]
 )
-def test_no_stock_is_its_own_answer(provider, emulator, code):
+def test_no_stock_is_its_own_answer(hetzner_provider, emulator, code):
     emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1", "code": code}])
-    created = provider.create(spec(machine_type="cax11"))
+    created = hetzner_provider.create(spec(machine_type="cax11"))
     assert created.no_stock
     assert "cax11" in created.reason
     assert "fsn1" in created.reason
 
 
-def test_an_unknown_type_fails_with_a_reason(provider):
-    created = provider.create(spec(machine_type="cx999"))
+def test_an_unknown_type_fails_with_a_reason(hetzner_provider):
+    created = hetzner_provider.create(spec(machine_type="cx999"))
     assert created.failed
     assert "cx999" in created.reason
 
 
-def test_a_type_not_offered_in_the_location_fails_with_a_reason(provider):
-    created = provider.create(spec(machine_type="cax11", location="ash"))
+def test_a_type_not_offered_in_the_location_fails_with_a_reason(hetzner_provider):
+    created = hetzner_provider.create(spec(machine_type="cax11", location="ash"))
     assert created.failed
     assert created.reason
 
 
-def test_a_retried_create_returns_the_machine_made_before(provider, hcloud):
-    first = provider.create(spec())
-    again = provider.create(spec())
+def test_a_retried_create_returns_the_machine_made_before(hetzner_provider, hcloud):
+    first = hetzner_provider.create(spec())
+    again = hetzner_provider.create(spec())
     assert again.ok
     assert again.machine.id == first.machine.id
     assert len(hcloud.servers.get_all(name="ci-1")) == 1
 
 
-def test_a_name_still_held_by_a_machine_being_deleted_is_not_that_machine(provider, emulator):
+def test_a_name_still_held_by_a_machine_being_deleted_is_not_that_machine(
+    hetzner_provider, emulator
+):
     emulator.control.set_timing(boot_seconds=0, action_seconds=10)
-    first = provider.create(spec()).machine
-    provider.delete(first.id)
-    again = provider.create(spec())
+    first = hetzner_provider.create(spec()).machine
+    hetzner_provider.delete(first.id)
+    again = hetzner_provider.create(spec())
     assert again.failed
     assert "being deleted" in again.reason
 
 
-def test_a_deleted_machine_is_listed_as_deleting_until_it_is_gone(provider, emulator):
+def test_a_deleted_machine_is_listed_as_deleting_until_it_is_gone(hetzner_provider, emulator):
     emulator.control.set_timing(boot_seconds=0, action_seconds=10)
-    machine = provider.create(spec()).machine
-    provider.delete(machine.id)
-    assert [m.status for m in provider.machines("ci")] == [Status.DELETING]
+    machine = hetzner_provider.create(spec()).machine
+    hetzner_provider.delete(machine.id)
+    assert [m.status for m in hetzner_provider.machines("ci")] == [Status.DELETING]
 
 
-def test_a_name_taken_by_another_owner_fails_and_says_so(provider, hcloud):
+def test_a_name_taken_by_another_owner_fails_and_says_so(hetzner_provider, hcloud):
     foreign_server(hcloud, "ci-1", {"orca": "pool", "orca-pool": "ci", "orca-owner": "staging"})
-    created = provider.create(spec())
+    created = hetzner_provider.create(spec())
     assert created.failed
     assert "ci-1 is taken" in created.reason
 
 
-def test_a_name_taken_by_another_pool_fails(provider):
-    provider.create(spec(pool="gpu"))
-    assert provider.create(spec(pool="ci")).failed
+def test_a_name_taken_by_another_pool_fails(hetzner_provider):
+    hetzner_provider.create(spec(pool="gpu"))
+    assert hetzner_provider.create(spec(pool="ci")).failed
 
 
-def test_machines_lists_the_pool(provider):
-    ids = {provider.create(spec(name=f"ci-{n}")).machine.id for n in range(3)}
-    assert {m.id for m in provider.machines("ci")} == ids
+def test_machines_lists_the_pool(hetzner_provider):
+    ids = {hetzner_provider.create(spec(name=f"ci-{n}")).machine.id for n in range(3)}
+    assert {m.id for m in hetzner_provider.machines("ci")} == ids
 
 
-def test_machines_never_lists_other_owners_or_pools(provider, hcloud):
-    mine = provider.create(spec()).machine
-    provider.create(spec(name="gpu-1", pool="gpu"))
+def test_machines_never_lists_other_owners_or_pools(hetzner_provider, hcloud):
+    mine = hetzner_provider.create(spec()).machine
+    hetzner_provider.create(spec(name="gpu-1", pool="gpu"))
     foreign_server(hcloud, "ci-x", {"orca": "pool", "orca-pool": "ci", "orca-owner": "staging"})
     foreign_server(hcloud, "ci-y", {"orca": "pool", "orca-pool": "ci"})
     foreign_server(hcloud, "ci-z", {"orca-pool": "ci", "orca-owner": OWNER})
-    assert [m.id for m in provider.machines("ci")] == [mine.id]
+    assert [m.id for m in hetzner_provider.machines("ci")] == [mine.id]
 
 
-def test_without_owner_machines_lists_only_machines_without_owner_label(env, hcloud):
+def test_without_owner_machines_lists_only_machines_without_owner_label(hetzner_env, hcloud):
     mine = Provider.of("hetzner").create(spec()).machine
     foreign_server(hcloud, "ci-x", {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER})
     assert [m.id for m in Provider.of("hetzner").machines("ci")] == [mine.id]
 
 
-def test_machines_of_an_empty_pool_name_is_refused(provider):
+def test_machines_of_an_empty_pool_name_is_refused(hetzner_provider):
     with pytest.raises(InvalidNameError, match="pool is empty"):
-        provider.machines("")
+        hetzner_provider.machines("")
 
 
-def test_machines_reads_every_page_at_50_per_request(provider, emulator):
+def test_machines_reads_every_page_at_50_per_request(hetzner_provider, emulator):
     emulator.control.add_servers(
         count=120,
         name_prefix="bulk",
@@ -273,40 +247,40 @@ def test_machines_reads_every_page_at_50_per_request(provider, emulator):
         labels={"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER},
     )
     emulator.control.reset_requests()
-    assert len(provider.machines("ci")) == 120
+    assert len(hetzner_provider.machines("ci")) == 120
     assert emulator.control.requests().total == 3
 
 
-def test_delete_removes_the_machine(provider, emulator):
+def test_delete_removes_the_machine(hetzner_provider, emulator):
     emulator.control.set_timing(boot_seconds=0, action_seconds=0)
-    machine = provider.create(spec()).machine
-    assert provider.delete(machine.id) is True
-    assert provider.machines("ci") == []
+    machine = hetzner_provider.create(spec()).machine
+    assert hetzner_provider.delete(machine.id) is True
+    assert hetzner_provider.machines("ci") == []
 
 
-def test_delete_of_a_machine_already_gone_is_true(provider):
-    machine = provider.create(spec()).machine
-    provider.delete(machine.id)
-    assert provider.delete(machine.id) is True
-    assert provider.delete("987654321") is True
+def test_delete_of_a_machine_already_gone_is_true(hetzner_provider):
+    machine = hetzner_provider.create(spec()).machine
+    hetzner_provider.delete(machine.id)
+    assert hetzner_provider.delete(machine.id) is True
+    assert hetzner_provider.delete("987654321") is True
 
 
-def test_delete_refuses_another_owners_machine(provider, hcloud):
+def test_delete_refuses_another_owners_machine(hetzner_provider, hcloud):
     server_id = foreign_server(
         hcloud, "ci-x", {"orca": "pool", "orca-pool": "ci", "orca-owner": "staging"}
     )
     with pytest.raises(ForeignMachineError, match=f"server {server_id}"):
-        provider.delete(str(server_id))
+        hetzner_provider.delete(str(server_id))
     assert hcloud.servers.get_by_id(server_id).name == "ci-x"
 
 
-def test_delete_refuses_a_machine_without_the_pool_label(provider, hcloud):
+def test_delete_refuses_a_machine_without_the_pool_label(hetzner_provider, hcloud):
     server_id = foreign_server(hcloud, "db-1", {"orca-owner": OWNER})
     with pytest.raises(ForeignMachineError, match="db-1"):
-        provider.delete(str(server_id))
+        hetzner_provider.delete(str(server_id))
 
 
-def test_delete_without_owner_refuses_an_owned_machine(env, hcloud):
+def test_delete_without_owner_refuses_an_owned_machine(hetzner_env, hcloud):
     server_id = foreign_server(
         hcloud, "ci-x", {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
     )
@@ -314,9 +288,9 @@ def test_delete_without_owner_refuses_an_owned_machine(env, hcloud):
         Provider.of("hetzner").delete(str(server_id))
 
 
-def test_delete_refuses_an_id_that_is_not_a_number(provider):
+def test_delete_refuses_an_id_that_is_not_a_number(hetzner_provider):
     with pytest.raises(MachinesError, match="not a Hetzner server id"):
-        provider.delete("i-0abc")
+        hetzner_provider.delete("i-0abc")
 
 
 @pytest.mark.parametrize(
@@ -338,7 +312,7 @@ def test_hetzner_statuses_map_to_the_shared_vocabulary(hetzner, shared):
     assert status_of(hetzner) == shared
 
 
-def test_a_wrong_token_is_one_clear_error(env, monkeypatch):
+def test_a_wrong_token_is_one_clear_error(hetzner_env, monkeypatch):
     monkeypatch.setenv("HCLOUD_TOKEN", "w" * 64)
     provider = Provider.of("hetzner", owner=OWNER)
     with pytest.raises(CloudError, match="unauthorized.*check HCLOUD_TOKEN") as error:
@@ -356,7 +330,7 @@ def test_importing_machines_loads_no_cloud_or_pulumi_library():
     assert out.stdout.strip() == "[]"
 
 
-def test_hetzner_provider_loads_no_aws_or_pulumi_library(env):
+def test_hetzner_provider_loads_no_aws_or_pulumi_library(hetzner_env):
     code = (
         "import sys; from machines import Provider; Provider.of('hetzner'); "
         "print([m for m in sys.modules if m.split('.')[0] in "

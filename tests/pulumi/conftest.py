@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from program_harness import STACKS, StackRun, run_program, stack_file, stack_name
 
 from machines.program.config import StackConfig, load
+from testkit.program_harness import STACKS, StackRun, run_program, stack_file, stack_name
 
 
 def pytest_configure(config: pytest.Config) -> None:

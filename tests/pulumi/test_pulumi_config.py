@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 import pytest
-from program_harness import ec2, hetzner, run
 
 from machines.errors import SettingsError
 from machines.program.config import (
@@ -19,6 +18,7 @@ from machines.program.config import (
     StackConfigError,
     load,
 )
+from testkit.program_harness import ec2, hetzner, run
 
 POOLS = f"{PROJECT}:pools"
 

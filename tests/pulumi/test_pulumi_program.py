@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from program_harness import (
+from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.program.config import PROJECT
+from testkit.program_harness import (
     AMIS,
     FIREWALL_IDS,
     STACKS,
@@ -14,9 +16,6 @@ from program_harness import (
     stack_file,
     stack_name,
 )
-
-from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.program.config import PROJECT
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from program_harness import AMIS, INSTANCE_TYPES, SERVER_TYPES, StackRun, is_secret, reveal
-
 from machines.arch import docker_arch, ubuntu_ami_name
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
@@ -11,6 +9,7 @@ from machines.program.components import POOL_TYPE
 from machines.program.ec2.components import EC2_SHARED_TYPE
 from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.settings import HCLOUD_TOKEN
+from testkit.program_harness import AMIS, INSTANCE_TYPES, SERVER_TYPES, StackRun, is_secret, reveal
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"

@@ -5,8 +5,8 @@ from hcloud import Client
 
 from machines import Provider
 from machines.labels import ORCA_LABEL, OWNER_LABEL, POOL_LABEL
-from tests.conftest import TOKEN
-from tests.reliability.simulation import simulate
+from testkit.hetzner import TOKEN
+from testkit.simulation import simulate
 
 FAULTS = [
     {
@@ -41,7 +41,7 @@ FAULTS = [
 
 
 @pytest.fixture
-def providers(env, monkeypatch) -> dict[str, Provider]:
+def providers(hetzner_env, monkeypatch) -> dict[str, Provider]:
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
     return {owner: Provider.of("hetzner", owner=owner) for owner in ("blue", "green")}
 

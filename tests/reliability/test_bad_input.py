@@ -9,76 +9,17 @@ from __future__ import annotations
 
 import os
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
-from hcloud import Client
 
 from emulator.process import Emulator
 from machines.errors import CloudError, InvalidNameError, SettingsError
-from machines.models import MachineSpec
 from machines.provider import Provider
-from tests.conftest import OWNER, TOKEN
-from tests.ec2 import moto_server
-from tests.ec2.moto_server import ZONES
-
-
-@dataclass(frozen=True)
-class Cloud:
-    """One cloud, emptied, with this process's environment pointing at it."""
-
-    kind: str
-    machine_type: str
-    location: str
-    live: Callable[[], list[str]]
-    """Every machine the cloud holds, whoever made it (a name or an id each)."""
-
-    def spec(self, **fields: str) -> MachineSpec:
-        values = {"name": "ci-1", "machine_type": self.machine_type, "location": self.location}
-        return MachineSpec(**{**values, "pool": "ci", **fields})
-
-    def provider(self) -> Provider:
-        return Provider.of(self.kind, OWNER)
-
-
-def hetzner_cloud(emulator: Emulator) -> Cloud:
-    hcloud = Client(token=TOKEN, api_endpoint=emulator.url)
-    return Cloud(
-        "hetzner", "cx23", "fsn1", lambda: [s.name or "" for s in hcloud.servers.get_all()]
-    )
-
-
-def ec2_cloud(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    moto_server.export_world(moto.new_world(), monkeypatch)
-    aws = moto_server.client(moto.url)
-
-    def live() -> list[str]:
-        reservations = aws.describe_instances(
-            Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
-        )["Reservations"]
-        return [i["InstanceId"] for r in reservations for i in r["Instances"]]
-
-    return Cloud("ec2", "t3.micro", ZONES[0], live)
-
-
-@pytest.fixture(params=["hetzner", "ec2"])
-def cloud(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    if request.param == "hetzner":
-        request.getfixturevalue("env")
-        made = hetzner_cloud(request.getfixturevalue("emulator"))
-    else:
-        made = ec2_cloud(request.getfixturevalue("moto"), monkeypatch)
-    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "2")  # after ec2_cloud: it clears the variable
-    return made
-
-
-@pytest.fixture
-def ec2(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    return ec2_cloud(moto, monkeypatch)
-
+from testkit import moto_server
+from testkit.clouds import Cloud
+from testkit.moto_server import ZONES
 
 SPACES = "spaces or a line break"
 
@@ -125,8 +66,8 @@ def test_an_unknown_type_fails_naming_the_types_there_are(cloud: Cloud) -> None:
     assert cloud.live() == []
 
 
-def test_an_unknown_hetzner_location_fails_naming_it(env: dict[str, str], emulator: Any) -> None:
-    cloud = hetzner_cloud(emulator)
+def test_an_unknown_hetzner_location_fails_naming_it(hetzner_cloud: Cloud) -> None:
+    cloud = hetzner_cloud
 
     created = cloud.provider().create(cloud.spec(location="mars1"))
 
@@ -145,29 +86,29 @@ def test_an_unknown_hetzner_location_fails_naming_it(env: dict[str, str], emulat
     ],
 )
 def test_an_ec2_resource_named_in_a_setting_that_does_not_exist_fails_naming_the_setting(
-    ec2: Cloud, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, code: str
+    ec2_cloud: Cloud, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, code: str
 ) -> None:
     monkeypatch.setenv(variable, value)
 
-    created = ec2.provider().create(ec2.spec())
+    created = ec2_cloud.provider().create(ec2_cloud.spec())
 
     assert created.failed
     assert code in created.reason
     assert created.reason.endswith(f"check {variable}")
-    assert ec2.live() == []
+    assert ec2_cloud.live() == []
 
 
-def test_an_ec2_owner_that_is_not_a_label_value_is_refused(ec2: Cloud) -> None:
+def test_an_ec2_owner_that_is_not_a_label_value_is_refused(ec2_cloud: Cloud) -> None:
     with pytest.raises(InvalidNameError, match="owner 'team a' is not a label value"):
         Provider.of("ec2", "team a")
 
 
 def test_a_wrong_hetzner_token_fails_create_saying_so(
-    env: dict[str, str], emulator: Any, monkeypatch: pytest.MonkeyPatch
+    hetzner_cloud: Cloud, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wrong = "w" * 64
     monkeypatch.setenv("HCLOUD_TOKEN", wrong)
-    cloud = hetzner_cloud(emulator)
+    cloud = hetzner_cloud
 
     created = cloud.provider().create(cloud.spec())
 
@@ -203,7 +144,7 @@ WRONG_SECRET = "wrongS3cr3tKEYwrongS3cr3tKEYwrongS3cr3t"
 
 
 def test_wrong_aws_credentials_are_one_clear_error(
-    ec2: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+    ec2_cloud: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG0")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", WRONG_SECRET)
@@ -212,32 +153,32 @@ def test_wrong_aws_credentials_are_one_clear_error(
         checked_credentials(moto),
         pytest.raises(CloudError, match="AuthFailure.*check the credentials") as refused,
     ):
-        ec2.provider().machines("ci")
+        ec2_cloud.provider().machines("ci")
 
     assert refused.value.code == "AuthFailure"
     assert WRONG_SECRET not in str(refused.value)
 
 
 def test_wrong_aws_credentials_fail_create_and_launch_nothing(
-    ec2: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+    ec2_cloud: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG0")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", WRONG_SECRET)
 
     with checked_credentials(moto):
-        created = ec2.provider().create(ec2.spec())
+        created = ec2_cloud.provider().create(ec2_cloud.spec())
 
     assert created.failed
     assert "check the credentials" in created.reason
     assert WRONG_SECRET not in created.reason
-    assert ec2.live() == []
+    assert ec2_cloud.live() == []
 
 
 def test_hcloud_endpoint_at_another_cloud_is_one_clear_error(
-    env: dict[str, str], emulator: Any, moto: moto_server.MotoServer, monkeypatch: Any
+    hetzner_cloud: Cloud, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HCLOUD_ENDPOINT", moto.url)
-    cloud = hetzner_cloud(emulator)
+    cloud = hetzner_cloud
 
     with pytest.raises(CloudError, match="HTTP 404 without a Hetzner API error.*HCLOUD_ENDPOINT"):
         cloud.provider().machines("ci")
@@ -246,12 +187,12 @@ def test_hcloud_endpoint_at_another_cloud_is_one_clear_error(
 
 
 def test_aws_endpoint_at_another_cloud_is_one_clear_error(
-    ec2: Cloud, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+    ec2_cloud: Cloud, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", emulator.url)
 
-    created = ec2.provider().create(ec2.spec())
+    created = ec2_cloud.provider().create(ec2_cloud.spec())
 
     assert created.failed
     assert "is AWS_ENDPOINT_URL an EC2 endpoint?" in created.reason
-    assert ec2.live() == []
+    assert ec2_cloud.live() == []

@@ -1,7 +1,7 @@
 """The EC2 provider on a bad day: throttling, 5xx, timeouts and lost answers.
 
 Faults come from a real HTTP proxy on loopback in front of moto's server
-(``tests.reliability.ec2_fault_proxy``): by the rules a test sets, it answers an error
+(``testkit.fault_proxy``): by the rules a test sets, it answers an error
 itself, closes the connection before or after moto acted on the request, or holds moto's
 answer back. The provider talks to the proxy; the tests look at moto directly.
 """
@@ -22,26 +22,27 @@ from machines.errors import CloudError
 from machines.models import Created
 from machines.provider import Provider
 from machines.secrets import RedactSecrets
-from tests.ec2 import moto_server
-from tests.ec2.moto_server import World, spec
-from tests.reliability.ec2_fault_proxy import Fault, FaultProxy, throttled
+from testkit import moto_server
+from testkit.fault_proxy import Fault, FaultProxy, throttled
+from testkit.moto_server import World
+from testkit.specs import ec2_spec
 
 
 @pytest.fixture
-def world(
-    moto: moto_server.MotoServer, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+def proxied_world(
+    moto: moto_server.MotoServer, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> World:
     """A fresh account; this process's environment points at it through the proxy, with
     half-second requests and five-second calls."""
     built = moto_server.export_world(moto.new_world(), monkeypatch)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "5")
     return built
 
 
 @pytest.fixture
-def provider(world: World) -> Ec2Provider:
+def proxied_provider(proxied_world: World) -> Ec2Provider:
     return moto_server.ec2_provider("prod")
 
 
@@ -57,19 +58,19 @@ def instances_named(aws: Any, name: str) -> list[dict[str, Any]]:
 
 
 def launched(provider: Ec2Provider, name: str = "ci-1", pool: str = "ci") -> str:
-    created = provider.create(spec(name, pool=pool))
+    created = provider.create(ec2_spec(name, pool=pool))
     assert created.machine is not None, created.reason
     return created.machine.id
 
 
 def test_throttling_is_retried(
-    provider: Ec2Provider, proxy: FaultProxy, caplog: pytest.LogCaptureFixture
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    proxy.set_faults(throttled("DescribeInstances", times=1))
+    fault_proxy.set_faults(throttled("DescribeInstances", times=1))
 
-    assert provider.machines("ci") == []
+    assert proxied_provider.machines("ci") == []
 
-    assert proxy.requests["DescribeInstances"] == 2
+    assert fault_proxy.requests["DescribeInstances"] == 2
     assert "RequestLimitExceeded" in caplog.text
 
 
@@ -81,60 +82,62 @@ def test_throttling_is_retried(
     ],
 )
 def test_a_launch_ec2_never_acted_on_is_sent_again(
-    provider: Ec2Provider, proxy: FaultProxy, aws: Any, fault: Fault, requests: int
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, aws: Any, fault: Fault, requests: int
 ) -> None:
-    proxy.set_faults(fault)
+    fault_proxy.set_faults(fault)
 
-    assert provider.create(spec("ci-1")).ok
+    assert proxied_provider.create(ec2_spec("ci-1")).ok
 
-    assert proxy.requests["RunInstances"] == requests
+    assert fault_proxy.requests["RunInstances"] == requests
     assert len(instances_named(aws, "ci-1")) == 1
 
 
 def test_a_lost_launch_answer_makes_one_instance(
-    provider: Ec2Provider, proxy: FaultProxy, aws: Any
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, aws: Any
 ) -> None:
-    proxy.set_faults(Fault("drop_after", "RunInstances", times=1))
+    fault_proxy.set_faults(Fault("drop_after", "RunInstances", times=1))
 
-    created = provider.create(spec("ci-1"))
+    created = proxied_provider.create(ec2_spec("ci-1"))
 
     assert created.ok, created.reason
     [instance] = instances_named(aws, "ci-1")
     assert created.machine is not None
     assert created.machine.id == instance["InstanceId"]
     assert {t["Key"]: t["Value"] for t in instance["Tags"]}["orca-owner"] == "prod"
-    assert proxy.requests["RunInstances"] == 1
+    assert fault_proxy.requests["RunInstances"] == 1
 
 
 def test_a_launch_answered_after_its_timeout_makes_one_instance(
-    provider: Ec2Provider, proxy: FaultProxy, aws: Any
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, aws: Any
 ) -> None:
-    proxy.set_faults(Fault("delay", "RunInstances", seconds=1.0, times=1))
+    fault_proxy.set_faults(Fault("delay", "RunInstances", seconds=1.0, times=1))
 
-    assert provider.create(spec("ci-1")).ok
+    assert proxied_provider.create(ec2_spec("ci-1")).ok
 
     assert len(instances_named(aws, "ci-1")) == 1
 
 
 def test_a_lost_terminate_answer_is_still_true(
-    provider: Ec2Provider, proxy: FaultProxy, aws: Any
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, aws: Any
 ) -> None:
-    instance_id = launched(provider)
-    proxy.set_faults(Fault("drop_after", "TerminateInstances", times=1))
+    instance_id = launched(proxied_provider)
+    fault_proxy.set_faults(Fault("drop_after", "TerminateInstances", times=1))
 
-    assert provider.delete(instance_id) is True
+    assert proxied_provider.delete(instance_id) is True
 
     assert instances_named(aws, "ci-1") == []
 
 
-def test_a_request_past_its_timeout_is_retried(provider: Ec2Provider, proxy: FaultProxy) -> None:
-    launched(provider)
-    proxy.reset()
-    proxy.set_faults(Fault("delay", "DescribeInstances", seconds=1.0, times=1))
+def test_a_request_past_its_timeout_is_retried(
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy
+) -> None:
+    launched(proxied_provider)
+    fault_proxy.reset()
+    fault_proxy.set_faults(Fault("delay", "DescribeInstances", seconds=1.0, times=1))
 
-    assert [m.name for m in provider.machines("ci")] == ["ci-1"]
+    assert [m.name for m in proxied_provider.machines("ci")] == ["ci-1"]
 
-    assert proxy.requests["DescribeInstances"] == 2
+    assert fault_proxy.requests["DescribeInstances"] == 2
 
 
 CALL = 2
@@ -144,11 +147,11 @@ SLACK = 0.5
 
 
 def test_persistent_throttling_is_one_clear_error_within_the_call_time(
-    provider: Ec2Provider, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(CALL))
     quick = Provider.of("ec2", "prod")
-    proxy.set_faults(throttled())
+    fault_proxy.set_faults(throttled())
     start = time.monotonic()
 
     with pytest.raises(CloudError, match=r"after \d+ tries\): RequestLimitExceeded") as raised:
@@ -159,33 +162,36 @@ def test_persistent_throttling_is_one_clear_error_within_the_call_time(
 
 
 def test_persistent_server_errors_fail_create_within_the_call_time(
-    provider: Ec2Provider, proxy: FaultProxy, aws: Any, monkeypatch: pytest.MonkeyPatch
+    proxied_provider: Ec2Provider,
+    fault_proxy: FaultProxy,
+    aws: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(CALL))
     quick = Provider.of("ec2", "prod")
     quick.arch("t3.micro")
-    proxy.set_faults(Fault("error", "RunInstances", status=500))
+    fault_proxy.set_faults(Fault("error", "RunInstances", status=500))
     start = time.monotonic()
 
-    created = quick.create(spec("ci-1"))
+    created = quick.create(ec2_spec("ci-1"))
 
     assert time.monotonic() - start < CALL + SLACK
     assert created.failed
     assert "InternalError" in created.reason
-    assert proxy.requests["RunInstances"] > 1
+    assert fault_proxy.requests["RunInstances"] > 1
     assert instances_named(aws, "ci-1") == []
 
 
 def test_launches_that_never_answer_fail_saying_the_instance_may_exist(
-    provider: Ec2Provider, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(CALL))
     quick = Provider.of("ec2", "prod")
     quick.arch("t3.micro")
-    proxy.set_faults(Fault("drop_before", "RunInstances"))
+    fault_proxy.set_faults(Fault("drop_before", "RunInstances"))
     start = time.monotonic()
 
-    created = quick.create(spec("ci-1"))
+    created = quick.create(ec2_spec("ci-1"))
 
     assert time.monotonic() - start < CALL + SLACK
     assert created.failed
@@ -194,9 +200,9 @@ def test_launches_that_never_answer_fail_saying_the_instance_may_exist(
 
 
 def test_threads_sharing_a_provider_get_what_sequential_calls_get(
-    provider: Ec2Provider, proxy: FaultProxy
+    proxied_provider: Ec2Provider, fault_proxy: FaultProxy
 ) -> None:
-    proxy.set_faults(
+    fault_proxy.set_faults(
         Fault("error", "RunInstances", status=503, code="Unavailable", probability=0.2),
         Fault("drop_after", "RunInstances", probability=0.1),
     )
@@ -204,16 +210,18 @@ def test_threads_sharing_a_provider_get_what_sequential_calls_get(
 
     def scale(pool: str) -> list[Created]:
         names = [f"{pool}-{n}" for n in range(4)]
-        return [provider.create(spec(name, pool=pool)) for name in names + names]
+        return [proxied_provider.create(ec2_spec(name, pool=pool)) for name in names + names]
 
     with ThreadPoolExecutor(len(pools)) as threads:
         outcomes = [o for made in threads.map(scale, pools) for o in made]
 
     assert all(outcome.ok for outcome in outcomes), [o.reason for o in outcomes if not o.ok]
     for pool in pools:
-        assert [m.name for m in provider.machines(pool)] == [f"{pool}-{n}" for n in range(4)]
-    assert proxy.requests["DescribeInstanceTypes"] == 1
-    assert proxy.requests["DescribeImages"] == 1
+        assert [m.name for m in proxied_provider.machines(pool)] == [
+            f"{pool}-{n}" for n in range(4)
+        ]
+    assert fault_proxy.requests["DescribeInstanceTypes"] == 1
+    assert fault_proxy.requests["DescribeImages"] == 1
 
 
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYs3cr3tKEY"
@@ -222,8 +230,8 @@ USER_DATA = "#cloud-config\nwrite_files: [{path: /etc/token, content: s3cr3t-use
 
 
 def test_neither_user_data_nor_credentials_reach_the_logs(
-    world: World,
-    proxy: FaultProxy,
+    proxied_world: World,
+    fault_proxy: FaultProxy,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -231,9 +239,9 @@ def test_neither_user_data_nor_credentials_reach_the_logs(
     monkeypatch.setenv("AWS_SESSION_TOKEN", SESSION_TOKEN)
     caplog.set_level(logging.DEBUG)
     provider = Provider.of("ec2", "prod")
-    proxy.set_faults(Fault("error", "RunInstances", status=500, times=1))
+    fault_proxy.set_faults(Fault("error", "RunInstances", status=500, times=1))
 
-    created = provider.create(spec("ci-1", user_data=USER_DATA))
+    created = provider.create(ec2_spec("ci-1", user_data=USER_DATA))
 
     assert created.ok, created.reason
     assert "Making request for OperationModel(name=RunInstances)" in caplog.text
@@ -244,7 +252,9 @@ def test_neither_user_data_nor_credentials_reach_the_logs(
         assert secret not in created.model_dump_json()
 
 
-def test_each_aws_logger_gets_one_redacting_filter_however_many_providers(world: World) -> None:
+def test_each_aws_logger_gets_one_redacting_filter_however_many_providers(
+    proxied_world: World,
+) -> None:
     for _ in range(3):
         Provider.of("ec2", "prod")
 

@@ -1,5 +1,5 @@
 """Hundreds of autoscaler rounds on EC2 with faults on: nothing lost or leaked, no one else
-touched. The faults come from the proxy in front of moto (see ec2_fault_proxy)."""
+touched. The faults come from the proxy in front of moto (see testkit.fault_proxy)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from botocore.retries import standard
 from machines import retry
 from machines.labels import OWNER_LABEL, POOL_LABEL
 from machines.provider import Provider
-from tests.ec2 import moto_server
-from tests.ec2.moto_server import ZONES, launch_tagged
-from tests.reliability.ec2_fault_proxy import Fault, FaultProxy, throttled, unavailable
-from tests.reliability.simulation import simulate
+from testkit import moto_server
+from testkit.fault_proxy import Fault, FaultProxy, throttled, unavailable
+from testkit.moto_server import ZONES, launch_tagged
+from testkit.simulation import simulate
 
 ROUNDS = 200
 
@@ -45,14 +45,14 @@ def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def providers(
-    moto: moto_server.MotoServer, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+    moto: moto_server.MotoServer, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Provider]:
     """Two owners' providers in one fresh account, through the proxy."""
     world = moto.new_world()
     moto_server.isolate(monkeypatch)
     environ = {
         **world.env,
-        "AWS_ENDPOINT_URL": proxy.url,
+        "AWS_ENDPOINT_URL": fault_proxy.url,
         "ORCA_REQUEST_TIMEOUT": "0.5",
         "ORCA_CALL_TIMEOUT": "10",
     }
@@ -68,15 +68,15 @@ def live_instances(aws: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.usefixtures("short_waits")
 def test_ec2_autoscaler_keeps_its_invariants_under_faults(
-    providers: dict[str, Provider], proxy: FaultProxy, aws: Any
+    providers: dict[str, Provider], fault_proxy: FaultProxy, aws: Any
 ) -> None:
     by_hand = launch_tagged(aws, "blue-ci-by-hand", {"orca": "pool", POOL_LABEL: "ci"})
     not_orca = launch_tagged(aws, "database-1", {})
-    proxy.set_faults(*FAULTS)
+    fault_proxy.set_faults(*FAULTS)
 
     ledger = simulate(providers, ["ci", "gpu", "build"], "t3.micro", ZONES[0], rounds=ROUNDS)
 
-    proxy.set_faults()
+    fault_proxy.set_faults()
     truth: dict[tuple[str, str], dict[str, str]] = {}
     for instance in live_instances(aws):
         tags = {tag["Key"]: tag["Value"] for tag in instance.get("Tags", [])}
@@ -88,4 +88,4 @@ def test_ec2_autoscaler_keeps_its_invariants_under_faults(
     assert ledger.rounds == ROUNDS
     survivors = {i["InstanceId"] for i in live_instances(aws)}
     assert {by_hand, not_orca} <= survivors
-    assert sum(proxy.fired.values()) > ROUNDS / 5
+    assert sum(fault_proxy.fired.values()) > ROUNDS / 5

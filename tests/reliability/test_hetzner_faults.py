@@ -8,17 +8,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from hcloud import Client
 
-from machines import CloudError, MachineSpec, Provider
+from machines import CloudError, Provider
 from machines.clouds.hetzner.provider import HetznerProvider
-from tests.conftest import OWNER, TOKEN
+from testkit.hetzner import TOKEN
+from testkit.specs import OWNER, spec
 
 USER_DATA = "#cloud-config\nwrite_files: [{path: /etc/secret, content: s3cr3t-user-data}]"
-
-
-def spec(name: str = "ci-1", pool: str = "ci") -> MachineSpec:
-    return MachineSpec(
-        name=name, machine_type="cx23", location="fsn1", pool=pool, user_data=USER_DATA
-    )
 
 
 def fault(kind: str, method: str, path: str, **fields: object) -> dict[str, object]:
@@ -26,7 +21,7 @@ def fault(kind: str, method: str, path: str, **fields: object) -> dict[str, obje
 
 
 @pytest.fixture
-def quick(env, monkeypatch) -> HetznerProvider:
+def quick(hetzner_env, monkeypatch) -> HetznerProvider:
     """A provider with short timeouts, so faults resolve in test time."""
     monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "8")
@@ -43,40 +38,40 @@ def test_server_errors_are_retried(quick, emulator, hcloud):
     emulator.control.set_faults(
         [fault("error", "POST", "/v1/servers", status=503, code="service_error", times=2)]
     )
-    assert quick.create(spec()).ok
+    assert quick.create(spec(user_data=USER_DATA)).ok
     assert servers_named(hcloud, "ci-1") == 1
 
 
 def test_a_lost_create_answer_makes_no_second_machine(quick, emulator, hcloud):
     quick.arch("cx23")
     emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers", times=1)])
-    created = quick.create(spec())
+    created = quick.create(spec(user_data=USER_DATA))
     assert created.ok, created.reason
     assert servers_named(hcloud, "ci-1") == 1
     assert hcloud.servers.get_by_name("ci-1").labels["orca-owner"] == OWNER
 
 
 def test_a_connection_dropped_before_the_request_is_retried(quick, emulator):
-    quick.create(spec())
+    quick.create(spec(user_data=USER_DATA))
     emulator.control.set_faults([fault("drop_before", "GET", "/v1/servers", times=2)])
     assert [m.name for m in quick.machines("ci")] == ["ci-1"]
 
 
 def test_a_request_past_its_timeout_is_retried(quick, emulator):
-    quick.create(spec())
+    quick.create(spec(user_data=USER_DATA))
     emulator.control.set_faults([fault("delay", "GET", "/v1/servers", seconds=1.5, times=1)])
     assert len(quick.machines("ci")) == 1
 
 
 def test_a_lost_delete_answer_is_still_true(quick, emulator, hcloud):
-    machine = quick.create(spec()).machine
+    machine = quick.create(spec(user_data=USER_DATA)).machine
     emulator.control.set_faults([fault("drop_after", "DELETE", "/v1/servers", times=1)])
     assert quick.delete(machine.id) is True
     assert [s.status for s in hcloud.servers.get_all(name="ci-1")] in ([], ["deleting"])
 
 
 def test_a_locked_server_is_retried(quick, emulator):
-    machine = quick.create(spec()).machine
+    machine = quick.create(spec(user_data=USER_DATA)).machine
     emulator.control.set_faults(
         [fault("error", "DELETE", "/v1/servers", status=423, code="locked", times=2)]
     )
@@ -84,7 +79,7 @@ def test_a_locked_server_is_retried(quick, emulator):
 
 
 def test_a_rate_limit_burst_is_waited_out(quick, emulator):
-    quick.create(spec())
+    quick.create(spec(user_data=USER_DATA))
     emulator.control.set_rate_limit(limit=3, per_second=20)
     assert all(len(quick.machines("ci")) == 1 for _ in range(12))
 
@@ -98,7 +93,9 @@ def test_rate_limited_requests_wait_for_the_reset_the_api_names(quick, emulator,
     assert "rate_limit_exceeded" in caplog.text
 
 
-def test_persistent_errors_end_in_one_clear_error_within_the_call_time(env, monkeypatch, emulator):
+def test_persistent_errors_end_in_one_clear_error_within_the_call_time(
+    hetzner_env, monkeypatch, emulator
+):
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = Provider.of("hetzner", owner=OWNER)
     emulator.control.set_faults(
@@ -109,31 +106,33 @@ def test_persistent_errors_end_in_one_clear_error_within_the_call_time(env, monk
     assert error.value.code == "service_error"
 
 
-def test_persistent_errors_make_create_fail_with_a_reason(env, monkeypatch, emulator, hcloud):
+def test_persistent_errors_make_create_fail_with_a_reason(
+    hetzner_env, monkeypatch, emulator, hcloud
+):
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = Provider.of("hetzner", owner=OWNER)
     provider.arch("cx23")
     emulator.control.set_faults(
         [fault("error", "POST", "/v1/servers", status=500, code="service_error")]
     )
-    created = provider.create(spec())
+    created = provider.create(spec(user_data=USER_DATA))
     assert created.failed
     assert "service_error" in created.reason
     assert servers_named(hcloud, "ci-1") == 0
 
 
 def test_a_create_that_never_got_an_answer_says_the_server_may_exist(
-    env, monkeypatch, emulator, hcloud
+    hetzner_env, monkeypatch, emulator, hcloud
 ):
     monkeypatch.setenv("ORCA_CALL_TIMEOUT", "1")
     provider = Provider.of("hetzner", owner=OWNER)
     provider.arch("cx23")
     emulator.control.set_faults([fault("drop_after", "POST", "/v1/servers")])
-    created = provider.create(spec())
+    created = provider.create(spec(user_data=USER_DATA))
     assert created.failed
     assert "ci-1 may have been created" in created.reason
     emulator.control.clear_faults()
-    again = provider.create(spec())
+    again = provider.create(spec(user_data=USER_DATA))
     assert again.ok
     assert [m.id for m in provider.machines("ci")] == [again.machine.id]
 
@@ -169,7 +168,7 @@ def web_page() -> Iterator[str]:
     server.shutdown()
 
 
-def test_an_endpoint_that_is_not_the_api_is_one_clear_error(env, monkeypatch, web_page):
+def test_an_endpoint_that_is_not_the_api_is_one_clear_error(hetzner_env, monkeypatch, web_page):
     monkeypatch.setenv("HCLOUD_ENDPOINT", web_page)
     with pytest.raises(CloudError, match="HTTP 200 without a Hetzner API error.*HCLOUD_ENDPOINT"):
         Provider.of("hetzner").machines("ci")
@@ -183,7 +182,7 @@ def test_neither_token_nor_user_data_reach_the_logs(quick, emulator, caplog):
             fault("drop_after", "POST", "/v1/servers", times=1),
         ]
     )
-    created = quick.create(spec())
+    created = quick.create(spec(user_data=USER_DATA))
     assert created.ok
     assert "retry" in caplog.text
     for secret in (TOKEN, "s3cr3t-user-data"):
@@ -201,8 +200,8 @@ def test_one_provider_shared_by_threads_matches_sequential_calls(quick, emulator
     def scale(pool: str) -> None:
         for n in range(6):
             name = f"{pool}-{n}"
-            results[name] = quick.create(spec(name, pool)).ok
-            results[name + "/again"] = quick.create(spec(name, pool)).ok
+            results[name] = quick.create(spec(name, pool=pool, user_data=USER_DATA)).ok
+            results[name + "/again"] = quick.create(spec(name, pool=pool, user_data=USER_DATA)).ok
 
     threads = [threading.Thread(target=scale, args=(f"p{i}",)) for i in range(6)]
     for thread in threads:

@@ -49,8 +49,9 @@ from machines.labels import (
     machine_name,
     pool_selector,
 )
-from machines.models import Created, MachineSpec, Status
+from machines.models import Created, Status
 from machines.settings import Timeouts
+from testkit.specs import spec
 
 QUICK = settings(max_examples=60, deadline=None)
 SERIAL = itertools.count()
@@ -58,10 +59,6 @@ SERIAL = itertools.count()
 
 label_values = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,14}[A-Za-z0-9])?", fullmatch=True)
 owners = st.one_of(st.just(""), label_values)
-
-
-def spec(name: str = "ci-1", pool: str = "ci", machine_type: str = "cx23") -> MachineSpec:
-    return MachineSpec(name=name, machine_type=machine_type, location="fsn1", pool=pool)
 
 
 # Label selectors
@@ -219,7 +216,7 @@ codes = st.from_regex(r"[a-z]{3,10}(_[a-z]{3,10}){0,2}", fullmatch=True)
 
 
 @pytest.fixture
-def quick_hetzner(env: dict[str, str], emulator: Any) -> Iterator[HetznerProvider]:
+def quick_hetzner(hetzner_env: dict[str, str], emulator: Any) -> Iterator[HetznerProvider]:
     """A provider whose retries wait a millisecond, against an emulator whose rate limit
     never asks it to wait."""
     emulator.control.set_rate_limit(limit=100_000, per_second=100_000)

@@ -3,11 +3,7 @@ from pydantic import ValidationError
 
 from machines import Created, Machine, MachineSpec, Status
 from machines.models import machine_address
-
-
-def spec(**overrides: str) -> MachineSpec:
-    fields = {"name": "ci-1", "machine_type": "cx23", "location": "fsn1", "pool": "ci"}
-    return MachineSpec(**(fields | overrides))
+from testkit.specs import spec
 
 
 def machine() -> Machine:

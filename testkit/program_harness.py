@@ -14,7 +14,7 @@ import itertools
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import yaml
@@ -25,7 +25,7 @@ from pulumi.runtime.sync_await import _sync_await
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
 from machines.program.config import PROJECT, BaseDeployment, StackConfig
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -142,7 +142,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self.registered: list[Registered] = []
 
     def RegisterResource(self, request: Any) -> Any:
-        response = super().RegisterResource(request)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             self.registered.append(
                 Registered(
@@ -205,6 +205,11 @@ class StackRun:
         return pools
 
 
+def _run_main() -> None:
+    """The program, as the language host runs it."""
+    runpy.run_path(str(ROOT), run_name="__main__")
+
+
 def run_program(stack: str, config: StackConfig, cloud: CloudMocks | None = None) -> Run:
     """Run ``__main__.py`` as stack ``stack`` with ``config``, under mocks."""
     cloud = cloud or CloudMocks()
@@ -215,10 +220,11 @@ def run_program(stack: str, config: StackConfig, cloud: CloudMocks | None = None
     try:
         mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
-        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(ROOT), run_name="__main__")))
+        _sync_await(run_pulumi_func(_run_main))
         root = settings.get_root_resource()
         assert root is not None
-        outputs = _sync_await(pulumi.Output.from_input(root.outputs).future())
+        exported = cast(Any, root).outputs  # the Stack resource's, not every Resource's
+        outputs = _sync_await(pulumi.Output.from_input(exported).future())
         stack_urn = _sync_await(root.urn.future())
     finally:
         pulumi.runtime.set_all_config({}, [])

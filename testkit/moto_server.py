@@ -1,4 +1,4 @@
-"""moto's server mode as a separate process on loopback, for the EC2 tests and the bench.
+"""moto's server mode as a separate process on loopback, for the EC2 tests and the benchmarks.
 
 ``running()`` starts it with Canonical's Ubuntu images (two dates per architecture, so
 "newest" means something), ``build_world()`` makes the VPC, subnets, security group and
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from machines.clouds.ec2.provider import Ec2Provider
-from machines.models import MachineSpec
 from machines.provider import Provider
 
 if TYPE_CHECKING:
@@ -242,19 +241,6 @@ def ec2_provider(owner: str, environ: Mapping[str, str] | None = None) -> Ec2Pro
     made = Provider.of("ec2", owner, environ)
     assert isinstance(made, Ec2Provider)
     return made
-
-
-def spec(
-    name: str,
-    machine_type: str = "t3.micro",
-    location: str = ZONES[0],
-    pool: str = "ci",
-    user_data: str = "",
-) -> MachineSpec:
-    """A machine of ``pool`` in the first zone, unless told otherwise."""
-    return MachineSpec(
-        name=name, machine_type=machine_type, location=location, pool=pool, user_data=user_data
-    )
 
 
 def launch_tagged(ec2_client: Any, name: str, tags: dict[str, str]) -> str:

@@ -1,0 +1,24 @@
+"""Test tools shared by ``tests/`` and ``bench/``: run from a checkout, never installed.
+
+pytest finds the fixtures through ``pytest_plugins`` in ``tests/conftest.py``; benchmarks
+import the modules (``python -m bench.load`` from the project root).
+
+=========================  ==================================================================
+``testkit.fixtures``       the pytest plugin: ``emulator``, ``hetzner_env``,
+                           ``hetzner_provider``, ``hcloud``, ``emulator_api`` (Hetzner);
+                           ``moto``, ``aws``, ``ec2_world``, ``make_ec2_provider``,
+                           ``ec2_provider``, ``fault_proxy`` (EC2); ``hetzner_cloud``,
+                           ``ec2_cloud`` and ``cloud`` (each of them in turn, for contracts)
+``testkit.specs``          ``spec()`` / ``ec2_spec()``: the one ``MachineSpec`` builder;
+                           ``OWNER`` of the fixtures' providers
+``testkit.hetzner``        the emulator as a process (``running``), ``TOKEN``, the official
+                           client at it, ``foreign_server``, ``RawApi`` (plain HTTP)
+``testkit.moto_server``    moto's server as a process, ``build_world`` (VPC, subnets, group,
+                           profile), ``client``, ``launch_tagged``, ``count_calls``
+``testkit.fault_proxy``    ``FaultProxy``: errors, drops and delays in front of moto per action
+``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
+                           ``of_moto``)
+``testkit.simulation``     ``simulate``: an autoscaler's rounds against providers, checked
+``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)
+=========================  ==================================================================
+"""

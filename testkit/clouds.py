@@ -1,0 +1,101 @@
+"""One cloud as the contract tests see it: the same questions asked of Hetzner and EC2.
+
+A ``Cloud`` is emptied and this process's environment points at it; ``provider()`` builds
+the provider the autoscaler would, and the other members look behind the provider's back
+(what really exists, a machine made by someone else, a cloud out of stock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from emulator.process import Emulator
+from machines.models import MachineSpec
+from machines.provider import Provider
+from testkit import hetzner, moto_server
+from testkit.fault_proxy import Fault, FaultProxy
+from testkit.specs import OWNER, spec
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """One cloud for the contract tests; see the module's docstring."""
+
+    kind: str
+    arm_type: str
+    """A machine type of arm64 (the typical type of ``spec`` is amd64)."""
+    malformed_id: str
+    """A string that is no machine id on this cloud (the other cloud's form)."""
+    absent_id: str
+    """A well-formed id of a machine that does not exist."""
+    secret: str
+    """A credential in this process's environment that nothing may show."""
+    live: Callable[[], list[str]]
+    """The ids of every machine the cloud holds and is not deleting, whoever made it."""
+    foreign: Callable[[str, dict[str, str]], str]
+    """Make a machine of that name and labels (tags) behind the provider's back: its id."""
+    out_of_stock: Callable[[MachineSpec], None]
+    """From now on, the cloud has no capacity for the spec's type in its location."""
+
+    def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
+        """``testkit.specs.spec`` on this cloud."""
+        return spec(name, cloud=self.kind, **fields)
+
+    def provider(self, owner: str = OWNER) -> Provider:
+        """``Provider.of(kind, owner)``, as the autoscaler builds it."""
+        return Provider.of(self.kind, owner)
+
+
+def of_emulator(emulator: Emulator) -> Cloud:
+    """The Hetzner emulator as a ``Cloud``; the environment must already point at it."""
+    hcloud = hetzner.client(emulator)
+
+    def live() -> list[str]:
+        return [str(s.id) for s in hcloud.servers.get_all() if s.status != "deleting"]
+
+    def out_of_stock(spec: MachineSpec) -> None:
+        where = {"server_type": spec.machine_type, "location": spec.location}
+        emulator.control.set_stock([{**where, "code": "resource_unavailable"}])
+
+    return Cloud(
+        kind="hetzner",
+        arm_type="cax11",
+        malformed_id="i-0123456789abcdef0",
+        absent_id="987654321",
+        secret=hetzner.TOKEN,
+        live=live,
+        foreign=lambda name, labels: str(hetzner.foreign_server(hcloud, name, labels)),
+        out_of_stock=out_of_stock,
+    )
+
+
+def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Cloud:
+    """moto behind the fault proxy as a ``Cloud``; the environment must point at the proxy.
+
+    Out of stock is EC2's answer to RunInstances, ``InsufficientInstanceCapacity`` (an HTTP
+    500, as EC2 gives it), from the proxy: moto never runs out.
+    """
+    aws = moto_server.client(moto.url)
+
+    def live() -> list[str]:
+        reservations = aws.describe_instances(
+            Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
+        )["Reservations"]
+        return [i["InstanceId"] for r in reservations for i in r["Instances"]]
+
+    def out_of_stock(spec: MachineSpec) -> None:
+        proxy.set_faults(
+            Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity")
+        )
+
+    return Cloud(
+        kind="ec2",
+        arm_type="t4g.micro",
+        malformed_id="4711",
+        absent_id="i-0123456789abcdef0",
+        secret=secret,
+        live=live,
+        foreign=lambda name, tags: moto_server.launch_tagged(aws, name, tags),
+        out_of_stock=out_of_stock,
+    )

@@ -1,0 +1,157 @@
+"""The tests' fixtures, registered once by ``tests/conftest.py`` (``pytest_plugins``).
+
+Each name says which cloud it serves: ``emulator``, ``hetzner_env``, ``hetzner_provider``,
+``hcloud`` and ``emulator_api`` are Hetzner's; ``moto``, ``aws``, ``ec2_world``,
+``make_ec2_provider``, ``ec2_provider`` and ``fault_proxy`` are EC2's; ``hetzner_cloud`` and
+``ec2_cloud`` are each a ``testkit.clouds.Cloud``, and ``cloud`` is each of them in turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hcloud import Client
+
+from emulator.process import Emulator
+from machines.clouds.ec2.provider import Ec2Provider
+from machines.clouds.hetzner.provider import HetznerProvider
+from machines.provider import Provider
+from testkit import clouds, hetzner, moto_server
+from testkit.clouds import Cloud
+from testkit.fault_proxy import FaultProxy
+from testkit.specs import OWNER
+
+# Hetzner: the emulator
+
+
+@pytest.fixture(scope="session")
+def emulator_process() -> Iterator[Emulator]:
+    """The Hetzner emulator, one process for the whole session."""
+    with hetzner.running("--seed", "7") as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def emulator(emulator_process: Emulator) -> Emulator:
+    """The Hetzner emulator, emptied of servers, keys, firewalls, faults and counts."""
+    emulator_process.control.reset()
+    return emulator_process
+
+
+@pytest.fixture
+def hetzner_env(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """This process's environment pointing at the emulator, and only at it."""
+    values = hetzner.environment(emulator)
+    for name in hetzner.HETZNER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+@pytest.fixture
+def hetzner_provider(hetzner_env: dict[str, str]) -> HetznerProvider:
+    """The Hetzner provider of owner ``prod``, at the emulator."""
+    made = Provider.of("hetzner", owner=OWNER)
+    assert isinstance(made, HetznerProvider)
+    return made
+
+
+@pytest.fixture
+def hcloud(emulator: Emulator) -> Client:
+    """The official client, straight at the emulator: how tests look behind the provider."""
+    return hetzner.client(emulator)
+
+
+@pytest.fixture
+def emulator_api(emulator: Emulator) -> hetzner.RawApi:
+    """Plain HTTP access to the emulator's API with the valid token."""
+    return hetzner.RawApi(emulator.url)
+
+
+# EC2: moto's server and the fault proxy
+
+
+@pytest.fixture(scope="session")
+def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoServer]:
+    """moto's server, one process for the whole session (``ec2_world`` empties it)."""
+    with moto_server.running(tmp_path_factory.mktemp("moto")) as server:
+        yield server
+
+
+@pytest.fixture
+def aws(moto: moto_server.MotoServer) -> Any:
+    """An EC2 client of moto that is not the provider's, past any proxy: to set up and look."""
+    return moto_server.client(moto.url)
+
+
+@pytest.fixture
+def ec2_world(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> moto_server.World:
+    """A fresh account with a network, and this process's environment pointing at it."""
+    return moto_server.export_world(moto.new_world(), monkeypatch)
+
+
+@pytest.fixture
+def make_ec2_provider(ec2_world: moto_server.World) -> Callable[[str], Ec2Provider]:
+    """Build an EC2 provider for an owner the way the autoscaler does, ``Provider.of``."""
+    return moto_server.ec2_provider
+
+
+@pytest.fixture
+def ec2_provider(make_ec2_provider: Callable[[str], Ec2Provider]) -> Ec2Provider:
+    """The EC2 provider of owner ``prod``, at moto."""
+    return make_ec2_provider(OWNER)
+
+
+@pytest.fixture(scope="session")
+def fault_proxy_process(moto: moto_server.MotoServer) -> Iterator[FaultProxy]:
+    with FaultProxy(moto.url).serving() as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def fault_proxy(fault_proxy_process: FaultProxy) -> FaultProxy:
+    """The EC2 fault proxy in front of ``moto``, with no rules and no counts."""
+    fault_proxy_process.reset()
+    return fault_proxy_process
+
+
+# Both clouds, for the contract tests
+
+CALL_TIMEOUT = "2"
+"""Seconds a call of a ``Cloud``'s provider may take: a call that fails, fails quickly."""
+
+SECRET_ACCESS_KEY = "orcaS3cr3tAccessKey0000000000000000000000"
+"""The AWS secret key of an ``ec2_cloud`` (moto takes any): nothing may show it."""
+
+
+@pytest.fixture
+def hetzner_cloud(
+    hetzner_env: dict[str, str], emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> Cloud:
+    """The emulator as a ``Cloud``, emptied, this process's environment pointing at it."""
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", CALL_TIMEOUT)
+    return clouds.of_emulator(emulator)
+
+
+@pytest.fixture
+def ec2_cloud(
+    ec2_world: moto_server.World,
+    moto: moto_server.MotoServer,
+    fault_proxy: FaultProxy,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Cloud:
+    """moto behind the fault proxy as a ``Cloud``, emptied, the environment pointing at it."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", CALL_TIMEOUT)
+    return clouds.of_moto(moto, fault_proxy, SECRET_ACCESS_KEY)
+
+
+@pytest.fixture(params=["hetzner", "ec2"])
+def cloud(request: pytest.FixtureRequest) -> Cloud:
+    """Each cloud in turn: ``hetzner_cloud``, then ``ec2_cloud``."""
+    made: Cloud = request.getfixturevalue(f"{request.param}_cloud")
+    return made
