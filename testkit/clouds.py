@@ -23,8 +23,8 @@ class Cloud:
     """One cloud for the contract tests; see the module's docstring."""
 
     kind: str
-    arm_type: str
-    """A machine type of arm64 (the typical type of ``spec`` is amd64)."""
+    arches: dict[str, str]
+    """Machine types of the cloud and Docker's name of their architecture."""
     malformed_id: str
     """A string that is no machine id on this cloud (the other cloud's form)."""
     absent_id: str
@@ -60,7 +60,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
 
     return Cloud(
         kind="hetzner",
-        arm_type="cax11",
+        arches={"cx23": "amd64", "cpx32": "amd64", "ccx13": "amd64", "cax11": "arm64"},
         malformed_id="i-0123456789abcdef0",
         absent_id="987654321",
         secret=hetzner.TOKEN,
@@ -91,7 +91,12 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
 
     return Cloud(
         kind="ec2",
-        arm_type="t4g.micro",
+        arches={
+            "t3.micro": "amd64",
+            "c5.large": "amd64",
+            "t4g.micro": "arm64",
+            "m7g.large": "arm64",
+        },
         malformed_id="4711",
         absent_id="i-0123456789abcdef0",
         secret=secret,

@@ -12,23 +12,8 @@ from machines.errors import UnknownMachineTypeError
 from testkit.moto_server import count_calls
 
 
-@pytest.mark.parametrize(
-    ("machine_type", "arch"),
-    [("t3.micro", "amd64"), ("c5.large", "amd64"), ("t4g.micro", "arm64"), ("m7g.large", "arm64")],
-)
-def test_arch_is_dockers_name_of_the_types_architecture(
-    ec2_provider: Ec2Provider, machine_type: str, arch: str
-) -> None:
-    assert ec2_provider.arch(machine_type) == arch
-
-
 def test_a_type_with_i386_and_x86_64_is_amd64(ec2_provider: Ec2Provider) -> None:
     assert ec2_provider.arch("t2.micro") == "amd64"
-
-
-def test_an_unknown_type_raises_naming_it(ec2_provider: Ec2Provider) -> None:
-    with pytest.raises(UnknownMachineTypeError, match=r"'x9\.huge'"):
-        ec2_provider.arch("x9.huge")
 
 
 def test_each_type_is_asked_of_ec2_once(ec2_provider: Ec2Provider) -> None:

@@ -93,14 +93,3 @@ def test_an_instance_of_another_owner_is_refused_and_left_running(
         make_ec2_provider(deleter).delete(instance_id)
 
     assert state_of(aws, instance_id) == "running"
-
-
-def test_an_instance_of_another_pool_of_the_owner_is_deleted(
-    ec2_provider: Ec2Provider, aws: Any
-) -> None:
-    created = ec2_provider.create(ec2_spec("gpu-1", pool="gpu"))
-    assert created.machine is not None
-
-    assert ec2_provider.delete(created.machine.id) is True
-
-    assert state_of(aws, created.machine.id) == "terminated"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ from botocore.stub import Stubber
 from machines.clouds.ec2 import provider as ec2
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.models import Machine, Status
-from testkit.moto_server import ZONES, count_calls, launch_tagged
+from testkit.moto_server import ZONES, count_calls
 from testkit.specs import ec2_spec
 
 
@@ -72,42 +71,6 @@ def test_terminated_instances_are_not_listed(ec2_provider: Ec2Provider) -> None:
     ec2_provider.delete(gone.id)
 
     assert names(ec2_provider.machines("ci")) == ["ci-2"]
-
-
-def test_other_pools_owners_and_foreign_instances_are_not_listed(
-    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
-) -> None:
-    prod = make_ec2_provider("prod")
-    made(prod, "ci-1")
-    made(prod, "gpu-1", pool="gpu")
-    made(make_ec2_provider("staging"), "staging-ci-1")
-    made(make_ec2_provider(""), "ownerless-ci-1")
-    launch_tagged(aws, "untagged-1", {})
-    launch_tagged(aws, "half-tagged-1", {"orca-pool": "ci", "orca-owner": "prod"})
-
-    assert names(prod.machines("ci")) == ["ci-1"]
-    assert names(prod.machines("gpu")) == ["gpu-1"]
-
-
-def test_without_an_owner_only_instances_without_owner_tag_are_listed(
-    make_ec2_provider: Callable[[str], Ec2Provider],
-) -> None:
-    made(make_ec2_provider("prod"), "prod-ci-1")
-    made(make_ec2_provider(""), "ci-1")
-
-    assert names(make_ec2_provider("").machines("ci")) == ["ci-1"]
-
-
-def test_two_owners_in_one_region_see_only_their_own(
-    make_ec2_provider: Callable[[str], Ec2Provider],
-) -> None:
-    team_a, team_b = make_ec2_provider("team-a"), make_ec2_provider("team-b")
-    made(team_a, "a-1")
-    made(team_b, "b-1")
-    made(team_b, "b-2")
-
-    assert names(team_a.machines("ci")) == ["a-1"]
-    assert names(team_b.machines("ci")) == ["b-1", "b-2"]
 
 
 def _instance(state: str = "running", **fields: Any) -> dict[str, Any]:
@@ -173,8 +136,3 @@ def test_another_owners_instance_is_dropped_even_if_ec2_returns_it(
     theirs["Tags"].append({"Key": "orca-owner", "Value": "staging"})
 
     assert [m.id for m in _listed(ec2_provider, _instance(), theirs)] == ["i-0123456789abcdef0"]
-
-
-def test_an_invalid_pool_is_refused(ec2_provider: Ec2Provider) -> None:
-    with pytest.raises(ValueError, match="pool"):
-        ec2_provider.machines("")

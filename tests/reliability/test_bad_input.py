@@ -1,8 +1,9 @@
 """Bad input on both clouds: one clear error that says what to fix, and nothing made half-way.
 
-What tests/unit, tests/hetzner and tests/ec2 already prove is not repeated here: malformed
-names and pools (refused by MachineSpec), unknown EC2 locations and types, malformed ids,
-a wrong Hetzner token on listing, and endpoints that answer a web page.
+What tests/unit, tests/contract, tests/hetzner and tests/ec2 already prove is not repeated
+here: malformed names and pools (refused by MachineSpec), unknown types and locations,
+malformed ids and owners, a wrong Hetzner token on listing, and endpoints that answer a web
+page.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from emulator.process import Emulator
-from machines.errors import CloudError, InvalidNameError, SettingsError
-from machines.provider import Provider
+from machines.errors import CloudError, SettingsError
 from testkit import moto_server
 from testkit.clouds import Cloud
 from testkit.moto_server import ZONES
@@ -57,15 +57,6 @@ def test_a_setting_with_stray_spaces_or_empty_items_is_refused_naming_it(
     assert cloud.live() == []
 
 
-def test_an_unknown_type_fails_naming_the_types_there_are(cloud: Cloud) -> None:
-    created = cloud.provider().create(cloud.spec(machine_type="x9.huge"))
-
-    assert created.failed
-    assert "'x9.huge'" in created.reason
-    assert "use" in created.reason
-    assert cloud.live() == []
-
-
 def test_an_unknown_hetzner_location_fails_naming_it(hetzner_cloud: Cloud) -> None:
     cloud = hetzner_cloud
 
@@ -96,11 +87,6 @@ def test_an_ec2_resource_named_in_a_setting_that_does_not_exist_fails_naming_the
     assert code in created.reason
     assert created.reason.endswith(f"check {variable}")
     assert ec2_cloud.live() == []
-
-
-def test_an_ec2_owner_that_is_not_a_label_value_is_refused(ec2_cloud: Cloud) -> None:
-    with pytest.raises(InvalidNameError, match="owner 'team a' is not a label value"):
-        Provider.of("ec2", "team a")
 
 
 def test_a_wrong_hetzner_token_fails_create_saying_so(
