@@ -211,16 +211,6 @@ def test_a_wrong_token_is_one_clear_error(hetzner_env, monkeypatch):
     assert "w" * 64 not in str(error.value)
 
 
-def test_importing_machines_loads_no_cloud_or_pulumi_library():
-    code = (
-        "import sys, machines; heavy = [m for m in sys.modules if m.split('.')[0] in "
-        "('boto3', 'botocore', 'pulumi', 'pulumi_hcloud', 'pulumi_aws', 'hcloud')]; "
-        "print(heavy)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
 def test_hetzner_provider_loads_no_aws_or_pulumi_library(hetzner_env):
     code = (
         "import sys; from machines import Provider; Provider.of('hetzner'); "
