@@ -3,6 +3,8 @@ machine type and location as defaults."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from machines.models import MachineSpec
 
 OWNER = "prod"
@@ -32,20 +34,5 @@ def spec(
     )
 
 
-def ec2_spec(
-    name: str = "ci-1",
-    *,
-    machine_type: str | None = None,
-    location: str | None = None,
-    pool: str = "ci",
-    user_data: str = "",
-) -> MachineSpec:
-    """``spec`` on EC2."""
-    return spec(
-        name,
-        cloud="ec2",
-        machine_type=machine_type,
-        location=location,
-        pool=pool,
-        user_data=user_data,
-    )
+ec2_spec = partial(spec, cloud="ec2")
+"""``spec`` on EC2."""

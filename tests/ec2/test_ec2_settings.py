@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import http.server
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +16,6 @@ from machines.provider import Provider
 from machines.settings import Timeouts
 from testkit.moto_server import World, free_port
 from testkit.specs import ec2_spec
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SETTINGS = {
     "AWS_REGION": "eu-central-1",
@@ -42,16 +37,6 @@ def test_a_missing_setting_is_named(missing: str) -> None:
 
     with pytest.raises(SettingsError, match=missing):
         Provider.of("ec2", "prod", environ)
-
-
-def test_importing_machines_does_not_import_boto3() -> None:
-    probe = "import sys, machines; print(sorted({'boto3', 'botocore'} & set(sys.modules)))"
-
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-
-    assert result.stdout.strip() == "[]"
 
 
 def test_the_provider_shows_its_settings() -> None:

@@ -1,19 +1,37 @@
-"""The import contract of pyproject.toml (``[tool.importlinter]``) holds, and ``import
-machines`` stays light: the runtime never reaches the program, automation, the CLI or Pulumi.
-"""
+"""The import contract of pyproject.toml (``[tool.importlinter]``) holds, and what a process
+really loads stays light: ``import machines`` loads no cloud or Pulumi library, and each
+cloud's provider loads its own client library only."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+HEAVY = ("boto3", "botocore", "hcloud", "pulumi", "pulumi_aws", "pulumi_hcloud")
+
+EC2_SETTINGS = {
+    "AWS_REGION": "eu-central-1",
+    "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0abc",
+    "ORCA_EC2_SECURITY_GROUP": "sg-0123",
+    "ORCA_EC2_INSTANCE_PROFILE": "orca-workers",
+}
+
+
+def heavy_libraries_after(code: str) -> list[str]:
+    """The ``HEAVY`` libraries a fresh interpreter has loaded after running ``code``."""
+    probe = f"import sys\n{code}\nprint(sorted({{m.split('.')[0] for m in sys.modules}}))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded: list[str] = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    return [name for name in loaded if name in HEAVY]
+
 
 def test_the_import_contract_is_kept():
     lint_imports = Path(sys.executable).parent / "lint-imports"
-    assert lint_imports.exists(), (
-        "lint-imports is not installed: pip install -r requirements-dev.txt"
-    )
+    assert lint_imports.exists(), "no lint-imports: pip install -r requirements-dev.txt"
 
     done = subprocess.run(
         [str(lint_imports), "--no-cache"],
@@ -29,10 +47,16 @@ def test_the_import_contract_is_kept():
 
 
 def test_importing_machines_loads_no_cloud_or_pulumi_library():
-    code = (
-        "import sys, machines; heavy = [m for m in sys.modules if m.split('.')[0] in "
-        "('boto3', 'botocore', 'pulumi', 'pulumi_hcloud', 'pulumi_aws', 'hcloud')]; "
-        "print(heavy)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert heavy_libraries_after("import machines") == []
+
+
+def test_hetzner_provider_loads_no_aws_or_pulumi_library(hetzner_env):
+    code = "from machines import Provider\nProvider.of('hetzner')"
+
+    assert heavy_libraries_after(code) == ["hcloud"]
+
+
+def test_ec2_provider_loads_no_hcloud_or_pulumi_library():
+    code = f"from machines import Provider\nProvider.of('ec2', 'prod', {EC2_SETTINGS!r})"
+
+    assert heavy_libraries_after(code) == ["boto3", "botocore"]
