@@ -37,6 +37,8 @@ class Cloud:
     """Make a machine of that name and labels (tags) behind the provider's back: its id."""
     out_of_stock: Callable[[MachineSpec], None]
     """From now on, the cloud has no capacity for the spec's type in its location."""
+    creates: Callable[[], int]
+    """How many create requests (POST /servers, RunInstances) reached the cloud so far."""
 
     def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
         """``testkit.specs.spec`` on this cloud."""
@@ -67,6 +69,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
         live=live,
         foreign=lambda name, labels: str(hetzner.foreign_server(hcloud, name, labels)),
         out_of_stock=out_of_stock,
+        creates=lambda: emulator.control.requests().get("POST /v1/servers"),
     )
 
 
@@ -103,4 +106,5 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         live=live,
         foreign=lambda name, tags: moto_server.launch_tagged(aws, name, tags),
         out_of_stock=out_of_stock,
+        creates=lambda: proxy.requests["RunInstances"],
     )

@@ -44,6 +44,16 @@ def test_no_stock_is_its_own_answer_and_makes_nothing(cloud: Cloud) -> None:
     assert cloud.live() == []
 
 
+def test_no_stock_is_answered_at_once_not_retried(cloud: Cloud) -> None:
+    asked = cloud.spec("ci-1")
+    cloud.out_of_stock(asked)
+    before = cloud.creates()
+
+    assert cloud.provider().create(asked).no_stock
+
+    assert cloud.creates() - before == 1
+
+
 def test_an_unknown_type_fails_naming_the_types_there_are(cloud: Cloud) -> None:
     created = cloud.provider().create(cloud.spec(machine_type="x9.huge"))
 

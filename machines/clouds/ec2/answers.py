@@ -191,11 +191,14 @@ def retry_after(error: Exception) -> float | None:
     """None when ``error`` is final, else 0 (EC2 never says how long to wait).
 
     Throttling, transient codes, 5xx answers and lost answers are tried again (a launch
-    looks for its instance before it resends RunInstances).
+    looks for its instance before it resends RunInstances). No stock is final although EC2
+    sends it with a 5xx status: the autoscaler should hear it now and try elsewhere.
     """
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        if code in NO_STOCK_CODES:
+            return None
         return 0.0 if code in RETRY_CODES or status >= 500 else None
     if isinstance(error, HTTPClientError | NoConnectionError):
         return 0.0
