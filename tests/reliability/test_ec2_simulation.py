@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botocore.retries import standard
 
 from machines import retry
 from machines.labels import OWNER_LABEL, POOL_LABEL
@@ -36,11 +35,6 @@ FAULTS = [
 def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Backoff a twentieth as long: the same decisions, sooner (moto is slow enough)."""
     monkeypatch.setattr(retry, "BASE_DELAY", retry.BASE_DELAY / 20)
-    monkeypatch.setattr(
-        standard.ExponentialBackoff,
-        "_DEFAULT_BACKOFF_CONFIG",
-        {"throttling_base_scale": 0.05, "non_throttling_base_scale": 0.05},
-    )
 
 
 @pytest.fixture
