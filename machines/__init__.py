@@ -12,14 +12,16 @@ from machines.errors import (
     InvalidNameError,
     MachinesError,
     SettingsError,
+    StackMachineError,
     UnknownMachineTypeError,
     UnknownProviderError,
 )
-from machines.labels import OWNER_LABEL, POOL_LABEL
+from machines.labels import MANAGED_BY_LABEL, OWNER_LABEL, POOL_LABEL
 from machines.models import Created, Machine, MachineSpec, Status
 from machines.provider import Provider
 
 __all__ = [
+    "MANAGED_BY_LABEL",
     "OWNER_LABEL",
     "POOL_LABEL",
     "CloudError",
@@ -31,6 +33,7 @@ __all__ = [
     "MachinesError",
     "Provider",
     "SettingsError",
+    "StackMachineError",
     "Status",
     "UnknownMachineTypeError",
     "UnknownProviderError",

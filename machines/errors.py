@@ -34,6 +34,11 @@ class ForeignMachineError(MachinesError):
     """A machine that is not this owner's pool machine: it is never touched."""
 
 
+class StackMachineError(ForeignMachineError):
+    """A machine the stack keeps (``orca-managed-by=pulumi``): only a change of the pool's
+    ``size`` in the stack removes it, never the runtime's ``delete``."""
+
+
 class CloudError(MachinesError):
     """The cloud refused a request or could not be reached within the call's time.
 

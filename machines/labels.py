@@ -16,6 +16,10 @@ ORCA_LABEL = "orca"
 ORCA_VALUE = "pool"
 POOL_LABEL = "orca-pool"
 OWNER_LABEL = "orca-owner"
+MANAGED_BY_LABEL = "orca-managed-by"
+MANAGED_BY_PULUMI = "pulumi"
+"""``orca-managed-by=pulumi`` marks a machine the stack keeps (its pool's ``size``); the
+autoscaler's own machines (``Provider.create``) carry no such label."""
 
 HOST_NAME_RULE = "1 to 63 characters of a-z, 0-9 and '-', not starting or ending with '-'"
 LABEL_VALUE_RULE = (
@@ -70,6 +74,17 @@ def pool_labels(pool: str, owner: str) -> dict[str, str]:
     return {ORCA_LABEL: ORCA_VALUE, POOL_LABEL: pool, **owner_labels(owner)}
 
 
+def stack_labels(pool: str, owner: str) -> dict[str, str]:
+    """The labels (or tags) of a machine the stack keeps: a pool machine's, plus
+    ``orca-managed-by=pulumi``, which the runtime never deletes."""
+    return {**pool_labels(pool, owner), MANAGED_BY_LABEL: MANAGED_BY_PULUMI}
+
+
+def managed_by(labels: Mapping[str, str]) -> str:
+    """Who keeps a pool machine: ``"pulumi"`` for the stack's, ``""`` for the autoscaler's."""
+    return MANAGED_BY_PULUMI if labels.get(MANAGED_BY_LABEL) == MANAGED_BY_PULUMI else ""
+
+
 def pool_selector(pool: str, owner: str) -> str:
     """Hetzner label selector for exactly the machines of ``pool`` and ``owner``.
 
@@ -100,3 +115,19 @@ def machine_name(owner: str, pool: str, index: int) -> str:
     """Name of the ``index``-th machine a stack keeps in a pool: ``<owner>-<pool>-<index>``."""
     parts = [p for p in (owner, pool) if p]
     return check_host_name("-".join([*parts, str(index)]), "machine name")
+
+
+STACK_NAME_RULE = "<owner>-<anything>-<number> is the form of the names the stack keeps"
+
+
+def is_stack_name(name: str, owner: str) -> bool:
+    """True when ``name`` has the form of a stack's machine names for ``owner``.
+
+    The stack names its machines ``<owner>-<pool>-<n>``; the autoscaler may not use that
+    form (for any pool: pool names may hold ``-``), so the two never pick the same name.
+    An empty owner has no stack, so no name is reserved.
+    """
+    if not owner or not name.startswith(f"{owner}-"):
+        return False
+    middle, sep, number = name.removeprefix(f"{owner}-").rpartition("-")
+    return bool(sep and middle and number.isdigit())

@@ -50,7 +50,9 @@ class Machine(BaseModel):
     """A machine as the cloud reports it. Every field is a string.
 
     ``address`` is the public IPv4 address, else the public IPv6 network (EC2: else the
-    private address), else empty while none is assigned.
+    private address), else empty while none is assigned. ``managed_by`` is ``"pulumi"`` for
+    a machine the stack keeps (the runtime never deletes it) and ``""`` for one
+    ``Provider.create`` made.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +64,7 @@ class Machine(BaseModel):
     location: str
     address: str
     pool: str
+    managed_by: str = ""
 
 
 def machine_address(*candidates: str | None) -> str:

@@ -8,14 +8,21 @@ for, so ``import machines`` never loads boto3 or Pulumi.
 from __future__ import annotations
 
 import importlib
+import os
+import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from machines.clouds import PROVIDERS
 from machines.errors import UnknownProviderError
-from machines.labels import check_owner
-from machines.models import Created, Machine, MachineSpec
+from machines.labels import STACK_NAME_RULE, check_owner, is_stack_name
+from machines.models import Created, Machine, MachineSpec, Status
+from machines.settings import ORCA_POOL_MAX, pool_max
+
+COUNT_FRESH_SECONDS = 30.0
+"""How long a pool's listing counts for ``max``: within it, ``create`` asks nothing more."""
 
 
 def kinds() -> tuple[str, ...]:
@@ -34,6 +41,9 @@ class Provider(ABC):
     def __init__(self, owner: str, image: str) -> None:
         self.owner = check_owner(owner)
         self.image = image
+        self.pool_max: Mapping[str, int] = {}
+        self._counts: dict[str, tuple[float, int]] = {}
+        self._counts_lock = threading.Lock()
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
@@ -43,9 +53,12 @@ class Provider(ABC):
             raise UnknownProviderError(
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
             )
+        limits = pool_max(os.environ if environ is None else environ)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-        return cls.from_env(owner, environ)
+        provider = cls.from_env(owner, environ)
+        provider.pool_max = limits
+        return provider
 
     @classmethod
     @abstractmethod
@@ -70,3 +83,56 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"
+
+    def refusal(self, spec: MachineSpec) -> Created | None:
+        """Why ``create`` refuses ``spec`` before asking the cloud, or None.
+
+        A name of the stack's form is refused (the stack would collide with it), and so is
+        a machine beyond the pool's max. A passed check reserves the machine in the pool's
+        count; ``create`` gives it back with ``release`` when no machine was made.
+        """
+        if is_stack_name(spec.name, self.owner):
+            return Created.failure(
+                f"name {spec.name} is reserved for the stack of owner {self.owner} "
+                f"({STACK_NAME_RULE}): name the autoscaler's machines otherwise, "
+                f"e.g. {spec.pool}-<id> or {self.owner}-{spec.pool}-a<number>"
+            )
+        limit = self.pool_max.get(spec.pool)
+        if limit is None:
+            return None
+        with self._counts_lock:
+            cached = self._counts.get(spec.pool)
+        if cached is None or time.monotonic() - cached[0] > COUNT_FRESH_SECONDS:
+            self.machines(spec.pool)
+        with self._counts_lock:
+            listed_at, count = self._counts.get(spec.pool, (time.monotonic(), 0))
+            if count >= limit:
+                return Created.failure(
+                    f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
+                    f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
+                    "raise the pool's max in the stack"
+                )
+            self._counts[spec.pool] = (listed_at, count + 1)
+        return None
+
+    def release(self, spec: MachineSpec) -> None:
+        """Give back the reservation ``refusal`` made for a create that made nothing."""
+        self._adjust(spec.pool, -1)
+
+    def listed(self, pool: str, found: Iterable[Machine]) -> None:
+        """Remember how many machines of ``pool`` count for its max (every one not deleting)."""
+        count = sum(1 for m in found if m.status != Status.DELETING)
+        with self._counts_lock:
+            self._counts[pool] = (time.monotonic(), count)
+
+    def deleted(self, pool: str) -> None:
+        """One machine of ``pool`` no longer counts for its max."""
+        self._adjust(pool, -1)
+
+    def _adjust(self, pool: str, by: int) -> None:
+        if pool not in self.pool_max:
+            return
+        with self._counts_lock:
+            cached = self._counts.get(pool)
+            if cached is not None:
+                self._counts[pool] = (cached[0], max(0, cached[1] + by))

@@ -47,6 +47,10 @@ PULUMI_HOME = "PULUMI_HOME"
 ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 """The Pulumi project directory automation works on; default: this checkout."""
 
+ORCA_POOL_MAX = "ORCA_POOL_MAX"
+"""Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: the stack exports it
+with its settings, and ``create`` refuses a machine that would pass it."""
+
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 
@@ -158,6 +162,29 @@ def mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
             raise SettingsError(f"{name} names location {key!r} more than once")
         mapping[key] = value
     return mapping
+
+
+def pool_max(env: Mapping[str, str]) -> dict[str, int]:
+    """``ORCA_POOL_MAX`` as pool to max; empty when unset (no pool has a max)."""
+    example = "lab=20,ci=50"
+    limits: dict[str, int] = {}
+    for item in _items(env, ORCA_POOL_MAX, example):
+        pool, sep, value = item.partition("=")
+        if not (sep and pool and value.isascii() and value.isdigit()):
+            raise SettingsError(
+                f"{ORCA_POOL_MAX} item {item!r} is not POOL=NUMBER: write it like {example}"
+            )
+        if pool in limits:
+            raise SettingsError(f"{ORCA_POOL_MAX} names pool {pool!r} more than once")
+        limits[pool] = int(value)
+    return limits
+
+
+def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
+    """The ``ORCA_POOL_MAX`` variable of ``limits``, or nothing when no pool has a max."""
+    if not limits:
+        return {}
+    return {ORCA_POOL_MAX: ",".join(f"{pool}={n}" for pool, n in limits.items())}
 
 
 def seconds(env: Mapping[str, str], name: str, default: float) -> float:

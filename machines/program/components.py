@@ -15,9 +15,11 @@ from typing import Any, Protocol
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from machines.labels import machine_name, pool_labels
+from machines.labels import machine_name, stack_labels
 from machines.program.clouds import CLOUDS
 from machines.program.config import BaseDeployment, Pool, StackConfig
+from machines.program.reaper import Reaper
+from machines.settings import pool_max_env
 
 POOL_TYPE = "orca:machines:Pool"
 
@@ -89,18 +91,23 @@ def named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
 
 @dataclass(frozen=True)
 class MachinePoolArgs:
-    """A pool component's inputs: the pool, its owner and how its cloud makes machines."""
+    """A pool component's inputs: the pool, its owner, how its cloud makes machines, and
+    the provider kind and runtime settings its reaper deletes the autoscaler's machines with."""
 
     pool: Pool
     owner: str
     cloud: Cloud
+    provider: str
+    env: pulumi.Input[dict[str, str]]
 
 
 class MachinePool(pulumi.ComponentResource):
-    """A pool: ``size`` machines named ``<owner>-<pool>-<n>``, n from 1.
+    """A pool: ``size`` machines named ``<owner>-<pool>-<n>``, n from 1, and its reaper.
 
     Names depend on the index only, so a new size adds or removes machines at the end and
-    leaves the others alone.
+    leaves the others alone. The stack's machines carry ``orca-managed-by=pulumi``; the
+    reaper (``<pool>-autoscaled``) deletes the autoscaler's machines of the pool when the
+    pool leaves the stack.
     """
 
     arch: pulumi.Output[str]
@@ -112,7 +119,14 @@ class MachinePool(pulumi.ComponentResource):
     ) -> None:
         super().__init__(POOL_TYPE, name, None, opts)
         pool = args.pool
-        labels = pool_labels(pool.name, args.owner)
+        labels = stack_labels(pool.name, args.owner)
+        self.reaper = Reaper(
+            pool.name,
+            provider=args.provider,
+            owner=args.owner,
+            env=args.env,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.arch = args.cloud.arch(pool.machine_type, self)
         image = args.cloud.image(self.arch, self)
         self.machines = []
@@ -137,15 +151,20 @@ class MachinePool(pulumi.ComponentResource):
 def deploy(deployment: BaseDeployment) -> list[MachinePool]:
     """Declare the deployment's shared infrastructure and pools; export the stack outputs.
 
-    Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``)
+    Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``,
+    with ``ORCA_POOL_MAX`` when a pool has a max)
     and ``pools`` (per pool: type, location, size, arch and machines with id, name,
     address and arch).
     """
     components = importlib.import_module(f"{CLOUDS[deployment.provider]}.components")
     built: Built = components.build(deployment)
-    env = built.env
+    limits = pool_max_env(deployment.pool_max())
+    env = pulumi.Output.from_input(built.env).apply(lambda settings: {**settings, **limits})
     pools = [
-        MachinePool(pool.name, MachinePoolArgs(pool, deployment.owner, built.cloud))
+        MachinePool(
+            pool.name,
+            MachinePoolArgs(pool, deployment.owner, built.cloud, deployment.provider, built.env),
+        )
         for pool in deployment.pools
     ]
     pulumi.export("provider", deployment.provider)

@@ -160,12 +160,17 @@ def port_as_text(value: object) -> object:
 
 
 class Pool(Model):
-    """One pool the stack keeps: ``size`` machines of a type in a location."""
+    """One pool the stack keeps: ``size`` machines of a type in a location.
+
+    ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
+    together: the runtime's ``create`` refuses to pass it (``ORCA_POOL_MAX``).
+    """
 
     name: str
     machine_type: Name
     location: Name
     size: StrictInt = Field(ge=0)
+    max: StrictInt | None = Field(default=None, ge=1)
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
 
     @field_validator("name")
@@ -234,6 +239,14 @@ class BaseDeployment(Model):
                 )
                 continue
             first[pool.name] = i
+            if pool.max is not None and pool.max < pool.size:
+                found.append(
+                    (
+                        f"pools[{i}].max",
+                        f"is {pool.max}, below the pool's size {pool.size}: raise max or "
+                        "lower size (max counts the stack's machines too)",
+                    )
+                )
             try:
                 for index in (1, pool.size):
                     machine_name(self.owner, pool.name, max(index, 1))
@@ -250,6 +263,10 @@ class BaseDeployment(Model):
     def env(self) -> dict[str, str]:
         """The runtime's settings for this deployment, as variables."""
         raise NotImplementedError
+
+    def pool_max(self) -> dict[str, int]:
+        """Each pool's max, for pools that have one (the ``ORCA_POOL_MAX`` variable)."""
+        return {pool.name: pool.max for pool in self.pools if pool.max is not None}
 
 
 def load(config: StackConfig, stack: str) -> BaseDeployment:

@@ -58,6 +58,11 @@ BAD = {
         "stack test: pools[0].name: pool is empty",
     ),
     "negative size": (with_pool(hetzner(), 1, size=-1), "stack test: pools[1].size: must be >= 0"),
+    "max below size": (
+        with_pool(hetzner(), 0, max=1),
+        "stack test: pools[0].max: is 1, below the pool's size 2",
+    ),
+    "max zero": (with_pool(hetzner(), 0, max=0), "stack test: pools[0].max: must be >= 1"),
     "size not a number": (
         with_pool(hetzner(), 0, size="2"),
         "stack test: pools[0].size: must be a valid integer",

@@ -12,6 +12,8 @@ from testkit.program_harness import (
     STACKS,
     ec2,
     hetzner,
+    is_secret,
+    reveal,
     run,
     stack_file,
     stack_name,
@@ -177,3 +179,43 @@ def test_a_secret_token_is_accepted() -> None:
     config = {**hetzner(), "hcloud:token": "t" * 64}
     result = run(config, secret_keys=("hcloud:token",))
     assert "t" * 64 not in repr(result.outputs)
+
+
+REAPER = "pulumi-python:dynamic:Resource"
+
+
+def with_max(config: dict[str, object], **limits: int) -> dict[str, object]:
+    pools = copy.deepcopy(config[POOLS])
+    assert isinstance(pools, list)
+    for pool in pools:
+        if pool["name"] in limits:
+            pool["max"] = limits[pool["name"]]
+    return {**config, POOLS: pools}
+
+
+def test_a_pools_max_is_exported_with_the_runtime_settings() -> None:
+    for config in (hetzner(), ec2()):
+        env = run(with_max(config, x86=20, arm=5)).outputs["env"]
+        assert env["ORCA_POOL_MAX"] in {"x86=20,arm=5", "arm=5,x86=20"}
+        assert "ORCA_POOL_MAX" not in run(config).outputs["env"]
+
+
+def test_a_stack_keeps_its_machines_labelled_for_the_runtime_to_leave_alone() -> None:
+    for server in run(hetzner()).of_type(SERVER):
+        assert server.inputs["labels"]["orca-managed-by"] == "pulumi"
+    for instance in run(ec2()).of_type(INSTANCE):
+        assert instance.inputs["tags"]["orca-managed-by"] == "pulumi"
+
+
+def test_the_reapers_carry_a_secret_token_only_as_a_secret() -> None:
+    token = "t" * 64
+    result = run({**hetzner(), "hcloud:token": token}, secret_keys=("hcloud:token",))
+    reapers = result.of_type(REAPER)
+    assert sorted(r.name for r in reapers) == ["arm-autoscaled", "x86-autoscaled"]
+    for reaper in reapers:
+        credentials = reaper.inputs["credentials"]
+        assert is_secret(credentials)
+        assert reveal(credentials) == {"HCLOUD_TOKEN": token}
+        plain = {k: v for k, v in reaper.inputs.items() if k not in ("credentials", "__provider")}
+        assert token not in repr(plain)
+        assert is_secret(reaper.inputs["__provider"])

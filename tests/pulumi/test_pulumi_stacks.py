@@ -8,13 +8,29 @@ from machines.clouds.hetzner.settings import HetznerSettings
 from machines.program.components import POOL_TYPE
 from machines.program.ec2.components import EC2_SHARED_TYPE
 from machines.program.hetzner.components import HETZNER_SHARED_TYPE
+from machines.program.reaper import REAPER_TYPE, reaper_name
 from machines.settings import HCLOUD_TOKEN
-from testkit.program_harness import AMIS, INSTANCE_TYPES, SERVER_TYPES, StackRun, is_secret, reveal
+from testkit.program_harness import (
+    AMIS,
+    INSTANCE_TYPES,
+    SERVER_TYPES,
+    Registered,
+    StackRun,
+    is_secret,
+    reveal,
+)
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"
 MACHINE = {"hetzner": SERVER, "ec2": INSTANCE}
 SHARED = {"hetzner": HETZNER_SHARED_TYPE, "ec2": EC2_SHARED_TYPE}
+
+
+def machines_of(stack: StackRun, pool: dict[str, object]) -> list[Registered]:
+    """The machines the stack keeps in ``pool``: its component's children of the cloud's type."""
+    component = stack.run.named(POOL_TYPE, str(pool["name"]))
+    machine_type = MACHINE[stack.get("provider")]
+    return [c for c in stack.run.children(component) if c.type == machine_type]
 
 
 def arch_of(provider: str, machine_type: str) -> str:
@@ -34,8 +50,10 @@ def test_machines_are_children_of_their_pool_named_by_index(stack: StackRun) -> 
     for pool in stack.pools:
         component = stack.run.named(POOL_TYPE, pool["name"])
         children = stack.run.children(component)
-        assert {c.type for c in children} <= {machine_type}
-        names = sorted(c.name for c in children)
+        assert {c.type for c in children} == {machine_type, REAPER_TYPE} - (
+            set() if pool["size"] else {machine_type}
+        )
+        names = sorted(c.name for c in children if c.type == machine_type)
         expected = [f"{stack.owner}-{pool['name']}-{n}" for n in range(1, pool["size"] + 1)]
         assert names == sorted(expected)
     every = [r.name for r in stack.run.of_type(machine_type)]
@@ -45,8 +63,13 @@ def test_machines_are_children_of_their_pool_named_by_index(stack: StackRun) -> 
 def test_machines_carry_the_runtime_labels_and_cloud_names(stack: StackRun) -> None:
     provider = stack.get("provider")
     for pool in stack.pools:
-        labels = {"orca": "pool", "orca-pool": pool["name"], "orca-owner": stack.owner}
-        for machine in stack.run.children(stack.run.named(POOL_TYPE, pool["name"])):
+        labels = {
+            "orca": "pool",
+            "orca-pool": pool["name"],
+            "orca-owner": stack.owner,
+            "orca-managed-by": "pulumi",
+        }
+        for machine in machines_of(stack, pool):
             inputs = machine.inputs
             if provider == "hetzner":
                 assert inputs["name"] == machine.name
@@ -66,7 +89,7 @@ def test_machines_boot_the_runtime_image(stack: StackRun) -> None:
     provider = stack.get("provider")
     for pool in stack.pools:
         arch = arch_of(provider, pool["machineType"])
-        for machine in stack.run.children(stack.run.named(POOL_TYPE, pool["name"])):
+        for machine in machines_of(stack, pool):
             if provider == "hetzner":
                 assert machine.inputs["image"] == stack.get("image", "ubuntu-24.04")
             else:
@@ -78,7 +101,7 @@ def test_machines_boot_the_runtime_image(stack: StackRun) -> None:
 def test_user_data_is_a_secret(stack: StackRun) -> None:
     seen = 0
     for pool in stack.pools:
-        for machine in stack.run.children(stack.run.named(POOL_TYPE, pool["name"])):
+        for machine in machines_of(stack, pool):
             if "userData" in pool:
                 assert is_secret(machine.inputs["userData"])
                 assert reveal(machine.inputs["userData"]) == pool["userData"]
@@ -191,3 +214,19 @@ def test_lookups_are_made_once_per_pool(stack: StackRun) -> None:
         "ec2": "aws:ec2/getInstanceType:getInstanceType",
     }[stack.get("provider")]
     assert tokens.count(lookup) == len(stack.pools)
+
+
+def test_each_pool_has_a_reaper_of_its_owner_and_pool(stack: StackRun) -> None:
+    for pool in stack.pools:
+        component = stack.run.named(POOL_TYPE, pool["name"])
+        (reaper,) = [c for c in stack.run.children(component) if c.type == REAPER_TYPE]
+        assert reaper.name == reaper_name(pool["name"])
+        inputs = reaper.inputs
+        assert (inputs["provider"], inputs["owner"], inputs["pool"]) == (
+            stack.get("provider"),
+            stack.owner,
+            pool["name"],
+        )
+        assert is_secret(inputs["credentials"])
+        env = {k: v for k, v in stack.run.outputs["env"].items() if k != "ORCA_POOL_MAX"}
+        assert inputs["env"] == env

@@ -582,9 +582,6 @@ func (serverResource) delete(ctx context.Context, c *hcloud.Client, id string, s
 	what := fmt.Sprintf("deleting server %s", id)
 	if view(revealMap(state)).boolean("shutdownBeforeDeletion") {
 		action, _, err := c.Server.Shutdown(ctx, &hcloud.Server{ID: sid})
-		if isNotFound(err) {
-			return nil
-		}
 		if err != nil {
 			return fmt.Errorf("%s: shutting it down: %w", what, apiError(err))
 		}
@@ -603,10 +600,9 @@ func (serverResource) delete(ctx context.Context, c *hcloud.Client, id string, s
 			}
 		}
 	}
+	// A server that is already gone is an error, as in terraform-provider-hcloud's
+	// resourceServerDelete: `pulumi refresh` (or an up with refresh) drops it from state.
 	res, _, err := c.Server.DeleteWithResult(ctx, &hcloud.Server{ID: sid})
-	if isNotFound(err) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, apiError(err))
 	}

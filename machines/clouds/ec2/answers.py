@@ -23,7 +23,14 @@ from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from machines.errors import CONNECTION, CREDENTIALS, NOT_THE_API, TIMEOUT, CloudError
-from machines.labels import ORCA_LABEL, ORCA_VALUE, OWNER_LABEL, POOL_LABEL, belongs_to
+from machines.labels import (
+    ORCA_LABEL,
+    ORCA_VALUE,
+    OWNER_LABEL,
+    POOL_LABEL,
+    belongs_to,
+    managed_by,
+)
 from machines.models import Machine, Status, machine_address
 from machines.settings import (
     AWS_ACCESS_KEY_ID,
@@ -184,6 +191,7 @@ def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machin
         location=instance.placement.zone,
         address=machine_address(instance.public_ip, instance.private_ip),
         pool=labels.get(POOL_LABEL, ""),
+        managed_by=managed_by(labels),
     )
 
 

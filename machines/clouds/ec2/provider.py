@@ -53,15 +53,19 @@ from machines.errors import (
     CloudError,
     ForeignMachineError,
     InvalidMachineIdError,
+    StackMachineError,
     UnknownMachineTypeError,
 )
 from machines.labels import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_PULUMI,
     ORCA_LABEL,
     ORCA_VALUE,
     OWNER_LABEL,
     POOL_LABEL,
     belongs_to,
     check_pool,
+    managed_by,
     pool_labels,
 )
 from machines.models import Created, Machine, MachineSpec
@@ -146,6 +150,15 @@ class Ec2Provider(Provider):
             return Created.failure(
                 f"no subnet for location {spec.location!r}: {ORCA_EC2_SUBNETS} knows {known}"
             )
+        refused = self.refusal(spec)
+        if refused is not None:
+            return refused
+        created = self._create_named(spec, subnet)
+        if not created.ok:
+            self.release(spec)
+        return created
+
+    def _create_named(self, spec: MachineSpec, subnet: str) -> Created:
         with self._name_lock(spec.name):
             try:
                 return self._create(spec, subnet)
@@ -174,6 +187,7 @@ class Ec2Provider(Provider):
             for instance in self._find(filters)
             if belongs_to(instance.tags, self.owner, pool)
         ]
+        self.listed(pool, found)
         return sorted(found, key=lambda m: (m.name, m.id))
 
     def delete(self, machine_id: str) -> bool:
@@ -194,6 +208,13 @@ class Ec2Provider(Provider):
         self._forget(machine_id)
         if instance.state.name == "terminated":
             return True
+        if managed_by(instance.tags) == MANAGED_BY_PULUMI:
+            raise StackMachineError(
+                f"instance {machine_id} ({instance.tags.get(NAME_TAG, '')}) is kept by stack "
+                f"{self.owner} ({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} tag): it was left alone; "
+                f"to remove it, lower the size of pool {instance.tags.get(POOL_LABEL, '')} in "
+                f"stack {self.owner} (orca-machines resize)"
+            )
         try:
             self._call(
                 "TerminateInstances",
@@ -202,6 +223,7 @@ class Ec2Provider(Provider):
         except CloudError as err:
             if err.code != "InvalidInstanceID.NotFound":
                 raise
+        self.deleted(instance.tags.get(POOL_LABEL, ""))
         log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
         return True
 

@@ -10,7 +10,7 @@ from hcloud import APIException
 from hcloud.servers import BoundServer
 
 from machines.errors import CONNECTION, TIMEOUT, CloudError
-from machines.labels import POOL_LABEL
+from machines.labels import POOL_LABEL, managed_by
 from machines.models import Machine, Status, machine_address
 from machines.settings import (
     HCLOUD_ENDPOINT,
@@ -65,6 +65,7 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
         location=(location.name if location else "") or "",
         address=_address(server),
         pool=labels.get(POOL_LABEL, pool or ""),
+        managed_by=managed_by(labels),
     )
 
 

@@ -33,9 +33,18 @@ from machines.errors import (
     ForeignMachineError,
     InvalidMachineIdError,
     MachinesError,
+    StackMachineError,
     UnknownMachineTypeError,
 )
-from machines.labels import belongs_to, check_pool, pool_labels, pool_selector
+from machines.labels import (
+    MANAGED_BY_PULUMI,
+    POOL_LABEL,
+    belongs_to,
+    check_pool,
+    managed_by,
+    pool_labels,
+    pool_selector,
+)
 from machines.models import Created, Machine, MachineSpec
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
@@ -88,10 +97,16 @@ class HetznerProvider(Provider):
         return docker_arch(architecture)
 
     def create(self, spec: MachineSpec) -> Created:
+        refused = self.refusal(spec)
+        if refused is not None:
+            return refused
         try:
-            return self._create(spec)
+            created = self._create(spec)
         except MachinesError as error:
-            return Created.failure(str(error))
+            created = Created.failure(str(error))
+        if not created.ok:
+            self.release(spec)
+        return created
 
     def machines(self, pool: str) -> list[Machine]:
         check_pool(pool)
@@ -108,6 +123,7 @@ class HetznerProvider(Provider):
             ]
             pagination = result.meta.pagination if result.meta else None
             page = pagination.next_page if pagination else None
+        self.listed(pool, found)
         return found
 
     def delete(self, machine_id: str) -> bool:
@@ -130,6 +146,13 @@ class HetznerProvider(Provider):
                 f"server {server_id} ({server.name}) is not a pool machine of owner "
                 f"{self.owner or '(none)'}: its labels are {labels}; it was left alone"
             )
+        if managed_by(labels) == MANAGED_BY_PULUMI:
+            raise StackMachineError(
+                f"server {server_id} ({server.name}) is kept by stack {self.owner} "
+                f"(orca-managed-by={MANAGED_BY_PULUMI}): it was left alone; to remove it, "
+                f"lower the size of pool {labels.get(POOL_LABEL, '')} in stack {self.owner} "
+                "(orca-machines resize)"
+            )
         try:
             self._call(
                 f"delete server {server_id}",
@@ -138,6 +161,7 @@ class HetznerProvider(Provider):
         except CloudError as error:
             if error.code != "not_found":
                 raise
+        self.deleted(labels.get(POOL_LABEL, ""))
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 

@@ -1,0 +1,102 @@
+"""A pool's reaper: a resource whose delete removes the autoscaler's machines of the pool.
+
+Each ``Pool`` component holds one (a Pulumi dynamic resource, so it runs from plain
+``pulumi destroy`` and ``pulumi up`` as well as through automation). Creating it makes
+nothing; deleting it (the stack destroyed, or the pool removed from the stack) runs
+``machines.reaping.reap`` with the runtime provider of the stack's kind, owner and settings,
+which deletes every machine of that owner and pool without ``orca-managed-by=pulumi`` and
+waits until each is gone or deleting.
+
+Its state holds the kind, owner, pool and the runtime's settings variables, never a
+credential in plain: the token comes from the environment of whoever runs the engine, or
+from the stack's secret configuration as a Pulumi secret (encrypted in state).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+
+from machines.program.config import CREDENTIALS
+
+REAPER_SUFFIX = "-autoscaled"
+"""A reaper is named ``<pool>-autoscaled``: it stands for the autoscaler's machines there."""
+
+REAPER_TYPE = "pulumi-python:dynamic:Resource"
+"""The engine's type of every Python dynamic resource, so of a reaper."""
+
+_KEYS = ("provider", "owner", "pool", "env", "credentials")
+
+
+def reaper_name(pool: str) -> str:
+    return f"{pool}{REAPER_SUFFIX}"
+
+
+class PoolReaper(ResourceProvider):
+    """The dynamic provider of reapers: stateless, so nothing but its module reaches state."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(id_=f"{props['owner']}/{props['pool']}", outs=_kept(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in _KEYS if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(outs=_kept(news))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        return ReadResult(id_, props)
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        from machines.provider import Provider  # noqa: PLC0415 (the plugin's process only)
+        from machines.reaping import reap  # noqa: PLC0415
+
+        environ = {**os.environ, **dict(props.get("env") or {})}
+        environ.update(dict(props.get("credentials") or {}))
+        provider = Provider.of(str(props["provider"]), str(props["owner"]), environ)
+        reap(provider, str(props["pool"]))
+
+
+def _kept(props: dict[str, Any]) -> dict[str, Any]:
+    return {key: props[key] for key in _KEYS if key in props}
+
+
+class Reaper(pulumi.dynamic.Resource):
+    """The reaper of one pool of one owner, on the stack's provider kind and settings."""
+
+    def __init__(
+        self,
+        pool: str,
+        *,
+        provider: str,
+        owner: str,
+        env: pulumi.Input[dict[str, str]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props: dict[str, Any] = {
+            "provider": provider,
+            "owner": owner,
+            "pool": pool,
+            "env": env,
+            "credentials": stack_credentials(),
+        }
+        super().__init__(PoolReaper(), reaper_name(pool), props, opts)
+
+
+def stack_credentials() -> pulumi.Output[dict[str, str]]:
+    """Credentials the stack's configuration holds (always as secrets), as variables.
+
+    Plain credentials are refused by the configuration's checks, so what is here was set with
+    ``pulumi config set --secret``; the result is a secret, encrypted in the state.
+    """
+    found: dict[str, pulumi.Input[str]] = {}
+    for key, variable in CREDENTIALS.items():
+        namespace, _, name = key.partition(":")
+        value = pulumi.Config(namespace).get_secret(name)
+        if value is not None:
+            found[variable] = value
+    return pulumi.Output.secret(pulumi.Output.all(**found) if found else {})
