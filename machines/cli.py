@@ -136,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     destroy = stack_command("destroy", _destroy, "delete every resource of the stack")
     destroy.add_argument("--yes", action="store_true", help="confirm (needed without a terminal)")
     stack_command("refresh", _refresh, "read the cloud back into the stack's state")
+    resize = stack_command(
+        "resize", _resize, "set a pool's size in the stack and apply that pool only"
+    )
+    resize.add_argument("pool", metavar="POOL")
+    resize.add_argument("size", metavar="SIZE", type=int, help="the machines the stack keeps")
     outputs = stack_command("outputs", _outputs, "print the stack's outputs as JSON")
     outputs.add_argument("--show-secrets", action="store_true", help="print secrets in plain text")
     stack_command("env", _env, "print the runtime's settings from the stack as KEY=VALUE lines")
@@ -226,6 +231,14 @@ def _refresh(args: argparse.Namespace) -> int:
     counts = automation.refresh(args.stack, on_output=_progress(args))
     shown = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()) if n) or "nothing"
     print(f"stack {args.stack}: refreshed ({shown})")
+    return OK
+
+
+def _resize(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+
+    diff = automation.resize(args.stack, args.pool, args.size, on_output=_progress(args))
+    print(f"stack {args.stack}: pool {args.pool} size {args.size}: {_done(diff)}")
     return OK
 
 

@@ -21,7 +21,7 @@ become ``EngineError`` with the lines that say why. The only package importing
 ``pulumi.automation``: ``import machines`` never loads it.
 """
 
-from machines.automation.diff import OPS, Change, Diff, Op
+from machines.automation.diff import OPS, Change, Diff, Op, PoolCount
 from machines.automation.engine import (
     LOCAL_PASSPHRASE,
     LOCAL_STACK,
@@ -50,10 +50,12 @@ from machines.automation.stacks import (
     print_progress,
     provider,
     refresh,
+    resize,
     runtime_env,
     runtime_settings,
     select,
     set_config,
+    stack_lock,
     up,
 )
 from machines.settings import (
@@ -83,6 +85,7 @@ __all__ = [
     "EngineMissingError",
     "OnOutput",
     "Op",
+    "PoolCount",
     "StackNotFoundError",
     "StackRuntime",
     "backend_url",
@@ -96,10 +99,12 @@ __all__ = [
     "project_root",
     "provider",
     "refresh",
+    "resize",
     "runtime_env",
     "runtime_settings",
     "select",
     "set_config",
     "stack_file",
+    "stack_lock",
     "up",
 ]

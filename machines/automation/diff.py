@@ -1,15 +1,31 @@
-"""What a preview or an update changes, per resource, collected from the engine's events.
+"""What a preview or an update changes, per resource, collected from the engine's events,
+and per pool, the machines it keeps, the autoscaler made, and the change deletes.
 
 Property names only, never values: a diff is safe to post on a pull request.
+
+The per-pool API, for CI and other readers (kept small on purpose):
+
+* ``Diff.pools``: one ``PoolCount`` per pool of the stack's state, in its order;
+* ``PoolCount.kept``: machines the stack keeps (``orca-managed-by=pulumi``), not deleting;
+* ``PoolCount.autoscaled``: machines the autoscaler made, not deleting;
+* ``PoolCount.deletes``: machines the change deletes, the stack's and, when the pool leaves
+  the stack (its reaper is deleted), every one of the autoscaler's;
+* ``PoolCount.reaped``: the names of the autoscaler's machines the change deletes;
+* ``Diff.report()["pools"]`` is the same as JSON, ``Diff.markdown()`` shows it as a table.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Literal
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
+
+from machines.models import Machine, Status
+from machines.program.reaper import REAPER_TYPE, reaper_name
+from machines.reaping import autoscaled
 
 Op = Literal["create", "update", "replace", "delete"]
 OPS: tuple[Op, ...] = ("create", "update", "replace", "delete")
@@ -43,13 +59,61 @@ class Change(BaseModel):
     keys: tuple[str, ...] = ()
 
 
+class PoolCount(BaseModel):
+    """One pool's machines around a change: the stack's, the autoscaler's, and the deleted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pool: str
+    kept: int
+    autoscaled: int
+    deletes: int
+    reaped: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """``pool lab: 2 kept by the stack, 7 made by the autoscaler, 9 to delete (...)``."""
+        names = f" ({', '.join(self.reaped)} of the autoscaler)" if self.reaped else ""
+        return (
+            f"pool {self.pool}: {self.kept} kept by the stack, {self.autoscaled} made by the "
+            f"autoscaler, {self.deletes} to delete{names}"
+        )
+
+
+def pool_counts(
+    changes: tuple[Change, ...], owner: str, listed: Mapping[str, list[Machine]]
+) -> tuple[PoolCount, ...]:
+    """Each listed pool's counts, from its machines (listed before the change) and the
+    change's steps: the stack's machines by their names (``<owner>-<pool>-<n>``, a form only
+    the stack uses), the autoscaler's by the pool's reaper (``<pool>-autoscaled``)."""
+    counts = []
+    for pool, machines in listed.items():
+        own = re.compile(rf"{re.escape(owner)}-{re.escape(pool)}-[0-9]+")
+        deleted = [c for c in changes if c.op == "delete"]
+        stack_deletes = sum(1 for c in deleted if c.type != REAPER_TYPE and own.fullmatch(c.name))
+        theirs = autoscaled(machines)
+        reaping = any(c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in deleted)
+        reaped = tuple(sorted(m.name for m in theirs)) if reaping else ()
+        counts.append(
+            PoolCount(
+                pool=pool,
+                kept=sum(1 for m in machines if m.managed_by and m.status != Status.DELETING),
+                autoscaled=len(theirs),
+                deletes=stack_deletes + len(reaped),
+                reaped=reaped,
+            )
+        )
+    return tuple(counts)
+
+
 class Diff(BaseModel):
-    """What an operation changes, per resource; property names only, never values."""
+    """What an operation changes, per resource (property names only, never values), and
+    per pool of the stack (``pools``, see the module's notes)."""
 
     model_config = ConfigDict(frozen=True)
 
     stack: str
     changes: tuple[Change, ...] = ()
+    pools: tuple[PoolCount, ...] = ()
 
     @property
     def counts(self) -> dict[Op, int]:
@@ -78,13 +142,14 @@ class Diff(BaseModel):
             + (f"  [{', '.join(c.keys)}]" if c.keys else "")
             for c in self.sorted()
         ]
-        return "\n".join([*lines, f"stack {self.stack}: {self.summary()}"])
+        pools = [p.text() for p in self.pools]
+        return "\n".join([*lines, *pools, f"stack {self.stack}: {self.summary()}"])
 
     def markdown(self) -> str:
         """The diff for a pull request: a table grouped by op, type and name, and a summary."""
         title = f"### Pulumi preview of stack `{_cell(self.stack)}`"
         if not self.has_changes:
-            return f"{title}\n\nNo changes.\n"
+            return "\n".join([title, "", "No changes.", "", *self._pools_markdown()])
         rows = [
             f"| {c.op} | `{_cell(c.type)}` | `{_cell(c.name)}` | "
             f"{', '.join(f'`{_cell(k)}`' for k in c.keys)} |"
@@ -101,8 +166,25 @@ class Diff(BaseModel):
                 "",
                 f"**{counts}.**",
                 "",
+                *self._pools_markdown(),
             ]
         )
+
+    def _pools_markdown(self) -> list[str]:
+        if not self.pools:
+            return []
+        rows = [
+            f"| `{_cell(p.pool)}` | {p.kept} | {p.autoscaled} | {p.deletes} | "
+            f"{', '.join(f'`{_cell(n)}`' for n in p.reaped)} |"
+            for p in self.pools
+        ]
+        return [
+            "| Pool | Kept by the stack | Made by the autoscaler | To delete | "
+            "Autoscaler machines deleted |",
+            "| --- | --- | --- | --- | --- |",
+            *rows,
+            "",
+        ]
 
     def report(self) -> dict[str, object]:
         """The diff as JSON-ready data: stack, counts, has_changes and the changes."""
@@ -111,6 +193,7 @@ class Diff(BaseModel):
             "has_changes": self.has_changes,
             "counts": self.counts,
             "changes": [c.model_dump() for c in self.sorted()],
+            "pools": [p.model_dump() for p in self.pools],
         }
 
 

@@ -1,17 +1,25 @@
-"""Stack operations: select, preview, up, destroy, refresh, outputs and configuration."""
+"""Stack operations: select, preview, up, destroy, refresh, resize, outputs and configuration.
+
+``preview`` and ``up`` refresh first by default: the autoscaler's deletions and creations
+are drift the engine must see. ``up``, ``destroy``, ``refresh`` and ``resize`` of one stack
+queue on a file lock (``stack_lock``), so callers in several threads or processes all
+succeed instead of meeting the engine's "another update is in progress".
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from machines.automation.diff import Changes, Diff
+from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
     EngineError,
     StackNotFoundError,
@@ -19,8 +27,18 @@ from machines.automation.engine import (
     engine_errors,
     workspace,
 )
-from machines.automation.project import project_root, shown, stack_file
+from machines.automation.project import (
+    STATE_DIR,
+    project_root,
+    read_yaml,
+    short_name,
+    shown,
+    stack_file,
+)
 from machines.errors import SettingsError
+from machines.models import Machine
+from machines.program.components import POOL_TYPE
+from machines.program.config import PROJECT
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
@@ -62,45 +80,192 @@ def select(stack: str, *, project: str | Path | None = None, create: bool = Fals
 
 
 def preview(
-    stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    refresh: bool = True,
 ) -> Diff:
-    """What ``up`` would change, per resource, without changing anything."""
+    """What ``up`` would change, per resource and per pool, without changing anything.
+
+    With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
+    behind the stack's back show as created again.
+    """
     selected = select(stack, project=project, create=True)
+    listed = pool_listing(stack, project)
     collect = Changes()
     with engine_errors(stack, "preview", project):
-        selected.preview(on_output=on_output or print_progress, on_event=collect, color="never")
-    return collect.diff(stack)
+        selected.preview(
+            on_output=on_output or print_progress,
+            on_event=collect,
+            color="never",
+            refresh=refresh,
+        )
+    return _with_pools(collect.diff(stack), listed)
 
 
-def up(stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None) -> Diff:
-    """Make the cloud match the stack's configuration; return what was changed."""
+def up(
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    refresh: bool = True,
+) -> Diff:
+    """Make the cloud match the stack's configuration; return what was changed.
+
+    With ``refresh`` (the default) the engine first reads the cloud, so a machine someone
+    deleted is made again instead of failing the update.
+    """
+    with stack_lock(stack, project):
+        return _up(stack, project, on_output, refresh=refresh)
+
+
+def _up(
+    stack: str,
+    project: str | Path | None,
+    on_output: OnOutput | None,
+    *,
+    refresh: bool,
+    target: list[str] | None = None,
+) -> Diff:
     selected = select(stack, project=project, create=True)
+    listed = pool_listing(stack, project)
     collect = Changes()
     with engine_errors(stack, "up", project):
-        selected.up(on_output=on_output or print_progress, on_event=collect, color="never")
-    return collect.diff(stack)
+        selected.up(
+            on_output=on_output or print_progress,
+            on_event=collect,
+            color="never",
+            refresh=refresh,
+            target=target,
+            target_dependents=bool(target),
+        )
+    return _with_pools(collect.diff(stack), listed)
 
 
 def destroy(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> Diff:
-    """Delete every resource of the stack; the stack and its settings stay."""
-    selected = select(stack, project=project)
-    collect = Changes()
-    with engine_errors(stack, "destroy", project):
-        selected.destroy(on_output=on_output or print_progress, on_event=collect, color="never")
-    return collect.diff(stack)
+    """Delete every resource of the stack, the autoscaler's machines of its pools too (each
+    pool's reaper deletes them); the stack and its settings stay."""
+    with stack_lock(stack, project):
+        selected = select(stack, project=project)
+        listed = pool_listing(stack, project)
+        collect = Changes()
+        with engine_errors(stack, "destroy", project):
+            selected.destroy(
+                on_output=on_output or print_progress,
+                on_event=collect,
+                color="never",
+                refresh=True,
+            )
+        return _with_pools(collect.diff(stack), listed)
 
 
 def refresh(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
-    selected = select(stack, project=project)
-    with engine_errors(stack, "refresh", project):
-        result = selected.refresh(on_output=on_output or print_progress, color="never")
+    with stack_lock(stack, project):
+        selected = select(stack, project=project)
+        with engine_errors(stack, "refresh", project):
+            result = selected.refresh(on_output=on_output or print_progress, color="never")
     changes = result.summary.resource_changes or {}
     return {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
+
+
+def resize(
+    stack: str,
+    pool: str,
+    size: int,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+) -> Diff:
+    """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
+
+    Calls for one stack queue on its lock and each succeeds; one that waited applies the
+    configuration as it finds it, so sizes set while it waited may be applied with it.
+    """
+    if size < 0:
+        raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
+    root = project_root(project)
+    with stack_lock(stack, root):
+        index = _pool_index(stack, pool, root)
+        set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
+        return _up(stack, root, on_output, refresh=False, target=pool_targets(stack, pool, root))
+
+
+def pool_targets(stack: str, pool: str, project: str | Path | None = None) -> list[str]:
+    """What a resize applies: the pool's component with its dependents (its machines and
+    reaper, the ones to create too), and the providers they are made with."""
+    selected = select(stack, project=project)
+    with engine_errors(stack, "export", project):
+        deployment = selected.export_stack().deployment or {}
+        resources = deployment.get("resources") or []
+    providers = [
+        str(r["urn"])
+        for r in resources
+        if isinstance(r, dict) and str(r.get("type", "")).startswith("pulumi:providers:")
+    ]
+    return [f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}", *providers]
+
+
+def _pool_index(stack: str, pool: str, root: Path) -> int:
+    """Where ``pool`` is in the stack file's pools."""
+    config = read_yaml(stack_file(stack, root)).get("config")
+    pools = config.get(f"{PROJECT}:pools") if isinstance(config, dict) else None
+    names = []
+    for index, entry in enumerate(pools if isinstance(pools, list) else []):
+        if isinstance(entry, dict):
+            names.append(str(entry.get("name")))
+            if entry.get("name") == pool:
+                return index
+    known = ", ".join(names) or "none"
+    raise SettingsError(f"stack {stack} has no pool {pool!r} (its pools: {known})")
+
+
+@contextmanager
+def stack_lock(stack: str, project: str | Path | None = None) -> Iterator[None]:
+    """Hold the stack's file lock: operations on one stack from several threads or
+    processes of this project wait their turn (``.pulumi-state/locks/<stack>.lock``)."""
+    locks = project_root(project) / STATE_DIR / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{short_name(stack)}.lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+Listing = tuple[str, dict[str, list[Machine]]]
+"""The stack's owner, and each pool of its state with its machines now."""
+
+
+def pool_listing(stack: str, project: str | Path | None = None) -> Listing:
+    """Each pool of the stack's state and its machines now (both kinds), for ``Diff.pools``.
+
+    Empty for a stack that has no outputs yet. Listing needs the cloud's credentials, as
+    the preview's refresh does.
+    """
+    try:
+        values = outputs(stack, project=project)
+    except StackNotFoundError:
+        return "", {}
+    pools = values.get("pools")
+    if not isinstance(pools, dict) or not pools:
+        return "", {}
+    runtime = runtime_settings(stack, project=project)
+    found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+    return runtime.owner, {str(pool): found.machines(str(pool)) for pool in pools}
+
+
+def _with_pools(diff: Diff, listing: Listing) -> Diff:
+    owner, listed = listing
+    if not listed:
+        return diff
+    return diff.model_copy(update={"pools": pool_counts(diff.changes, owner, listed)})
 
 
 def outputs(

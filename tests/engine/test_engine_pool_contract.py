@@ -1,0 +1,218 @@
+"""One pool, two controllers, through the real engine against the emulator.
+
+The stack (owner ``exp``, pools ``lab`` and ``ci``) keeps its machines; the autoscaler makes
+its own through the runtime API; the official ``hcloud`` client checks what exists. The
+tests run in order on one stack, the issue's sequence: the runtime refuses the stack's
+machines and names, ``max`` holds, a preview names the autoscaler machines a pool removal
+deletes, removing one pool reaps only that pool, a machine deleted behind the stack's back
+fails a plain ``pulumi up`` (as with the official plugin) but not the automation's,
+concurrent resizes all succeed, and an operator's plain ``pulumi destroy`` leaves nothing
+of the stack's owner while another owner's machines and a bystander stay.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+
+import pytest
+import yaml
+from hcloud.images import Image
+from hcloud.server_types import ServerType
+
+from machines import MachineSpec, StackMachineError, automation
+from machines.provider import Provider
+
+pytestmark = pytest.mark.engine
+
+POOLS = "orca-machines:pools"
+LAB = {"name": "lab", "machineType": "cx22", "location": "fsn1", "size": 2}
+CI = {"name": "ci", "machineType": "cx22", "location": "fsn1", "size": 1}
+
+
+def spec(name: str, pool: str = "lab") -> MachineSpec:
+    return MachineSpec(name=name, machine_type="cx22", location="fsn1", pool=pool)
+
+
+def live(deployment) -> dict[str, dict[str, str]]:
+    """Every server the cloud has that is not being deleted, by name, with its labels."""
+    return {s.name: s.labels for s in deployment.hcloud.servers.get_all() if s.status != "deleting"}
+
+
+def set_pools(*pools: dict[str, object]) -> None:
+    automation.set_config("local", {POOLS: list(pools)})
+
+
+def operator(deployment, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pulumi ARGS`` run as an operator would: the engine's binary in the project, the
+    documented variables, no project automation in between."""
+    binary = automation.engine_bin()
+    assert binary is not None
+    env = {
+        **os.environ,
+        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
+        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
+        "PULUMI_BACKEND_URL": deployment.state.as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+    }
+    return subprocess.run(
+        [str(binary / "pulumi"), *args, "--stack", "local", "--non-interactive"],
+        cwd=deployment.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def autoscaler(deployment) -> Provider:
+    """The autoscaler's provider, configured by the stack (kind, owner ``exp``, settings)."""
+    return automation.provider("local")
+
+
+def test_the_stack_labels_the_machines_it_keeps(deployment):
+    automation.set_config("local", {"orca-machines:owner": "exp"})
+    set_pools(LAB, CI)
+    automation.up("local")
+    found = live(deployment)
+    assert set(found) == {"exp-lab-1", "exp-lab-2", "exp-ci-1"}
+    for labels in found.values():
+        assert labels["orca-managed-by"] == "pulumi"
+        assert labels["orca-owner"] == "exp"
+
+
+def test_bystanders_exist_that_nothing_here_may_touch(deployment):
+    image = Image(name="ubuntu-24.04")
+    other = {"orca": "pool", "orca-pool": "lab", "orca-owner": "other"}
+    deployment.hcloud.servers.create(
+        name="other-lab-a1", server_type=ServerType(name="cx22"), image=image, labels=other
+    )
+    deployment.hcloud.servers.create(
+        name="bystander", server_type=ServerType(name="cx22"), image=image
+    )
+    assert {"other-lab-a1", "bystander"} <= set(live(deployment))
+
+
+def test_the_autoscaler_tells_the_stacks_machines_from_its_own(deployment, autoscaler):
+    created = autoscaler.create(spec("lab-a9"))
+    assert created.ok, created.reason
+    kinds = {m.name: m.managed_by for m in autoscaler.machines("lab")}
+    assert kinds == {"exp-lab-1": "pulumi", "exp-lab-2": "pulumi", "lab-a9": ""}
+
+
+def test_the_autoscaler_cannot_take_a_stack_name(deployment, autoscaler):
+    refused = autoscaler.create(spec("exp-lab-9"))
+    assert refused.failed
+    assert "reserved for the stack of owner exp" in refused.reason
+    assert "exp-lab-9" not in live(deployment)
+
+
+def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
+    (kept,) = [m for m in autoscaler.machines("lab") if m.name == "exp-lab-1"]
+    deployment.emulator.control.reset_requests()
+    with pytest.raises(StackMachineError) as refused:
+        autoscaler.delete(kept.id)
+    message = str(refused.value)
+    assert "exp-lab-1" in message and "stack exp" in message and "size of pool lab" in message
+    assert deployment.emulator.control.requests().total == 1
+    assert "exp-lab-1" in live(deployment)
+
+
+def test_a_pools_max_holds_for_both_kinds(deployment):
+    set_pools({**LAB, "max": 4}, CI)
+    automation.up("local")
+    assert automation.runtime_env("local")["ORCA_POOL_MAX"] == "lab=4"
+    autoscaler = automation.provider("local")
+    assert autoscaler.pool_max == {"lab": 4}
+    assert autoscaler.create(spec("lab-a10")).ok
+    refused = autoscaler.create(spec("lab-a11"))
+    assert refused.failed
+    assert "pool lab has 4 machines" in refused.reason
+    assert "stack exp" in refused.reason and "(4," in refused.reason
+    assert "lab-a11" not in live(deployment)
+
+
+def test_the_state_never_holds_the_token_in_plain(deployment):
+    token = os.environ["HCLOUD_TOKEN"]
+    texts = [p.read_text(errors="replace") for p in deployment.state.rglob("*") if p.is_file()]
+    assert texts
+    assert not any(token in text for text in texts)
+
+
+def test_the_preview_of_a_pool_removal_names_the_autoscaler_machines_it_deletes(deployment):
+    created = automation.provider("local").create(spec("ci-a1", "ci"))
+    assert created.ok, created.reason
+    set_pools(CI)
+    diff = automation.preview("local")
+    pools = {p.pool: p for p in diff.pools}
+    assert (pools["lab"].kept, pools["lab"].autoscaled, pools["lab"].deletes) == (2, 2, 4)
+    assert pools["lab"].reaped == ("lab-a10", "lab-a9")
+    assert (pools["ci"].kept, pools["ci"].autoscaled, pools["ci"].deletes) == (1, 1, 0)
+    markdown = diff.markdown()
+    assert "| `lab` | 2 | 2 | 4 | `lab-a10`, `lab-a9` |" in markdown
+    assert "pool lab: 2 kept by the stack, 2 made by the autoscaler, 4 to delete" in diff.text()
+    assert {"lab-a9", "lab-a10", "exp-lab-1"} <= set(live(deployment))
+
+
+def test_removing_one_pool_reaps_only_that_pool(deployment):
+    automation.up("local")
+    found = live(deployment)
+    assert not [name for name in found if "lab" in name and name != "other-lab-a1"]
+    assert {"exp-ci-1", "ci-a1", "other-lab-a1", "bystander"} <= set(found)
+
+
+def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_automations(
+    deployment,
+):
+    set_pools({**LAB, "size": 1}, CI)
+    automation.up("local")
+    (server,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-lab-1"]
+    deployment.hcloud.servers.delete(server)
+    set_pools(CI)
+    plain = operator(deployment, "up", "--yes", "--skip-preview")
+    assert plain.returncode != 0
+    assert "not_found" in plain.stdout + plain.stderr
+    automation.up("local")
+    pools = automation.outputs("local")["pools"]
+    assert isinstance(pools, dict) and list(pools) == ["ci"]
+
+
+def test_concurrent_resizes_of_one_stack_all_succeed(deployment):
+    set_pools(CI, {**LAB, "size": 0})
+    automation.up("local")
+    sizes = [("lab", 2), ("ci", 2), ("lab", 1)]
+    failures: list[BaseException] = []
+
+    def resize(pool: str, size: int) -> None:
+        try:
+            automation.resize("local", pool, size, on_output=lambda _line: None)
+        except BaseException as error:  # noqa: BLE001 (collected, asserted below)
+            failures.append(error)
+
+    threads = [threading.Thread(target=resize, args=args) for args in sizes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    config = yaml.safe_load((deployment.project / "stacks" / "Pulumi.local.yaml").read_text())
+    wanted = {p["name"]: p["size"] for p in config["config"][POOLS]}
+    assert wanted["ci"] == 2 and wanted["lab"] in (1, 2)
+    found = live(deployment)
+    for pool, size in wanted.items():
+        assert {n for n in found if n.startswith(f"exp-{pool}-")} == {
+            f"exp-{pool}-{n}" for n in range(1, size + 1)
+        }
+
+
+def test_an_operators_destroy_leaves_nothing_of_the_owner(deployment, autoscaler):
+    assert autoscaler.create(spec("lab-a20")).ok
+    destroyed = operator(deployment, "destroy", "--yes", "--skip-preview")
+    assert destroyed.returncode == 0, destroyed.stdout + destroyed.stderr
+    found = live(deployment)
+    assert set(found) == {"other-lab-a1", "bystander"}
+    assert found["other-lab-a1"]["orca-owner"] == "other"
