@@ -117,7 +117,9 @@ def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
     with pytest.raises(StackMachineError) as refused:
         autoscaler.delete(kept.id)
     message = str(refused.value)
-    assert "exp-lab-1" in message and "stack exp" in message and "size of pool lab" in message
+    assert "exp-lab-1" in message
+    assert "stack exp" in message
+    assert "size of pool lab" in message
     assert deployment.emulator.control.requests().total == 1
     assert "exp-lab-1" in live(deployment)
 
@@ -132,7 +134,8 @@ def test_a_pools_max_holds_for_both_kinds(deployment):
     refused = autoscaler.create(spec("lab-a11"))
     assert refused.failed
     assert "pool lab has 4 machines" in refused.reason
-    assert "stack exp" in refused.reason and "(4," in refused.reason
+    assert "stack exp" in refused.reason
+    assert "(4," in refused.reason
     assert "lab-a11" not in live(deployment)
 
 
@@ -178,7 +181,8 @@ def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_autom
     assert "not_found" in plain.stdout + plain.stderr
     automation.up("local")
     pools = automation.outputs("local")["pools"]
-    assert isinstance(pools, dict) and list(pools) == ["ci"]
+    assert isinstance(pools, dict)
+    assert list(pools) == ["ci"]
 
 
 def test_concurrent_resizes_of_one_stack_all_succeed(deployment):
@@ -190,7 +194,7 @@ def test_concurrent_resizes_of_one_stack_all_succeed(deployment):
     def resize(pool: str, size: int) -> None:
         try:
             automation.resize("local", pool, size, on_output=lambda _line: None)
-        except BaseException as error:  # noqa: BLE001 (collected, asserted below)
+        except BaseException as error:
             failures.append(error)
 
     threads = [threading.Thread(target=resize, args=args) for args in sizes]
@@ -201,7 +205,8 @@ def test_concurrent_resizes_of_one_stack_all_succeed(deployment):
     assert failures == []
     config = yaml.safe_load((deployment.project / "stacks" / "Pulumi.local.yaml").read_text())
     wanted = {p["name"]: p["size"] for p in config["config"][POOLS]}
-    assert wanted["ci"] == 2 and wanted["lab"] in (1, 2)
+    assert wanted["ci"] == 2
+    assert wanted["lab"] in (1, 2)
     found = live(deployment)
     for pool, size in wanted.items():
         assert {n for n in found if n.startswith(f"exp-{pool}-")} == {
