@@ -49,7 +49,7 @@ def simulate(
         action = rng.choices(["create", "delete", "list"], weights=[5, 3, 2])[0]
         if action == "create" or not known:
             serial += 1
-            name = f"{owner}-{pool}-{serial}"
+            name = f"{owner}-{pool}-a{serial}"
             created = provider.create(
                 MachineSpec(name=name, machine_type=machine_type, location=location, pool=pool)
             )

@@ -15,6 +15,7 @@ from machines import automation
 from machines.automation import Change, Diff, EngineError, diff, engine, engine_summary, stacks
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.errors import SettingsError
+from machines.models import Machine, Status
 
 SERVER = "hcloud:index/server:Server"
 FIREWALL = "hcloud:index/firewall:Firewall"
@@ -243,3 +244,45 @@ def test_importing_the_package_and_cli_does_not_load_pulumi():
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=PROJECT_ROOT)
+
+
+def machine(name: str, managed_by: str = "", status: Status = Status.RUNNING) -> Machine:
+    return Machine(
+        id=name,
+        name=name,
+        status=status,
+        machine_type="cx22",
+        location="fsn1",
+        address="",
+        pool=name.split("-")[-2],
+        managed_by=managed_by,
+    )
+
+
+def test_pool_counts_say_what_the_stack_keeps_the_autoscaler_made_and_the_change_deletes():
+    listed = {
+        "lab": [
+            machine("exp-lab-1", "pulumi"),
+            machine("exp-lab-2", "pulumi"),
+            machine("lab-a-7"),
+            machine("lab-a-8"),
+            machine("lab-a-9", status=Status.DELETING),
+        ],
+        "ci": [machine("exp-ci-1", "pulumi"), machine("ci-a-1")],
+    }
+    server = "orca:machines:Pool$hcloud:index/server:Server"
+    changes = (
+        Change(op="delete", type=server, name="exp-lab-1", urn="u1"),
+        Change(op="delete", type=server, name="exp-lab-2", urn="u2"),
+        Change(op="delete", type="pulumi-python:dynamic:Resource", name="lab-autoscaled", urn="u3"),
+        Change(op="create", type=server, name="exp-ci-2", urn="u4"),
+    )
+    counts = diff.pool_counts(changes, "exp", listed)
+    done = Diff(stack="exp", changes=changes, pools=counts)
+
+    lab, ci = done.pools
+    assert (lab.kept, lab.autoscaled, lab.deletes, lab.reaped) == (2, 2, 4, ("lab-a-7", "lab-a-8"))
+    assert (ci.kept, ci.autoscaled, ci.deletes, ci.reaped) == (1, 1, 0, ())
+    assert "| `lab` | 2 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
+    assert "pool ci: 1 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
+    assert done.report()["pools"][0]["reaped"] == ("lab-a-7", "lab-a-8")

@@ -17,24 +17,24 @@ HETZNER = ["--provider", "hetzner", "--owner", OWNER]
 
 
 def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
-    args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1", *HETZNER]
+    args = ["create", "ci", "prod-ci-a1", "--type", "cx23", "--location", "fsn1", *HETZNER]
     assert main(args) == OK
     made = capsys.readouterr().out.splitlines()
     assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "ADDRESS"]
-    assert made[1].split()[1:3] == ["prod-ci-1", "starting"]
-    server = hcloud.servers.get_by_name("prod-ci-1")
+    assert made[1].split()[1:3] == ["prod-ci-a1", "starting"]
+    server = hcloud.servers.get_by_name("prod-ci-a1")
     assert server is not None
     assert server.labels == {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
 
     assert main(["ls", "ci", *HETZNER]) == OK
     rows = capsys.readouterr().out.splitlines()
     assert len(rows) == 2
-    assert rows[1].split()[:2] == [str(server.id), "prod-ci-1"]
+    assert rows[1].split()[:2] == [str(server.id), "prod-ci-a1"]
 
     assert main(["ls", "ci", "--json", *HETZNER]) == OK
     listed = json.loads(capsys.readouterr().out)
     assert [(m["id"], m["name"], m["pool"]) for m in listed] == [
-        (str(server.id), "prod-ci-1", "ci")
+        (str(server.id), "prod-ci-a1", "ci")
     ]
 
     assert main(["rm", str(server.id), *HETZNER]) == OK
@@ -44,12 +44,12 @@ def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
 
 
 def test_ls_sees_only_the_owner_and_pool(hetzner_env, hetzner_provider, capsys):
-    hetzner_provider.create(spec(name="prod-ci-1", pool="ci"))
+    hetzner_provider.create(spec(name="prod-ci-a1", pool="ci"))
     hetzner_provider.create(spec(name="prod-gpu-1", pool="gpu"))
     Provider.of("hetzner", owner="other").create(spec(name="other-ci-1", pool="ci"))
     assert main(["ls", "ci", *HETZNER]) == OK
     names = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
-    assert names == ["prod-ci-1"]
+    assert names == ["prod-ci-a1"]
 
 
 def test_user_data_file_reaches_the_machine_and_is_never_printed(
@@ -59,7 +59,7 @@ def test_user_data_file_reaches_the_machine_and_is_never_printed(
     user_data.write_text("#cloud-config\nruncmd: [echo sesame-open]\n")
     status = main(
         [
-            "create", "ci", "prod-ci-2", "--type", "cax11", "--location", "fsn1",
+            "create", "ci", "prod-ci-a2", "--type", "cax11", "--location", "fsn1",
             "--user-data-file", str(user_data), *HETZNER,
         ]
     )  # fmt: skip
@@ -78,7 +78,7 @@ def test_arch_of_both_architectures(hetzner_env, capsys):
 
 def test_no_stock_exits_3_with_the_reason(hetzner_env, emulator: Emulator, capsys):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    status = main(["create", "ci", "prod-ci-3", "--type", "cax11", "--location", "nbg1", *HETZNER])
+    status = main(["create", "ci", "prod-ci-a3", "--type", "cax11", "--location", "nbg1", *HETZNER])
     assert status == NO_STOCK
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -89,17 +89,17 @@ def test_no_stock_exits_3_with_the_reason(hetzner_env, emulator: Emulator, capsy
 def test_provider_and_owner_from_the_environment(hetzner_env, monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PROVIDER", "hetzner")
     monkeypatch.setenv("ORCA_OWNER", OWNER)
-    assert main(["create", "ci", "prod-ci-4", "--type", "cx23", "--location", "fsn1"]) == OK
+    assert main(["create", "ci", "prod-ci-a4", "--type", "cx23", "--location", "fsn1"]) == OK
     assert main(["ls", "ci", "--json", "--owner", "other"]) == OK
     capsys.readouterr()
     assert main(["ls", "ci", "--json"]) == OK
-    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-ci-4"]
+    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-ci-a4"]
 
 
 def test_rm_reports_each_id_and_fails_for_a_foreign_one(
     hetzner_env, hcloud: Client, hetzner_provider, capsys
 ):
-    created = hetzner_provider.create(spec(name="prod-ci-5"))
+    created = hetzner_provider.create(spec(name="prod-ci-a5"))
     assert created.machine is not None
     foreign = foreign_server(hcloud, "someone-else", {"team": "web"})
     status = main(["rm", str(foreign), created.machine.id, "999999", *HETZNER])
@@ -112,12 +112,12 @@ def test_rm_reports_each_id_and_fails_for_a_foreign_one(
 
 
 def test_python_dash_m_machines_as_a_child(hetzner_env, run_cli):
-    made = run_cli("create", "ci", "prod-ci-6", "--type", "cx23", "--location", "fsn1", *HETZNER)
+    made = run_cli("create", "ci", "prod-ci-a6", "--type", "cx23", "--location", "fsn1", *HETZNER)
     assert made.returncode == OK, made.stderr
     listed = run_cli("ls", "ci", "--json", *HETZNER)
     assert listed.returncode == OK, listed.stderr
     [machine] = json.loads(listed.stdout)
-    assert machine["name"] == "prod-ci-6"
+    assert machine["name"] == "prod-ci-a6"
     removed = run_cli("rm", machine["id"], *HETZNER)
     assert (removed.returncode, removed.stdout.strip()) == (OK, f"{machine['id']} deleted")
 

@@ -158,9 +158,9 @@ def test_outputs_print_json(stack_outputs, capsys):
 def test_pool_commands_configured_by_a_stack(stack_outputs, hetzner_env, hetzner_provider, capsys):
     stack_outputs["owner"] = OWNER
     stack_outputs["env"] = {"HCLOUD_ENDPOINT": hetzner_env["HCLOUD_ENDPOINT"]}
-    hetzner_provider.create(spec(name="prod-x86-1", pool="x86"))
+    hetzner_provider.create(spec(name="prod-x86-a1", pool="x86"))
     assert main(["ls", "x86", "--json", "--stack", "local"]) == OK
-    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-x86-1"]
+    assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-x86-a1"]
     assert main(["ls", "x86", "--json", "--stack", "local", "--owner", "other"]) == OK
     assert json.loads(capsys.readouterr().out) == []
 

@@ -28,7 +28,7 @@ def test_machines_lists_the_pool(cloud: Cloud) -> None:
 def test_other_pools_owners_and_foreign_machines_are_not_listed(cloud: Cloud) -> None:
     made(cloud, "ci-1")
     made(cloud, "gpu-1", pool="gpu")
-    made(cloud, "staging-ci-1", owner="staging")
+    made(cloud, "staging-ci-a1", owner="staging")
     made(cloud, "ownerless-ci-1", owner="")
     cloud.foreign("untagged-1", {})
     cloud.foreign("no-owner-1", {"orca": "pool", "orca-pool": "ci"})
@@ -41,7 +41,7 @@ def test_other_pools_owners_and_foreign_machines_are_not_listed(cloud: Cloud) ->
 
 
 def test_without_an_owner_only_machines_without_an_owner_are_listed(cloud: Cloud) -> None:
-    made(cloud, "prod-ci-1")
+    made(cloud, "prod-ci-a1")
     made(cloud, "ci-1", owner="")
 
     assert names(cloud.provider("").machines("ci")) == ["ci-1"]

@@ -6,6 +6,7 @@ from machines.labels import (
     belongs_to,
     check_host_name,
     check_pool,
+    is_stack_name,
     machine_name,
     pool_labels,
     pool_selector,
@@ -84,3 +85,11 @@ def test_machine_name_that_is_not_a_host_name_is_refused():
 
 def test_without_owner_an_empty_owner_label_is_someone_elses():
     assert not belongs_to({"orca": "pool", "orca-pool": "ci", "orca-owner": ""}, "", "ci")
+
+
+def test_the_stack_name_form_is_reserved_for_the_owner() -> None:
+    assert is_stack_name(machine_name("exp", "lab", 9), "exp")
+    assert is_stack_name("exp-big-pool-12", "exp")
+    for name in ("exp-lab-a9", "lab-9", "exp-9", "other-lab-9", "exp-lab-", "exp-lab-9x"):
+        assert not is_stack_name(name, "exp")
+    assert not is_stack_name("exp-lab-9", "")

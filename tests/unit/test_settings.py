@@ -3,7 +3,7 @@ import pytest
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import SettingsError
-from machines.settings import Timeouts
+from machines.settings import ORCA_POOL_MAX, Timeouts, pool_max, pool_max_env
 
 TOKEN = "t" * 64
 
@@ -128,3 +128,13 @@ def test_timeouts_are_read():
     assert Timeouts.from_env({"ORCA_REQUEST_TIMEOUT": "2.5", "ORCA_CALL_TIMEOUT": "30"}) == (
         Timeouts(request=2.5, call=30)
     )
+
+
+def test_pool_max_reads_pool_number_pairs_and_writes_them_back() -> None:
+    assert pool_max({}) == {}
+    assert pool_max({ORCA_POOL_MAX: "lab=20,ci=50"}) == {"lab": 20, "ci": 50}
+    assert pool_max_env({"lab": 20, "ci": 50}) == {ORCA_POOL_MAX: "lab=20,ci=50"}
+    assert pool_max_env({}) == {}
+    for bad in ("lab", "lab=-1", "=3", "lab=2,lab=3", "lab=2,"):
+        with pytest.raises(SettingsError, match=ORCA_POOL_MAX):
+            pool_max({ORCA_POOL_MAX: bad})

@@ -1,0 +1,106 @@
+"""The pool contract on Hetzner, against the emulator, checked through the official client:
+the stack's servers (``orca-managed-by=pulumi``) are told apart and never deleted, the
+stack's names are refused, a pool's max holds, and reaping takes only the autoscaler's."""
+
+import pytest
+from hcloud import Client
+from hcloud.images import Image
+from hcloud.server_types import ServerType
+
+from emulator.process import Emulator
+from machines import MachineSpec, Provider, SettingsError, StackMachineError
+from machines.clouds.hetzner.provider import HetznerProvider
+from machines.reaping import reap
+from tests.conftest import OWNER
+
+STACK = {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER, "orca-managed-by": "pulumi"}
+
+
+def spec(name: str, pool: str = "ci") -> MachineSpec:
+    return MachineSpec(name=name, machine_type="cx22", location="fsn1", pool=pool)
+
+
+def stack_server(hcloud: Client, name: str) -> int:
+    """A server as the stack makes it: its name form and labels."""
+    made = hcloud.servers.create(
+        name=name,
+        server_type=ServerType(name="cx22"),
+        image=Image(name="ubuntu-24.04"),
+        labels=STACK,
+    )
+    assert made.server.id is not None
+    return made.server.id
+
+
+def test_the_stacks_servers_are_told_apart(provider: HetznerProvider, hcloud: Client) -> None:
+    stack_server(hcloud, f"{OWNER}-ci-1")
+    assert provider.create(spec("ci-a1")).ok
+
+    kinds = {m.name: m.managed_by for m in provider.machines("ci")}
+
+    assert kinds == {f"{OWNER}-ci-1": "pulumi", "ci-a1": ""}
+
+
+def test_delete_refuses_a_stack_server_in_one_request(
+    provider: HetznerProvider, hcloud: Client, emulator: Emulator
+) -> None:
+    kept = stack_server(hcloud, f"{OWNER}-ci-1")
+    emulator.control.reset_requests()
+
+    with pytest.raises(StackMachineError) as refused:
+        provider.delete(str(kept))
+
+    assert str(refused.value).startswith(f"server {kept} ({OWNER}-ci-1) is kept by stack {OWNER}")
+    assert f"lower the size of pool ci in stack {OWNER}" in str(refused.value)
+    assert emulator.control.requests().total == 1
+    assert hcloud.servers.get_by_id(kept).status != "deleting"
+
+
+def test_create_refuses_the_stacks_name_form(provider: HetznerProvider, hcloud: Client) -> None:
+    for name in (f"{OWNER}-ci-7", f"{OWNER}-other-pool-12"):
+        refused = provider.create(spec(name))
+        assert refused.failed
+        assert f"reserved for the stack of owner {OWNER}" in refused.reason
+    assert hcloud.servers.get_all() == []
+    assert provider.create(spec(f"{OWNER}-ci-a7")).ok
+
+
+def test_a_pools_max_holds_and_frees_with_a_delete(
+    env: dict[str, str], hcloud: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_POOL_MAX", "ci=2,gpu=9")
+    provider = Provider.of("hetzner", owner=OWNER)
+    stack_server(hcloud, f"{OWNER}-ci-1")
+    first = provider.create(spec("ci-a1"))
+    assert first.machine is not None
+
+    refused = provider.create(spec("ci-a2"))
+
+    assert refused.failed
+    assert refused.reason.startswith(f"pool ci has 2 machines, the max stack {OWNER} sets for it")
+    assert provider.delete(first.machine.id)
+    assert provider.create(spec("ci-a2")).ok
+    assert provider.create(spec("other-a1", pool="other")).ok
+
+
+def test_a_malformed_pool_max_names_the_variable(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_POOL_MAX", "ci=many")
+    with pytest.raises(SettingsError, match="ORCA_POOL_MAX item 'ci=many' is not POOL=NUMBER"):
+        Provider.of("hetzner", owner=OWNER)
+
+
+def test_reaping_takes_only_the_autoscalers_servers_of_owner_and_pool(
+    provider: HetznerProvider, hcloud: Client
+) -> None:
+    stack_server(hcloud, f"{OWNER}-ci-1")
+    assert provider.create(spec("ci-a1")).ok
+    assert provider.create(spec("gpu-a1", pool="gpu")).ok
+    assert Provider.of("hetzner", owner="other").create(spec("ci-b1")).ok
+
+    reaped = reap(provider, "ci", poll=0.05)
+
+    assert [m.name for m in reaped] == ["ci-a1"]
+    live = {s.name for s in hcloud.servers.get_all() if s.status != "deleting"}
+    assert live == {f"{OWNER}-ci-1", "gpu-a1", "ci-b1"}
