@@ -45,6 +45,9 @@ _OPS: Mapping[str, Op] = {
 
 _KEYED = frozenset({"update", "replace"})
 _STACK_TYPE = "pulumi:pulumi:Stack"
+_DYNAMIC_PROVIDER = "pulumi:providers:pulumi-python"
+"""The default provider of the pools' reapers: it takes the stack's configuration as its
+inputs, so every configuration change updates it; that is no change a reviewer acts on."""
 
 
 class Change(BaseModel):
@@ -213,7 +216,7 @@ class Changes:
             return
         meta = pre.metadata
         op = _OPS.get(str(getattr(meta.op, "value", meta.op)))
-        if op is None or meta.type == _STACK_TYPE:
+        if op is None or meta.type in (_STACK_TYPE, _DYNAMIC_PROVIDER):
             return
         if meta.urn in self._changes and op != "replace":
             return

@@ -23,7 +23,11 @@ from machines.program.config import StackConfig, load
 pytestmark = pytest.mark.engine
 
 SERVER = "hcloud:index/server:Server"
-LABELS = {"orca": "pool", "orca-owner": "local"}
+LABELS = {"orca": "pool", "orca-owner": "local", "orca-managed-by": "pulumi"}
+POOL_LINES = [
+    "pool arm: 1 kept by the stack, 0 made by the autoscaler, 0 to delete",
+    "pool x86: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
+]
 COMMITTED = (PROJECT_ROOT / "stacks" / "Pulumi.local.yaml").read_bytes()
 
 
@@ -105,7 +109,7 @@ def test_preview_after_up_has_no_changes(deployment):
     assert not automation.preview("local").has_changes
     done = cli("preview", "local", "--diff")
     assert done.returncode == OK, done.stderr
-    assert done.stdout.strip() == "stack local: no changes"
+    assert done.stdout.splitlines() == [*POOL_LINES, "stack local: no changes"]
 
 
 def test_a_size_change_previews_exactly_one_create(deployment, tmp_path: Path):
@@ -118,6 +122,7 @@ def test_a_size_change_previews_exactly_one_create(deployment, tmp_path: Path):
     assert done.returncode == CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {SERVER}  local-x86-3",
+        *POOL_LINES,
         "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]
     assert markdown.read_text() == diff.markdown()

@@ -9,7 +9,7 @@ from machines.program.components import POOL_TYPE
 from machines.program.ec2.components import EC2_SHARED_TYPE
 from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.program.reaper import REAPER_TYPE, reaper_name
-from machines.settings import HCLOUD_TOKEN
+from machines.settings import HCLOUD_TOKEN, ORCA_POOL_MAX, pool_max
 from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,
@@ -173,7 +173,9 @@ def test_env_output_is_exactly_the_runtime_settings(stack: StackRun) -> None:
         settings = Ec2Settings.from_env(env)
         assert settings.region == stack.raw["aws:region"]
         assert settings.subnets == stack.get("subnets")
-    assert settings.env() == env
+    limits = {p["name"]: p["max"] for p in stack.pools if "max" in p}
+    assert pool_max(env) == limits
+    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOL_MAX}
 
 
 def test_owner_provider_and_pools_outputs(stack: StackRun) -> None:
