@@ -13,12 +13,16 @@ from machines.clouds.ec2.provider import Ec2Provider
 from machines.errors import StackMachineError
 from machines.models import Status
 from machines.reaping import reap
-from tests.ec2.moto_server import count_calls, launch_tagged, spec
+from testkit.moto_server import count_calls, launch_tagged
+from testkit.specs import ec2_spec as spec
 
 STACK_TAGS = {"orca": "pool", "orca-pool": "ci", "orca-owner": "prod", "orca-managed-by": "pulumi"}
 
 
-def test_the_stacks_instances_are_told_apart_by_their_tag(provider: Ec2Provider, aws: Any) -> None:
+def test_the_stacks_instances_are_told_apart_by_their_tag(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
+    provider = ec2_provider
     launch_tagged(aws, "prod-ci-1", STACK_TAGS)
     assert provider.create(spec("ci-a1")).ok
 
@@ -27,7 +31,10 @@ def test_the_stacks_instances_are_told_apart_by_their_tag(provider: Ec2Provider,
     assert kinds == {"prod-ci-1": "pulumi", "ci-a1": ""}
 
 
-def test_delete_refuses_a_stack_instance_with_what_to_do(provider: Ec2Provider, aws: Any) -> None:
+def test_delete_refuses_a_stack_instance_with_what_to_do(
+    ec2_provider: Ec2Provider, aws: Any
+) -> None:
+    provider = ec2_provider
     kept = launch_tagged(aws, "prod-ci-1", STACK_TAGS)
     calls = count_calls(provider._client)
 
@@ -44,7 +51,8 @@ def test_delete_refuses_a_stack_instance_with_what_to_do(provider: Ec2Provider, 
     assert state["State"]["Name"] == "running"
 
 
-def test_create_refuses_the_stacks_name_form(provider: Ec2Provider) -> None:
+def test_create_refuses_the_stacks_name_form(ec2_provider: Ec2Provider) -> None:
+    provider = ec2_provider
     refused = provider.create(spec("prod-ci-7"))
 
     assert refused.failed
@@ -53,10 +61,10 @@ def test_create_refuses_the_stacks_name_form(provider: Ec2Provider) -> None:
 
 
 def test_a_pools_max_counts_both_kinds_and_not_the_deleting(
-    make_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_POOL_MAX", "ci=3")
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     launch_tagged(aws, "prod-ci-1", STACK_TAGS)
     first = provider.create(spec("ci-a1"))
     assert first.machine is not None
@@ -72,10 +80,10 @@ def test_a_pools_max_counts_both_kinds_and_not_the_deleting(
 
 
 def test_creates_within_a_fresh_listing_ask_for_no_other(
-    make_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_POOL_MAX", "ci=20")
-    provider = make_provider("prod")
+    provider = make_ec2_provider("prod")
     provider.machines("ci")
     calls = count_calls(provider._client)
 
@@ -86,13 +94,13 @@ def test_creates_within_a_fresh_listing_ask_for_no_other(
 
 
 def test_reaping_takes_only_the_autoscalers_instances_of_the_owner_and_pool(
-    make_provider: Callable[[str], Ec2Provider], aws: Any
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any
 ) -> None:
-    prod = make_provider("prod")
+    prod = make_ec2_provider("prod")
     kept = launch_tagged(aws, "prod-ci-1", STACK_TAGS)
     assert prod.create(spec("ci-a1")).ok
     assert prod.create(spec("gpu-a1", pool="gpu")).ok
-    assert make_provider("staging").create(spec("ci-b1")).ok
+    assert make_ec2_provider("staging").create(spec("ci-b1")).ok
 
     reaped = reap(prod, "ci", poll=0.1)
 
@@ -101,5 +109,5 @@ def test_reaping_takes_only_the_autoscalers_instances_of_the_owner_and_pool(
     assert left["prod-ci-1"] != Status.DELETING
     assert left.get("ci-a1", Status.DELETING) == Status.DELETING
     assert [m.name for m in prod.machines("gpu")] == ["gpu-a1"]
-    assert [m.name for m in make_provider("staging").machines("ci")] == ["ci-b1"]
+    assert [m.name for m in make_ec2_provider("staging").machines("ci")] == ["ci-b1"]
     assert aws.describe_instances(InstanceIds=[kept])["Reservations"]

@@ -27,12 +27,12 @@ from machines.provider import Provider
 pytestmark = pytest.mark.engine
 
 POOLS = "orca-machines:pools"
-LAB = {"name": "lab", "machineType": "cx22", "location": "fsn1", "size": 2}
-CI = {"name": "ci", "machineType": "cx22", "location": "fsn1", "size": 1}
+LAB = {"name": "lab", "machineType": "cx23", "location": "fsn1", "size": 2}
+CI = {"name": "ci", "machineType": "cx23", "location": "fsn1", "size": 1}
 
 
 def spec(name: str, pool: str = "lab") -> MachineSpec:
-    return MachineSpec(name=name, machine_type="cx22", location="fsn1", pool=pool)
+    return MachineSpec(name=name, machine_type="cx23", location="fsn1", pool=pool)
 
 
 def live(deployment) -> dict[str, dict[str, str]]:
@@ -89,10 +89,10 @@ def test_bystanders_exist_that_nothing_here_may_touch(deployment):
     image = Image(name="ubuntu-24.04")
     other = {"orca": "pool", "orca-pool": "lab", "orca-owner": "other"}
     deployment.hcloud.servers.create(
-        name="other-lab-a1", server_type=ServerType(name="cx22"), image=image, labels=other
+        name="other-lab-a1", server_type=ServerType(name="cx23"), image=image, labels=other
     )
     deployment.hcloud.servers.create(
-        name="bystander", server_type=ServerType(name="cx22"), image=image
+        name="bystander", server_type=ServerType(name="cx23"), image=image
     )
     assert {"other-lab-a1", "bystander"} <= set(live(deployment))
 

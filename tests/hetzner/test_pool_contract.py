@@ -11,20 +11,20 @@ from emulator.process import Emulator
 from machines import MachineSpec, Provider, SettingsError, StackMachineError
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.reaping import reap
-from tests.conftest import OWNER
+from testkit.specs import OWNER
 
 STACK = {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER, "orca-managed-by": "pulumi"}
 
 
 def spec(name: str, pool: str = "ci") -> MachineSpec:
-    return MachineSpec(name=name, machine_type="cx22", location="fsn1", pool=pool)
+    return MachineSpec(name=name, machine_type="cx23", location="fsn1", pool=pool)
 
 
 def stack_server(hcloud: Client, name: str) -> int:
     """A server as the stack makes it: its name form and labels."""
     made = hcloud.servers.create(
         name=name,
-        server_type=ServerType(name="cx22"),
+        server_type=ServerType(name="cx23"),
         image=Image(name="ubuntu-24.04"),
         labels=STACK,
     )
@@ -32,7 +32,10 @@ def stack_server(hcloud: Client, name: str) -> int:
     return made.server.id
 
 
-def test_the_stacks_servers_are_told_apart(provider: HetznerProvider, hcloud: Client) -> None:
+def test_the_stacks_servers_are_told_apart(
+    hetzner_provider: HetznerProvider, hcloud: Client
+) -> None:
+    provider = hetzner_provider
     stack_server(hcloud, f"{OWNER}-ci-1")
     assert provider.create(spec("ci-a1")).ok
 
@@ -42,8 +45,9 @@ def test_the_stacks_servers_are_told_apart(provider: HetznerProvider, hcloud: Cl
 
 
 def test_delete_refuses_a_stack_server_in_one_request(
-    provider: HetznerProvider, hcloud: Client, emulator: Emulator
+    hetzner_provider: HetznerProvider, hcloud: Client, emulator: Emulator
 ) -> None:
+    provider = hetzner_provider
     kept = stack_server(hcloud, f"{OWNER}-ci-1")
     emulator.control.reset_requests()
 
@@ -56,7 +60,10 @@ def test_delete_refuses_a_stack_server_in_one_request(
     assert hcloud.servers.get_by_id(kept).status != "deleting"
 
 
-def test_create_refuses_the_stacks_name_form(provider: HetznerProvider, hcloud: Client) -> None:
+def test_create_refuses_the_stacks_name_form(
+    hetzner_provider: HetznerProvider, hcloud: Client
+) -> None:
+    provider = hetzner_provider
     for name in (f"{OWNER}-ci-7", f"{OWNER}-other-pool-12"):
         refused = provider.create(spec(name))
         assert refused.failed
@@ -66,7 +73,7 @@ def test_create_refuses_the_stacks_name_form(provider: HetznerProvider, hcloud: 
 
 
 def test_a_pools_max_holds_and_frees_with_a_delete(
-    env: dict[str, str], hcloud: Client, monkeypatch: pytest.MonkeyPatch
+    hetzner_env: dict[str, str], hcloud: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_POOL_MAX", "ci=2,gpu=9")
     provider = Provider.of("hetzner", owner=OWNER)
@@ -84,7 +91,7 @@ def test_a_pools_max_holds_and_frees_with_a_delete(
 
 
 def test_a_malformed_pool_max_names_the_variable(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    hetzner_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_POOL_MAX", "ci=many")
     with pytest.raises(SettingsError, match="ORCA_POOL_MAX item 'ci=many' is not POOL=NUMBER"):
@@ -92,8 +99,9 @@ def test_a_malformed_pool_max_names_the_variable(
 
 
 def test_reaping_takes_only_the_autoscalers_servers_of_owner_and_pool(
-    provider: HetznerProvider, hcloud: Client
+    hetzner_provider: HetznerProvider, hcloud: Client
 ) -> None:
+    provider = hetzner_provider
     stack_server(hcloud, f"{OWNER}-ci-1")
     assert provider.create(spec("ci-a1")).ok
     assert provider.create(spec("gpu-a1", pool="gpu")).ok
