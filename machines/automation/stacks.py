@@ -185,15 +185,21 @@ def resize(
     """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
 
     Calls for one stack queue on its lock and each succeeds; one that waited applies the
-    configuration as it finds it, so sizes set while it waited may be applied with it.
+    configuration as it finds it, so sizes set while it waited may be applied with it. The
+    stack is refreshed first, whole: the engine here refuses a targeted refresh ("unknown
+    provider"), and a refresh only reads, so the update still touches this pool alone.
     """
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
     root = project_root(project)
     with stack_lock(stack, root):
         index = _pool_index(stack, pool, root)
+        targets = pool_targets(stack, pool, root)
+        selected = select(stack, project=root)
+        with engine_errors(stack, "refresh", root):
+            selected.refresh(on_output=on_output or print_progress, color="never")
         set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
-        return _up(stack, root, on_output, refresh=False, target=pool_targets(stack, pool, root))
+        return _up(stack, root, on_output, refresh=False, target=targets)
 
 
 def pool_targets(stack: str, pool: str, project: str | Path | None = None) -> list[str]:

@@ -185,9 +185,11 @@ def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_autom
     assert list(pools) == ["ci"]
 
 
-def test_concurrent_resizes_of_one_stack_all_succeed(deployment):
+def test_concurrent_resizes_of_one_stack_all_succeed_after_a_deletion_by_hand(deployment):
     set_pools(CI, {**LAB, "size": 0})
     automation.up("local")
+    (by_hand,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-ci-1"]
+    deployment.hcloud.servers.delete(by_hand)
     sizes = [("lab", 2), ("ci", 2), ("lab", 1)]
     failures: list[BaseException] = []
 
