@@ -70,19 +70,19 @@ def runtime_api(provider: Provider, control: Control) -> None:
     for n, machine_type in enumerate(("cx23", "cax11", "cx23"), start=1):
         created = provider.create(
             MachineSpec(
-                name=f"local-ci-{n}",
+                name=f"ci-a{n}",
                 machine_type=machine_type,
                 location="fsn1",
                 pool="ci",
                 user_data="#cloud-config\n",
             )
         )
-        print(f"create local-ci-{n}: {created.outcome} {created.reason}".rstrip())
+        print(f"create ci-a{n}: {created.outcome} {created.reason}".rstrip())
     control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
     created = provider.create(
-        MachineSpec(name="local-ci-4", machine_type="cax11", location="nbg1", pool="ci")
+        MachineSpec(name="ci-a4", machine_type="cax11", location="nbg1", pool="ci")
     )
-    print(f"create local-ci-4 in nbg1 (out of stock there): {created.outcome}: {created.reason}")
+    print(f"create ci-a4 in nbg1 (out of stock there): {created.outcome}: {created.reason}")
     show_pools(provider, ["ci"])
     machines = provider.machines("ci")
     for machine in machines:
