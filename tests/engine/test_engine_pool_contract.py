@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -21,6 +22,7 @@ import yaml
 from hcloud.images import Image
 from hcloud.server_types import ServerType
 
+from emulator.process import PROJECT_ROOT
 from machines import MachineSpec, StackMachineError, automation
 from machines.provider import Provider
 
@@ -214,6 +216,21 @@ def test_concurrent_resizes_of_one_stack_all_succeed_after_a_deletion_by_hand(de
         assert {n for n in found if n.startswith(f"exp-{pool}-")} == {
             f"exp-{pool}-{n}" for n in range(1, size + 1)
         }
+
+
+def test_resize_from_the_command_line_applies_that_pool(deployment):
+    done = subprocess.run(
+        [sys.executable, "-m", "machines", "resize", "local", "ci", "1", "-q"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("stack local: pool ci size 1: ")
+    assert "1 deleted" in done.stdout
+    assert not [n for n in live(deployment) if n.startswith("exp-ci-") and n != "exp-ci-1"]
 
 
 def test_an_operators_destroy_leaves_nothing_of_the_owner(deployment, autoscaler):
