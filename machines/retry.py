@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from machines import deadline as wall_clock
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -58,12 +60,15 @@ def call(
     A final error is raised as it is; a retryable one that outlasts the deadline is raised
     as ``GaveUp``. The wait honours what the API asked for when that fits in the time left;
     when it does not, plain backoff goes on, since a bucket that refills may let one through.
+    Each try runs inside ``machines.deadline.bounded``: the clients cut its requests and
+    body reads to the time left, so the last try ends when the call's time does.
     """
     start = time.monotonic()
     attempt = 0
     while True:
         try:
-            return fn()
+            with wall_clock.bounded(deadline - (time.monotonic() - start)):
+                return fn()
         except Exception as error:
             asked = retry_after(error)
             if asked is None:

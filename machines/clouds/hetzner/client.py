@@ -3,18 +3,53 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import requests
 from hcloud import Client
+from requests.adapters import HTTPAdapter
 
+from machines import deadline
 from machines.clouds.hetzner.settings import HetznerSettings
 
 
+class DeadlineAdapter(HTTPAdapter):
+    """requests' adapter held to the call's deadline: the request's timeout is cut to the
+    time left, and the body is read within it (``machines.deadline.read_body``)."""
+
+    def __init__(self, request_timeout: float) -> None:
+        super().__init__()
+        self._request_timeout = request_timeout
+
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, stream: bool = False, **kwargs: Any
+    ) -> requests.Response:
+        seconds = deadline.timeout(self._request_timeout)
+        kwargs["timeout"] = (seconds, seconds)
+        response = super().send(request, stream=True, **kwargs)
+        if not stream:
+            try:
+                response._content = deadline.read_body(response.raw, self._request_timeout)
+            except deadline.BodyTimeout as error:
+                response.close()
+                raise requests.ReadTimeout(str(error), request=request) from None
+            except Exception as error:
+                response.close()
+                raise requests.ConnectionError(
+                    f"the answer broke off: {type(error).__name__}", request=request
+                ) from None
+            response._content_consumed = True  # type: ignore[attr-defined]
+        return response
+
+
 class Clients:
-    """This thread's hcloud client, and the ``RateLimit-Reset`` its last answer carried.
+    """This thread's hcloud client, and what its last answer said besides its body.
 
     requests sessions are not shared between threads, so each thread gets its own client.
     hcloud-python's retries are off: the provider retries, knowing which calls are safe.
+    The ``RateLimit-Reset`` header and the HTTP status of the last answer are kept: hcloud
+    drops the status of an answer that carries an API error, and a 503 is worth another try
+    whatever its code says.
     """
 
     def __init__(self, settings: HetznerSettings) -> None:
@@ -35,7 +70,10 @@ class Clients:
             # hcloud-python offers no switch for these; tests pin that the attributes exist.
             base = client._client
             base._retry_max_retries = 0
-            base._session.hooks["response"].append(self._remember_rate_limit)
+            base._session.hooks["response"].append(self._remember_answer)
+            adapter = DeadlineAdapter(timeout)
+            base._session.mount("http://", adapter)
+            base._session.mount("https://", adapter)
             self._local.client = client
         return client
 
@@ -44,7 +82,13 @@ class Clients:
         reset: str | None = getattr(self._local, "rate_limit_reset", None)
         return reset
 
-    def _remember_rate_limit(
+    def last_status(self) -> int:
+        """The HTTP status of this thread's last answer (0 before any)."""
+        status: int = getattr(self._local, "status", 0)
+        return status
+
+    def _remember_answer(
         self, response: requests.Response, *args: object, **kwargs: object
     ) -> None:
         self._local.rate_limit_reset = response.headers.get("RateLimit-Reset")
+        self._local.status = response.status_code
