@@ -76,6 +76,25 @@ def machine_address(*candidates: str | None) -> str:
     return next((c for c in candidates if c), "")
 
 
+def mismatch(spec: MachineSpec, machine: Machine) -> str:
+    """Why ``machine`` is not what ``spec`` asks for (type, location, pool); empty when it is.
+
+    A create whose name is already taken by this owner's machine returns that machine only
+    when it is the one asked for: an autoscaler that asked for arm capacity in hel1 must not
+    be told it got it because an amd64 machine of that name runs in fsn1.
+    """
+    asked = (spec.machine_type, spec.location, spec.pool)
+    found = (machine.machine_type, machine.location, machine.pool)
+    if asked == found:
+        return ""
+    return (
+        f"the name {spec.name} is already taken by machine {machine.id}, a "
+        f"{machine.machine_type} in {machine.location} of pool {machine.pool}, not the "
+        f"{spec.machine_type} in {spec.location} of pool {spec.pool} asked for: "
+        "delete that machine or choose another name"
+    )
+
+
 Outcome = Literal["ok", "no_stock", "failed"]
 
 

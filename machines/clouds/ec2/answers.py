@@ -22,7 +22,14 @@ from botocore.exceptions import ConnectionError as NoConnectionError
 from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from machines.errors import CONNECTION, CREDENTIALS, NOT_THE_API, TIMEOUT, CloudError
+from machines.errors import (
+    CONNECTION,
+    CREDENTIALS,
+    NOT_THE_API,
+    TIMEOUT,
+    CloudError,
+    InvalidMachineIdError,
+)
 from machines.labels import (
     ORCA_LABEL,
     ORCA_VALUE,
@@ -110,12 +117,24 @@ for an answer of the wrong shape: ``cloud_error`` turns each into a ``CloudError
 INSTANCE_ID = re.compile(r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 
 
+def instance_id_of(machine_id: object) -> str:
+    """``machine_id`` when it is an EC2 instance id, else ``InvalidMachineIdError``."""
+    if isinstance(machine_id, str) and INSTANCE_ID.fullmatch(machine_id):
+        return machine_id
+    raise InvalidMachineIdError(
+        f"{machine_id!r} is not an EC2 instance id: expected i- and 8 or 17 hex digits"
+    )
+
+
 def status_of(ec2_state: str | None) -> Status:
     """The shared status for an EC2 instance state."""
     return STATUSES.get(ec2_state or "", Status.UNKNOWN)
 
 
 class _Answer(BaseModel):
+    """An answer's fields this package reads. Lists EC2 always sends (empty or not) are
+    required: an answer without them (an HTML page parses to nothing) is not EC2's."""
+
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
@@ -149,11 +168,11 @@ class Instance(_Answer):
 
 
 class Reservation(_Answer):
-    instances: list[Instance] = Field(default_factory=list, alias="Instances")
+    instances: list[Instance] = Field(alias="Instances")
 
 
 class InstancesPage(_Answer):
-    reservations: list[Reservation] = Field(default_factory=list, alias="Reservations")
+    reservations: list[Reservation] = Field(alias="Reservations")
     next_token: str = Field(default="", alias="NextToken")
 
 
@@ -167,7 +186,7 @@ class InstanceType(_Answer):
 
 
 class InstanceTypes(_Answer):
-    types: list[InstanceType] = Field(default_factory=list, alias="InstanceTypes")
+    types: list[InstanceType] = Field(alias="InstanceTypes")
 
 
 class Image(_Answer):
@@ -177,7 +196,17 @@ class Image(_Answer):
 
 
 class Images(_Answer):
-    images: list[Image] = Field(default_factory=list, alias="Images")
+    images: list[Image] = Field(alias="Images")
+
+
+class StateChange(_Answer):
+    id: str = Field(alias="InstanceId")
+
+
+class Terminating(_Answer):
+    """TerminateInstances' answer: which instances are on their way out."""
+
+    instances: list[StateChange] = Field(alias="TerminatingInstances")
 
 
 def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machine:

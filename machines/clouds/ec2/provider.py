@@ -29,7 +29,6 @@ from machines import retry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
-    INSTANCE_ID,
     LISTED_STATES,
     LIVE_STATES,
     NAME_TAG,
@@ -39,9 +38,11 @@ from machines.clouds.ec2.answers import (
     InstancesPage,
     InstanceTypes,
     Reservation,
+    Terminating,
     cloud_error,
     describe,
     foreign_reason,
+    instance_id_of,
     machine,
     retry_after,
     whose,
@@ -52,7 +53,6 @@ from machines.errors import (
     NOT_THE_API,
     CloudError,
     ForeignMachineError,
-    InvalidMachineIdError,
     StackMachineError,
     UnknownMachineTypeError,
 )
@@ -68,7 +68,7 @@ from machines.labels import (
     managed_by,
     pool_labels,
 )
-from machines.models import Created, Machine, MachineSpec
+from machines.models import Created, Machine, MachineSpec, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
 
@@ -192,10 +192,7 @@ class Ec2Provider(Provider):
 
     def delete(self, machine_id: str) -> bool:
         """Terminate this owner's pool instance; True when it is gone or going, or unknown."""
-        if not INSTANCE_ID.fullmatch(machine_id):
-            raise InvalidMachineIdError(
-                f"{machine_id!r} is not an EC2 instance id: expected i- and 8 or 17 hex digits"
-            )
+        machine_id = instance_id_of(machine_id)
         instance = self._instance(machine_id)
         if instance is None:
             return True
@@ -218,7 +215,9 @@ class Ec2Provider(Provider):
         try:
             self._call(
                 "TerminateInstances",
-                lambda: self._client.terminate_instances(InstanceIds=[machine_id]),
+                lambda: Terminating.model_validate(
+                    self._client.terminate_instances(InstanceIds=[machine_id])
+                ),
             )
         except CloudError as err:
             if err.code != "InvalidInstanceID.NotFound":
@@ -231,8 +230,12 @@ class Ec2Provider(Provider):
         existing = self._live_named(spec.name)
         mine = [i for i in existing if belongs_to(i.tags, self.owner, spec.pool)]
         if mine:
-            log.info("instance %s is already %r: not launching another", mine[0].id, spec.name)
-            return Created.success(machine(mine[0]))
+            found = machine(mine[0])
+            different = mismatch(spec, found)
+            if different:
+                return Created.failure(different)
+            log.info("instance %s is already %r: not launching another", found.id, spec.name)
+            return Created.success(found)
         if existing:
             other = existing[0]
             return Created.failure(
@@ -318,7 +321,11 @@ class Ec2Provider(Provider):
 
     def _mine_named(self, spec: MachineSpec) -> Instance | None:
         """The live instance named ``spec.name`` of this owner and ``spec.pool``, if any."""
-        mine = [i for i in self._live_named(spec.name) if belongs_to(i.tags, self.owner, spec.pool)]
+        mine = [
+            i
+            for i in self._live_named(spec.name)
+            if belongs_to(i.tags, self.owner, spec.pool) and not mismatch(spec, machine(i))
+        ]
         return mine[0] if mine else None
 
     def _remembered(self, spec: MachineSpec) -> Machine | None:
@@ -329,7 +336,7 @@ class Ec2Provider(Provider):
         """
         with self._lock:
             remembered = self._launched.get(spec.name)
-        if remembered is None or remembered.pool != spec.pool:
+        if remembered is None or mismatch(spec, remembered):
             return None
         instance = self._instance(remembered.id)
         if instance is None:
@@ -401,7 +408,7 @@ class Ec2Provider(Provider):
         except CloudError as err:
             if err.code != "InvalidInstanceType":
                 raise
-            answer = InstanceTypes()
+            answer = InstanceTypes(InstanceTypes=[])
         arch = preferred_arch([a for t in answer.types for a in t.processor.architectures])
         if not arch:
             raise UnknownMachineTypeError(

@@ -9,15 +9,20 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.errors import SettingsError
 from machines.settings import (
+    AWS_ACCESS_KEY_ID,
     AWS_DEFAULT_REGION,
     AWS_ENDPOINT_URL,
+    AWS_PROFILE,
     AWS_REGION,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
     ORCA_EC2_IMAGE,
     ORCA_EC2_INSTANCE_PROFILE,
     ORCA_EC2_SECURITY_GROUP,
     ORCA_EC2_SUBNETS,
     Timeouts,
     mapping,
+    region,
     required,
     single,
     url,
@@ -40,13 +45,16 @@ class Ec2Settings(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Ec2Settings:
         env = os.environ if environ is None else environ
-        region = single(env, AWS_REGION) or single(env, AWS_DEFAULT_REGION)
-        if not region:
+        for credential in (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN):
+            single(env, credential, secret=True)
+        single(env, AWS_PROFILE)
+        region_name = region(env, AWS_REGION) or region(env, AWS_DEFAULT_REGION)
+        if not region_name:
             raise SettingsError(
                 f"{AWS_REGION} is not set: name the EC2 region, e.g. {AWS_REGION}=eu-central-1"
             )
         return cls(
-            region=region,
+            region=region_name,
             endpoint_url=url(env, AWS_ENDPOINT_URL),
             subnets=mapping(env, ORCA_EC2_SUBNETS, "eu-central-1a=subnet-0abc"),
             security_group=required(env, ORCA_EC2_SECURITY_GROUP),

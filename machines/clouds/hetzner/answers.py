@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 
@@ -9,7 +10,7 @@ import requests
 from hcloud import APIException
 from hcloud.servers import BoundServer
 
-from machines.errors import CONNECTION, TIMEOUT, CloudError
+from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT, CloudError, InvalidMachineIdError
 from machines.labels import POOL_LABEL, managed_by
 from machines.models import Machine, Status, machine_address
 from machines.settings import (
@@ -48,6 +49,31 @@ STATUSES: Mapping[str, Status] = {
 a rebuilding one boots again; anything Hetzner adds later is ``unknown`` until mapped."""
 
 
+class NotTheApi(ValueError):
+    """An answer that is not of the shape the Hetzner API gives (an empty body, ``{}``)."""
+
+
+ANSWER_ERRORS = (NotTheApi, KeyError, TypeError, AttributeError)
+"""What reading an answer of the wrong shape raises, in hcloud-python (``response["server"]``
+of ``{}``) or here: the call's answer was not the API's."""
+
+
+_SERVER_ID = re.compile(r"[1-9][0-9]{0,18}")
+_LARGEST_ID = 2**63 - 1
+
+
+def server_id_of(machine_id: object) -> int:
+    """The server number of a machine id: ASCII digits of a positive 64-bit number, else
+    ``InvalidMachineIdError`` (``"²"``, ``"٤٧"``, ``"007"``, ``123`` never reach the API)."""
+    if isinstance(machine_id, str) and _SERVER_ID.fullmatch(machine_id):
+        number = int(machine_id)
+        if number <= _LARGEST_ID:
+            return number
+    raise InvalidMachineIdError(
+        f"{machine_id!r} is not a Hetzner server id: expected a number such as 4711"
+    )
+
+
 def status_of(hetzner_status: str | None) -> Status:
     """The shared status for a Hetzner server status."""
     return STATUSES.get(hetzner_status or "", Status.UNKNOWN)
@@ -55,6 +81,8 @@ def status_of(hetzner_status: str | None) -> Status:
 
 def machine(server: BoundServer, pool: str | None = None) -> Machine:
     """The shared ``Machine`` of a server; ``pool`` when its labels lack one."""
+    if not isinstance(server.id, int) or not isinstance(server.name, str):
+        raise NotTheApi("a server without an id or a name")
     labels = server.labels or {}
     location = server.location or (server.datacenter.location if server.datacenter else None)
     return Machine(
@@ -69,8 +97,12 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
     )
 
 
-def retry_after(error: Exception, rate_limit_reset: str | None) -> float | None:
-    """None when ``error`` is final, else the seconds Hetzner asked to wait (0: no opinion)."""
+def retry_after(error: Exception, rate_limit_reset: str | None, status: int) -> float | None:
+    """None when ``error`` is final, else the seconds Hetzner asked to wait (0: no opinion).
+
+    ``status`` is the HTTP status of the answer that carried ``error``: any 5xx is tried
+    again, whatever error code (``unavailable``, ``server_error``, none) came with it.
+    """
     if isinstance(error, requests.ConnectionError | requests.Timeout):
         return 0.0
     if not isinstance(error, APIException):
@@ -79,18 +111,30 @@ def retry_after(error: Exception, rate_limit_reset: str | None) -> float | None:
     if code in {"rate_limit_exceeded", 429}:
         return _seconds_until(rate_limit_reset)
     if isinstance(code, int):
-        return 0.0 if code >= 500 else None
-    return 0.0 if code in RETRY_CODES else None
+        status = code
+    return 0.0 if code in RETRY_CODES or status >= 500 else None
 
 
-def cloud_error(what: str, error: Exception, attempts: int) -> CloudError:
-    """The package's error for what hcloud or requests raised: Hetzner's code and a hint."""
+def cloud_error(what: str, error: Exception, attempts: int, endpoint: str = "") -> CloudError:
+    """The package's error for what hcloud or requests raised: Hetzner's code and a hint.
+
+    An answer that is not the API's (HTML, an empty body, ``{}``) names ``endpoint``.
+    """
+    at = f" ({endpoint})" if endpoint else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if isinstance(error, APIException) and isinstance(error.code, int):
         return CloudError(
-            f"{what}: the endpoint answered HTTP {error.code} without a Hetzner API error{tries}:"
+            f"{what}: the endpoint{at} answered HTTP {error.code} without a Hetzner API error"
+            f"{tries}:"
             f" check that {HCLOUD_ENDPOINT} is the API's base URL (ending in /v1)",
-            str(error.code),
+            str(error.code) if error.code >= 500 else NOT_THE_API,
+        )
+    if isinstance(error, ANSWER_ERRORS):
+        return CloudError(
+            f"{what}: the endpoint{at} answered something that is not the Hetzner API's answer"
+            f" ({type(error).__name__}){tries}: check that {HCLOUD_ENDPOINT} is the API's base"
+            " URL (ending in /v1)",
+            NOT_THE_API,
         )
     if isinstance(error, APIException):
         code = str(error.code)

@@ -20,18 +20,25 @@ from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import ServerType
-from hcloud.servers import ServersPageResult
+from hcloud.servers import BoundServer
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
 from machines.arch import docker_arch, hetzner_arch
-from machines.clouds.hetzner.answers import NO_STOCK_CODES, cloud_error, machine, retry_after
+from machines.clouds.hetzner.answers import (
+    ANSWER_ERRORS,
+    NO_STOCK_CODES,
+    NotTheApi,
+    cloud_error,
+    machine,
+    retry_after,
+    server_id_of,
+)
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import (
     CloudError,
     ForeignMachineError,
-    InvalidMachineIdError,
     MachinesError,
     StackMachineError,
     UnknownMachineTypeError,
@@ -45,7 +52,7 @@ from machines.labels import (
     pool_labels,
     pool_selector,
 )
-from machines.models import Created, Machine, MachineSpec
+from machines.models import Created, Machine, MachineSpec, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 
@@ -114,28 +121,18 @@ class HetznerProvider(Provider):
         found: list[Machine] = []
         page: int | None = 1
         while page is not None:
-            result = self._call(
+            machines, page = self._call(
                 f"list pool {pool}",
-                partial(self._servers_page, selector, page),
+                partial(self._servers_page, selector, pool, page),
             )
-            found += [
-                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
-            ]
-            pagination = result.meta.pagination if result.meta else None
-            page = pagination.next_page if pagination else None
+            found += machines
         self.listed(pool, found)
         return found
 
     def delete(self, machine_id: str) -> bool:
-        if not (machine_id.isascii() and machine_id.isdigit()):
-            raise InvalidMachineIdError(
-                f"{machine_id!r} is not a Hetzner server id: expected a number such as 4711"
-            )
-        server_id = int(machine_id)
+        server_id = server_id_of(machine_id)
         try:
-            server = self._call(
-                f"get server {server_id}", lambda: self._client().servers.get_by_id(server_id)
-            )
+            server = self._call(f"get server {server_id}", partial(self._server, server_id))
         except CloudError as error:
             if error.code == "not_found":
                 return True
@@ -172,19 +169,24 @@ class HetznerProvider(Provider):
         firewall_id = self._resolve_firewall()
         labels = pool_labels(spec.pool, self.owner)
         try:
-            response = self._call(
+            created = self._call(
                 "create server",
-                lambda: self._client().servers.create(
-                    name=spec.name,
-                    server_type=ServerType(name=spec.machine_type),
-                    image=Image(id=image_id),
-                    location=Location(name=spec.location),
-                    ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
-                    firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
-                    user_data=spec.user_data or None,
-                    labels=labels,
+                lambda: (
+                    self._client()
+                    .servers.create(
+                        name=spec.name,
+                        server_type=ServerType(name=spec.machine_type),
+                        image=Image(id=image_id),
+                        location=Location(name=spec.location),
+                        ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
+                        firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
+                        user_data=spec.user_data or None,
+                        labels=labels,
+                    )
+                    .server
                 ),
             )
+            made = self._call("read the created server", partial(machine, created, spec.pool))
         except CloudError as error:
             if error.code in NO_STOCK_CODES:
                 return Created.out_of_stock(
@@ -200,8 +202,8 @@ class HetznerProvider(Provider):
                     "returns it"
                 )
             return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
-        log.info("created server %s (%s)", response.server.id, spec.name)
-        return Created.success(machine(response.server, spec.pool))
+        log.info("created server %s (%s)", made.id, spec.name)
+        return Created.success(made)
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -218,7 +220,9 @@ class HetznerProvider(Provider):
                 "deleted: try again in a moment or choose another name"
             )
         if belongs_to(server.labels or {}, self.owner, spec.pool):
-            return Created.success(machine(server, spec.pool))
+            found = self._call(f"read server {server.id}", partial(machine, server, spec.pool))
+            different = mismatch(spec, found)
+            return Created.failure(different) if different else Created.success(found)
         return Created.failure(
             f"server name {spec.name} is taken by server {server.id}, which is not a machine of "
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
@@ -288,10 +292,25 @@ class HetznerProvider(Provider):
                 self._firewall_id = firewall.id
             return self._firewall_id
 
-    def _servers_page(self, selector: str, page: int) -> ServersPageResult:
-        return self._client().servers.get_list(
+    def _servers_page(
+        self, selector: str, pool: str, page: int
+    ) -> tuple[list[Machine], int | None]:
+        """One page of the pool's machines of this owner, and the next page's number."""
+        result = self._client().servers.get_list(
             label_selector=selector, page=page, per_page=PAGE_SIZE
         )
+        if result.meta is None or result.meta.pagination is None:
+            raise NotTheApi("a list of servers without meta.pagination")
+        machines = [
+            machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
+        ]
+        return machines, result.meta.pagination.next_page
+
+    def _server(self, server_id: int) -> BoundServer:
+        server = self._client().servers.get_by_id(server_id)
+        if server.id != server_id:
+            raise NotTheApi(f"server {server_id} answered as server {server.id}")
+        return server
 
     def _ssh_key(self, name: str) -> BoundSSHKey | None:
         return self._client().ssh_keys.get_by_name(name)
@@ -304,11 +323,13 @@ class HetznerProvider(Provider):
         try:
             return retry.call(
                 fn,
-                lambda error: retry_after(error, self._clients.rate_limit_reset()),
+                lambda error: retry_after(
+                    error, self._clients.rate_limit_reset(), self._clients.last_status()
+                ),
                 deadline=self._settings.timeouts.call,
                 what=what,
             )
         except retry.GaveUp as gave_up:
-            raise cloud_error(what, gave_up.last, gave_up.attempts) from None
-        except (APIException, requests.RequestException) as error:
-            raise cloud_error(what, error, 1) from None
+            raise cloud_error(what, gave_up.last, gave_up.attempts, self.endpoint) from None
+        except (*ANSWER_ERRORS, APIException, requests.RequestException) as error:
+            raise cloud_error(what, error, 1, self.endpoint) from None
