@@ -290,7 +290,13 @@ def _ls(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace) -> int:
     user_data = ""
     if args.user_data_file is not None:
-        user_data = args.user_data_file.read_text(encoding="utf-8")
+        try:
+            user_data = args.user_data_file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise MachinesError(
+                f"{args.user_data_file}: user data is not UTF-8 text (byte {error.start}): "
+                "save the file as UTF-8"
+            ) from None
     spec = MachineSpec(
         name=args.name,
         machine_type=args.machine_type,

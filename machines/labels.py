@@ -41,16 +41,23 @@ def is_label_value(value: str) -> bool:
     return _LABEL_VALUE.fullmatch(value) is not None
 
 
+def _text(value: object, what: str, rule: str) -> str:
+    """``value`` when it is a string: a caller's ``None`` or number is the package's error."""
+    if not isinstance(value, str):
+        raise InvalidNameError(f"{what} must be a string ({rule}), not {type(value).__name__}")
+    return value
+
+
 def check_host_name(name: str, what: str = "name") -> str:
     """Return ``name`` when it is a host name, else raise ``InvalidNameError`` naming the rule."""
-    if not is_host_name(name):
+    if not is_host_name(_text(name, what, HOST_NAME_RULE)):
         raise InvalidNameError(f"{what} {name!r} is not a host name: use {HOST_NAME_RULE}")
     return name
 
 
 def check_pool(pool: str, what: str = "pool") -> str:
     """Return ``pool`` when it is a usable pool name: a non-empty label value."""
-    if not pool:
+    if not _text(pool, what, LABEL_VALUE_RULE):
         raise InvalidNameError(f"{what} is empty: name the pool ({LABEL_VALUE_RULE})")
     if not is_label_value(pool):
         raise InvalidNameError(f"{what} {pool!r} is not a label value: use {LABEL_VALUE_RULE}")
@@ -59,7 +66,7 @@ def check_pool(pool: str, what: str = "pool") -> str:
 
 def check_owner(owner: str, what: str = "owner") -> str:
     """Return ``owner`` when it is a label value; empty means 'no owner label'."""
-    if not is_label_value(owner):
+    if not is_label_value(_text(owner, what, LABEL_VALUE_RULE)):
         raise InvalidNameError(f"{what} {owner!r} is not a label value: use {LABEL_VALUE_RULE}")
     return owner
 

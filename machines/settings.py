@@ -8,6 +8,7 @@ by the stack that made its infrastructure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import urlparse
 
@@ -74,11 +75,30 @@ class Timeouts(BaseModel):
 
 
 def single(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
-    """The variable's value, refused when it has spaces or line breaks around it."""
+    """The variable's value, refused when it has spaces or line breaks around it, or a line
+    break or other control character anywhere (it would break the header or URL it goes in)."""
     value = env.get(name, "")
+    shown = "its value" if secret else repr(value)
     if value != value.strip():
-        shown = "its value" if secret else repr(value)
         raise SettingsError(f"{name} has spaces or a line break around {shown}: remove them")
+    if any(not character.isprintable() for character in value):
+        raise SettingsError(
+            f"{name} has a line break or another control character inside {shown}: "
+            "set it to the value alone, on one line"
+        )
+    return value
+
+
+_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
+
+
+def region(env: Mapping[str, str], name: str) -> str:
+    """An AWS region name such as eu-central-1, or empty when unset."""
+    value = single(env, name)
+    if value and not _REGION.fullmatch(value):
+        raise SettingsError(
+            f"{name}={value!r} is not an AWS region name: write it like eu-central-1"
+        )
     return value
 
 
@@ -93,9 +113,19 @@ def check_url(value: str, example: str) -> str:
     """``value`` without a trailing slash when it is an http(s) URL, else ``ValueError``."""
     value = value.rstrip("/")
     parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ValueError(
             f"{value!r} is not an http(s) URL: give the API's base URL, e.g. {example}"
+        )
+    try:
+        parsed.port  # noqa: B018 (urllib checks the port's range when it is read)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} has no valid port (1 to 65535): give the API's base URL, e.g. {example}"
+        ) from None
+    if parsed.port == 0:
+        raise ValueError(
+            f"{value!r} has no valid port (1 to 65535): give the API's base URL, e.g. {example}"
         )
     return value
 
