@@ -51,12 +51,18 @@ def timeout(configured: float) -> float:
     return configured if remaining is None else max(_SHORTEST, min(configured, remaining))
 
 
-def read_body(raw: Any, configured: float) -> bytes:
+class BodyBroken(ConnectionError):
+    """The connection ended before the body its Content-Length announced had arrived."""
+
+
+def read_body(raw: Any, configured: float, *, decode: bool) -> bytes:
     """All of a urllib3 response's body within ``configured`` seconds a read and the
     deadline in all; ``BodyTimeout`` if not.
 
     Each read returns what one receive brings (``read1``) with the socket's timeout set to
-    the time left, so the whole body, not each read, is bounded.
+    the time left, so the whole body, not each read, is bounded. ``decode``: undo the
+    body's Content-Encoding (requests does; botocore leaves it). A body shorter than its
+    Content-Length is ``BodyBroken``, never half an answer.
     """
     chunks: list[bytes] = []
     while True:
@@ -66,10 +72,12 @@ def read_body(raw: Any, configured: float) -> bytes:
             raise BodyTimeout("the call's time was spent while the answer was still arriving")
         _set_socket_timeout(raw, timeout(configured))
         try:
-            chunk = raw.read1(_CHUNK)
+            chunk = raw.read1(_CHUNK, decode_content=decode)
         except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
             raise BodyTimeout("the answer stopped arriving within the request's time") from error
         if not chunk:
+            if raw.length_remaining:
+                raise BodyBroken(f"the answer ended {raw.length_remaining} bytes short")
             return b"".join(chunks)
         chunks.append(chunk)
 

@@ -89,7 +89,7 @@ def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> An
     response = send(request)
     if not wanted_stream:
         try:
-            response._content = deadline.read_body(response.raw, request_timeout)
+            response._content = deadline.read_body(response.raw, request_timeout, decode=False)
         except deadline.BodyTimeout as error:
             raise ReadTimeoutError(endpoint_url=request.url, error=error) from None
         except Exception as error:

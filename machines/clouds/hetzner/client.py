@@ -29,7 +29,9 @@ class DeadlineAdapter(HTTPAdapter):
         response = super().send(request, stream=True, **kwargs)
         if not stream:
             try:
-                response._content = deadline.read_body(response.raw, self._request_timeout)
+                response._content = deadline.read_body(
+                    response.raw, self._request_timeout, decode=True
+                )
             except deadline.BodyTimeout as error:
                 response.close()
                 raise requests.ReadTimeout(str(error), request=request) from None
