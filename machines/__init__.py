@@ -9,6 +9,7 @@ from machines.arch import docker_arch
 from machines.errors import (
     CloudError,
     ForeignMachineError,
+    InvalidMachineIdError,
     InvalidNameError,
     MachinesError,
     SettingsError,
@@ -27,6 +28,7 @@ __all__ = [
     "CloudError",
     "Created",
     "ForeignMachineError",
+    "InvalidMachineIdError",
     "InvalidNameError",
     "Machine",
     "MachineSpec",

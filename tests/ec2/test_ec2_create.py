@@ -456,3 +456,21 @@ def test_a_refusal_moto_can_give_fails_too(
 def test_an_invalid_spec_never_reaches_ec2() -> None:
     with pytest.raises(ValueError, match="host name"):
         MachineSpec(name="CI_1", machine_type="t3.micro", location=ZONES[0], pool="ci")
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "location"),
+    [("t4g.micro", ZONES[0]), ("t3.micro", ZONES[1]), ("t4g.micro", ZONES[1])],
+)
+def test_a_name_held_by_an_instance_of_another_type_or_zone_is_not_adopted(
+    ec2_provider: Ec2Provider, aws: Any, machine_type: str, location: str
+) -> None:
+    first = ec2_provider.create(ec2_spec("ci-1"))
+    assert first.machine is not None
+
+    asked = ec2_provider.create(ec2_spec("ci-1", machine_type=machine_type, location=location))
+
+    assert asked.failed
+    assert first.machine.id in asked.reason
+    assert f"not the {machine_type} in {location}" in asked.reason
+    assert len(launched(aws)) == 1

@@ -93,3 +93,13 @@ def test_an_instance_of_another_owner_is_refused_and_left_running(
         make_ec2_provider(deleter).delete(instance_id)
 
     assert state_of(aws, instance_id) == "running"
+
+
+@pytest.mark.parametrize(
+    "machine_id", [123, None, "i-" + "".join(chr(0xFF10 + d) for d in range(8))]
+)
+def test_an_id_that_is_not_an_instance_id_string_is_the_packages_error(
+    ec2_provider: Ec2Provider, machine_id: Any
+) -> None:
+    with pytest.raises(InvalidMachineIdError, match="not an EC2 instance id"):
+        ec2_provider.delete(machine_id)

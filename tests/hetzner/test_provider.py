@@ -7,6 +7,8 @@ import pytest
 
 from machines import (
     CloudError,
+    InvalidMachineIdError,
+    InvalidNameError,
     Provider,
     SettingsError,
     Status,
@@ -206,3 +208,45 @@ def test_a_wrong_token_is_one_clear_error(hetzner_env, monkeypatch):
     with pytest.raises(CloudError, match="unauthorized.*check HCLOUD_TOKEN") as error:
         provider.machines("ci")
     assert "w" * 64 not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "location"), [("cax11", "fsn1"), ("cx23", "hel1"), ("cax11", "hel1")]
+)
+def test_a_name_held_by_a_machine_of_another_type_or_location_is_not_adopted(
+    hetzner_provider, hcloud, machine_type, location
+):
+    first = hetzner_provider.create(spec()).machine
+    asked = hetzner_provider.create(spec(machine_type=machine_type, location=location))
+    assert asked.failed
+    assert first.id in asked.reason
+    assert f"not the {machine_type} in {location}" in asked.reason
+    assert len(hcloud.servers.get_all(name="ci-1")) == 1
+
+
+@pytest.mark.parametrize("machine_id", ["²", "٤٧", "1\n", "007", "", "9" * 30, "-1"])
+def test_an_id_that_is_not_an_ascii_number_is_refused_before_any_request(
+    hetzner_provider, emulator, machine_id
+):
+    with pytest.raises(InvalidMachineIdError, match="not a Hetzner server id"):
+        hetzner_provider.delete(machine_id)
+    assert emulator.control.requests().total == 0
+
+
+def test_an_id_in_non_ascii_digits_deletes_nothing(hetzner_provider, hcloud):
+    made = hetzner_provider.create(spec()).machine
+    arabic = "".join(chr(0x0660 + int(d)) for d in made.id)
+    with pytest.raises(InvalidMachineIdError):
+        hetzner_provider.delete(arabic)
+    assert hcloud.servers.get_by_id(int(made.id)).status != "deleting"
+
+
+@pytest.mark.parametrize("machine_id", [123, None, b"4711"])
+def test_an_id_that_is_not_a_string_is_the_packages_error(hetzner_provider, machine_id):
+    with pytest.raises(InvalidMachineIdError):
+        hetzner_provider.delete(machine_id)
+
+
+def test_owner_none_is_the_packages_error(hetzner_env):
+    with pytest.raises(InvalidNameError, match="owner must be a string"):
+        Provider.of("hetzner", owner=None)

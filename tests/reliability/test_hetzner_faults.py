@@ -214,3 +214,18 @@ def test_one_provider_shared_by_threads_matches_sequential_calls(quick, emulator
     counts = emulator.control.requests()
     assert counts.get("GET /v1/server_types") == 1
     assert counts.get("GET /v1/images") == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(503, "unavailable"), (500, "server_error"), (502, "")]
+)
+def test_any_5xx_is_retried_whatever_its_code(quick, emulator, hcloud, status, code):
+    emulator.control.set_faults(
+        [fault("error", "POST", "/v1/servers", status=status, code=code, times=1)]
+    )
+    created = quick.create(spec())
+    assert created.ok, created.reason
+    emulator.control.set_faults(
+        [fault("error", "GET", "/v1/servers", status=status, code=code, times=1)]
+    )
+    assert [m.name for m in quick.machines("ci")] == ["ci-1"]

@@ -79,7 +79,10 @@ def spec(machine_type: str, location: str) -> MachineSpec:
 def each_call(cloud: str, url: str) -> dict[str, Callable[[], Any]]:
     make, machine_id, _ = CLOUDS[cloud]
     provider = make(url)
-    return {"machines": lambda: provider.machines("ci"), "delete": lambda: provider.delete(machine_id)}
+    return {
+        "machines": lambda: provider.machines("ci"),
+        "delete": lambda: provider.delete(machine_id),
+    }
 
 
 def created(cloud: str, url: str) -> Any:

@@ -1,6 +1,6 @@
 import pytest
 
-from machines import retry
+from machines import deadline, retry
 
 
 class Flaky(Exception):
@@ -70,3 +70,18 @@ def test_gives_up_when_the_deadline_would_pass():
         retry.call(fn, retry_flaky, deadline=0.5, what="x", sleep=lambda _: None)
     assert isinstance(gave_up.value.last, Flaky)
     assert gave_up.value.attempts == len(calls)
+
+
+def test_each_try_sees_the_time_left_of_the_call_and_requests_are_cut_to_it():
+    seen: list[tuple[float | None, float]] = []
+
+    def fn() -> str:
+        seen.append((deadline.left(), deadline.timeout(10.0)))
+        return "done"
+
+    retry.call(fn, retry_flaky, deadline=3, what="x")
+    left, request = seen[0]
+    assert left is not None
+    assert left <= 3
+    assert request <= 3
+    assert deadline.left() is None

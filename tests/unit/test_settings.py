@@ -138,3 +138,35 @@ def test_pool_max_reads_pool_number_pairs_and_writes_them_back() -> None:
     for bad in ("lab", "lab=-1", "=3", "lab=2,lab=3", "lab=2,"):
         with pytest.raises(SettingsError, match=ORCA_POOL_MAX):
             pool_max({ORCA_POOL_MAX: bad})
+
+
+def test_a_token_with_a_line_break_inside_is_refused_without_showing_it():
+    broken = TOKEN[:32] + "\n" + TOKEN[32:]
+    with pytest.raises(SettingsError, match="HCLOUD_TOKEN has a line break") as error:
+        HetznerSettings.from_env({"HCLOUD_TOKEN": broken})
+    assert TOKEN[:32] not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN"]
+)
+def test_an_aws_credential_with_a_line_break_inside_is_refused_without_showing_it(name):
+    with pytest.raises(SettingsError, match=f"{name} has a line break") as error:
+        Ec2Settings.from_env({**EC2, name: "abcd\nefgh"})
+    assert "abcd" not in str(error.value)
+
+
+@pytest.mark.parametrize("region", ["eu central", "eu-central-1\t", "EU-CENTRAL-1", "central"])
+def test_a_region_that_is_no_region_name_is_refused(region):
+    with pytest.raises(SettingsError, match="AWS_REGION"):
+        Ec2Settings.from_env({**EC2, "AWS_REGION": region})
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "65536", "http"])
+def test_an_endpoint_port_out_of_range_is_refused_on_both_clouds(port):
+    with pytest.raises(SettingsError, match="HCLOUD_ENDPOINT"):
+        HetznerSettings.from_env(
+            {"HCLOUD_TOKEN": TOKEN, "HCLOUD_ENDPOINT": f"http://127.0.0.1:{port}/v1"}
+        )
+    with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL"):
+        Ec2Settings.from_env({**EC2, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"})
