@@ -159,6 +159,24 @@ def port_as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+MAX_POOL_SIZE = 1000
+"""The most machines one pool of a stack keeps: the program declares one resource per
+machine, and BENCHMARKS.md shows what a pool of this size costs to evaluate."""
+
+NO_HYPHEN = (
+    "has a '-': names made of it are <owner>-<name>, so with a '-' inside, owners 'a' and "
+    "'a-b' could make the same name; use letters and digits only, e.g. {example}"
+)
+
+
+def _without_hyphen(name: str, example: str) -> str:
+    """A stack's pool or shared name, refused with a '-' inside: the owner's name is what
+    comes before the last '-' of what the stack makes, so two owners never share a name."""
+    if "-" in name:
+        raise ValueError(f"{name!r} " + NO_HYPHEN.format(example=example))
+    return name
+
+
 class Pool(Model):
     """One pool the stack keeps: ``size`` machines of a type in a location.
 
@@ -169,18 +187,18 @@ class Pool(Model):
     name: str
     machine_type: Name
     location: Name
-    size: StrictInt = Field(ge=0)
+    size: StrictInt = Field(ge=0, le=MAX_POOL_SIZE)
     max: StrictInt | None = Field(default=None, ge=1)
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
 
     @field_validator("name")
     @classmethod
     def _pool(cls, name: str) -> str:
-        return check_pool(name)
+        return _without_hyphen(check_pool(name), "x86 or arm64")
 
 
 def owned_name(name: str) -> str:
-    return check_host_name(name, "name")
+    return _without_hyphen(check_host_name(name, "name"), "pools or workers")
 
 
 def _name_or_object(value: Any) -> str | None:
@@ -210,6 +228,11 @@ class BaseDeployment(Model):
     """
 
     provider_keys: ClassVar[tuple[str, ...]] = ()
+    provider_namespace: ClassVar[str] = ""
+    provider_config: ClassVar[frozenset[str]] = frozenset()
+    """The namespace of the cloud provider plugin's configuration (``hcloud``), and the keys
+    of it the official provider reads: any other key there is a typo the plugin would
+    ignore, sending the stack to the cloud's defaults (its real API)."""
     missing_hints: ClassVar[dict[str, str]] = {}
     models: ClassVar[tuple[type[BaseModel], ...]] = ()
 
@@ -289,6 +312,7 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
         problems.append(("provider", f"{shown}: use {' or '.join(kinds)}"))
         raise StackConfigError(stack, problems)
     raw.setdefault("owner", stack)
+    problems.extend(_provider_config_problems(config, cls))
     for key in cls.provider_keys:
         if key in config.values:
             raw[key] = config.values[key]
@@ -301,6 +325,35 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
     if problems:
         raise StackConfigError(stack, problems)
     return deployment
+
+
+def _provider_config_problems(
+    config: StackConfig, cls: type[BaseDeployment]
+) -> list[tuple[str, str]]:
+    """Keys of a cloud provider's namespace the provider does not read (``hcloud:endpont``),
+    and keys of another cloud's provider: either would be silently ignored."""
+    found: list[tuple[str, str]] = []
+    others = {d.provider_namespace: k for k, d in deployments().items() if d is not cls}
+    for key in sorted(config.values):
+        namespace, _, name = key.partition(":")
+        if namespace == cls.provider_namespace and name not in cls.provider_config:
+            close = difflib.get_close_matches(name, sorted(cls.provider_config), n=1)
+            hint = f" (did you mean {namespace}:{close[0]}?)" if close else ""
+            found.append(
+                (
+                    key,
+                    f"unknown key of the {namespace} provider{hint}: the provider would ignore "
+                    "it and use its default, so fix its spelling or remove it",
+                )
+            )
+        elif namespace in others:
+            found.append(
+                (
+                    key,
+                    f"is a setting of provider {others[namespace]}, not of this stack's: remove it",
+                )
+            )
+    return found
 
 
 def _plain_credentials(config: StackConfig) -> list[tuple[str, str]]:
@@ -346,6 +399,11 @@ def _problem(error: ErrorDetails, cls: type[BaseDeployment]) -> tuple[str, str]:
         return path, f"is not set: {cls.missing_hints[path]} (pulumi config set {path} ...)"
     if kind == "greater_than_equal":
         return path, f"must be >= {error.get('ctx', {}).get('ge')}"
+    if kind == "less_than_equal":
+        return path, (
+            f"must be <= {error.get('ctx', {}).get('le')}, the largest pool a stack keeps: "
+            "split a larger pool into several"
+        )
     if kind in _MESSAGES:
         return path, _MESSAGES[kind]
     message = error["msg"].removeprefix("Value error, ")

@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from machines.errors import SettingsError
+from machines.labels import machine_name
 from machines.program.config import (
+    MAX_POOL_SIZE,
     PROJECT,
     SECRET_PLACEHOLDER,
     StackConfig,
     StackConfigError,
+    _provider_config_problems,
     load,
 )
 from testkit.program_harness import ec2, hetzner, run
@@ -120,6 +123,37 @@ BAD = {
     "bad endpoint": (
         {**hetzner(), "hcloud:endpoint": "127.0.0.1:4080"},
         "stack test: hcloud:endpoint: '127.0.0.1:4080' is not an http(s) URL",
+    ),
+    "typo in an hcloud key": (
+        {**hetzner(), "hcloud:endpont": "http://127.0.0.1:4080/v1"},
+        "stack test: hcloud:endpont: unknown key of the hcloud provider "
+        "(did you mean hcloud:endpoint?)",
+    ),
+    "unknown aws key": (
+        {**ec2(), "aws:regoin": "eu-west-1"},
+        "stack test: aws:regoin: unknown key of the aws provider (did you mean aws:region?)",
+    ),
+    "aws key in a hetzner stack": (
+        {**hetzner(), "aws:region": "eu-central-1"},
+        "stack test: aws:region: is a setting of provider ec2",
+    ),
+    "hcloud key in an ec2 stack": (
+        {**ec2(), "hcloud:endpoint": "http://127.0.0.1:4080/v1"},
+        "stack test: hcloud:endpoint: is a setting of provider hetzner",
+    ),
+    "pool larger than the bound": (
+        with_pool(hetzner(), 0, size=1_000_000_000),
+        "stack test: pools[0].size: must be <= 1000, the largest pool a stack keeps",
+    ),
+    "pool name with a hyphen": (
+        with_pool(hetzner(), 0, name="b-c"),
+        "stack test: pools[0].name: 'b-c' has a '-'",
+    ),
+    "created firewall name with a hyphen": (
+        hetzner(
+            firewall={"name": "b-pools", "rules": [{"protocol": "icmp", "sourceIps": ["::/0"]}]}
+        ),
+        "stack test: firewall.name: 'b-pools' has a '-'",
     ),
     "firewall neither name nor object": (
         hetzner(firewall=["a"]),
@@ -241,3 +275,34 @@ def test_the_configuration_model_needs_no_pulumi() -> None:
         "assert not [m for m in sys.modules if m.split('.')[0].startswith('pulumi')], 'pulumi'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_pool_of_the_largest_size_is_accepted() -> None:
+    config = with_pool(hetzner(), 0, size=MAX_POOL_SIZE)
+    assert load(StackConfig.from_stack_file(config), "test").pools[0].size == MAX_POOL_SIZE
+
+
+@pytest.mark.parametrize("cloud", [hetzner, ec2])
+def test_every_provider_key_the_official_provider_reads_is_accepted(cloud: Any) -> None:
+    deployment = load(StackConfig.from_stack_file(cloud()), "test")
+    namespace = deployment.provider_namespace
+    for key in deployment.provider_config:
+        value = "http://127.0.0.1:4080/v1" if key.startswith("endpoint") else "eu-central-1"
+        config = StackConfig.from_stack_file({**cloud(), f"{namespace}:{key}": value})
+        problems = _provider_config_problems(config, type(deployment))
+        assert problems == [], key
+
+
+def test_two_owners_whose_names_run_into_each_other_never_share_a_name() -> None:
+    """Owners 'a' and 'a-b' are both legal; with hyphen-free pool and shared names,
+    everything a stack names starts with '<owner>-' and has no other owner's prefix."""
+    first = load(StackConfig.from_stack_file(with_pool(hetzner(owner="a"), 0, name="bc")), "x")
+    second = load(StackConfig.from_stack_file(with_pool(hetzner(owner="a-b"), 0, name="c")), "y")
+
+    def names(deployment: Any) -> set[str]:
+        made = {deployment.owned("pools")}
+        for pool in deployment.pools:
+            made |= {machine_name(deployment.owner, pool.name, n) for n in range(1, pool.size + 1)}
+        return made
+
+    assert names(first).isdisjoint(names(second))

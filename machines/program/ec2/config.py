@@ -94,6 +94,44 @@ class Ec2Deployment(BaseDeployment):
 
     provider_keys: ClassVar[tuple[str, ...]] = (AWS_REGION_KEY,)
     missing_hints: ClassVar[dict[str, str]] = {AWS_REGION_KEY: "name the stack's region"}
+    provider_namespace: ClassVar[str] = "aws"
+    provider_config: ClassVar[frozenset[str]] = frozenset(
+        {
+            "accessKey",
+            "allowedAccountIds",
+            "assumeRole",
+            "assumeRoleWithWebIdentity",
+            "customCaBundle",
+            "defaultTags",
+            "ec2MetadataServiceEndpoint",
+            "ec2MetadataServiceEndpointMode",
+            "endpoints",
+            "forbiddenAccountIds",
+            "httpProxy",
+            "httpsProxy",
+            "ignoreTags",
+            "insecure",
+            "maxRetries",
+            "noProxy",
+            "profile",
+            "region",
+            "retryMode",
+            "s3UsEast1RegionalEndpoint",
+            "s3UsePathStyle",
+            "secretKey",
+            "sharedConfigFiles",
+            "sharedCredentialsFiles",
+            "skipCredentialsValidation",
+            "skipMetadataApiCheck",
+            "skipRegionValidation",
+            "skipRequestingAccountId",
+            "stsRegion",
+            "token",
+            "tokenBucketRateLimiterCapacity",
+            "useDualstackEndpoint",
+            "useFipsEndpoint",
+        }
+    )
     models: ClassVar[tuple[type[BaseModel], ...]] = (SecurityGroup, IngressRule, InstanceProfile)
 
     provider: Literal["ec2"]

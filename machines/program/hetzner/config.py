@@ -82,6 +82,10 @@ class HetznerDeployment(BaseDeployment):
     """A deployment on Hetzner Cloud: servers with an image, SSH keys and a firewall."""
 
     provider_keys: ClassVar[tuple[str, ...]] = (HCLOUD_ENDPOINT_KEY,)
+    provider_namespace: ClassVar[str] = "hcloud"
+    provider_config: ClassVar[frozenset[str]] = frozenset(
+        {"token", "endpoint", "pollInterval", "pollFunction", "endpointHetzner"}
+    )
     models: ClassVar[tuple[type[BaseModel], ...]] = (SshKey, Firewall, FirewallRule)
 
     provider: Literal["hetzner"]
