@@ -4,4 +4,8 @@ import pulumi
 
 from machines.program import components, config
 
-components.deploy(config.load(components.stack_config(), pulumi.get_stack()))
+stack_config = components.stack_config()
+deployment = config.load(stack_config, pulumi.get_stack())
+for warning in config.plain_user_data(stack_config, deployment):
+    pulumi.log.warn(warning)
+components.deploy(deployment)

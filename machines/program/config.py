@@ -327,6 +327,21 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
     return deployment
 
 
+def plain_user_data(config: StackConfig, deployment: BaseDeployment) -> list[str]:
+    """Warnings for pools whose user data is plain in the stack's configuration: Pulumi's
+    update history keeps the configuration, so plain user data stays there for good."""
+    key = f"{PROJECT}:pools"
+    if key in config.secret_keys:
+        return []
+    return [
+        f"pools[{i}].userData of pool {pool.name} is in plain text in the stack's "
+        "configuration, and so in every update's history: set it with `pulumi config set "
+        f"--path --secret 'pools[{i}].userData' ...`"
+        for i, pool in enumerate(deployment.pools)
+        if pool.user_data.get_secret_value()
+    ]
+
+
 def _provider_config_problems(
     config: StackConfig, cls: type[BaseDeployment]
 ) -> list[tuple[str, str]]:

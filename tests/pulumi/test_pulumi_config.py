@@ -20,6 +20,7 @@ from machines.program.config import (
     StackConfigError,
     _provider_config_problems,
     load,
+    plain_user_data,
 )
 from testkit.program_harness import ec2, hetzner, run
 
@@ -306,3 +307,15 @@ def test_two_owners_whose_names_run_into_each_other_never_share_a_name() -> None
         return made
 
     assert names(first).isdisjoint(names(second))
+
+
+def test_plain_user_data_is_warned_about_and_secret_user_data_is_not() -> None:
+    config = with_pool(hetzner(), 1, userData="#cloud-config\n")
+    plain = StackConfig.from_stack_file(config)
+    [warning] = plain_user_data(plain, load(plain, "test"))
+    assert "pools[1].userData of pool arm is in plain text" in warning
+    assert "--secret" in warning
+    assert "#cloud-config" not in warning
+
+    secret = StackConfig.from_stack_file(with_pool(hetzner(), 1, userData={"secure": "v1:abc"}))
+    assert plain_user_data(secret, load(secret, "test")) == []
