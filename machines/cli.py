@@ -46,7 +46,7 @@ exit status:
   {CHANGES}    preview: the stack has changes to apply
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
-  {INTERRUPTED}  interrupted (Ctrl-C)
+  {INTERRUPTED}  interrupted (Ctrl-C); 143: terminated (SIGTERM), the engine cancelled cleanly
 
 stack commands run the Pulumi engine of scripts/install-pulumi on this project (stack files
 in stacks/). State: $PULUMI_BACKEND_URL, else the project's .pulumi-state/. Secrets:
@@ -79,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except MachinesError as error:
+        return _fail(str(error), getattr(error, "exit_status", ERROR))
     except Exception as error:
         return _fail(_explain(error))
 

@@ -21,6 +21,7 @@ become ``EngineError`` with the lines that say why. The only package importing
 ``pulumi.automation``: ``import machines`` never loads it.
 """
 
+from machines.automation.cancel import EngineInterrupted
 from machines.automation.diff import OPS, Change, Diff, Op, PoolCount
 from machines.automation.engine import (
     LOCAL_PASSPHRASE,
@@ -82,6 +83,7 @@ __all__ = [
     "Change",
     "Diff",
     "EngineError",
+    "EngineInterrupted",
     "EngineMissingError",
     "OnOutput",
     "Op",

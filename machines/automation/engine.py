@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pulumi import automation as auto
 
+from machines.automation.cancel import CancellableCommand
 from machines.automation.engine_output import engine_summary
 from machines.automation.project import (
     CHECKOUT,
@@ -97,7 +98,7 @@ def engine_command(
         env[PULUMI_HOME] = home
     root_dir = str(binary.parent) if binary.name == "bin" else None
     try:
-        command = auto.PulumiCommand(root=root_dir)
+        command = CancellableCommand(root=root_dir)
     except (OSError, subprocess.CalledProcessError, auto.InvalidVersionError) as error:
         raise EngineMissingError(
             f"the Pulumi engine in {binary} does not run ({error}): {INSTALL_HINT}"

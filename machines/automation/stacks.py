@@ -29,6 +29,7 @@ from machines.automation.engine import (
 )
 from machines.automation.project import (
     STATE_DIR,
+    backend_url,
     project_root,
     read_yaml,
     short_name,
@@ -64,6 +65,12 @@ class StackRuntime(BaseModel):
 def select(stack: str, *, project: str | Path | None = None, create: bool = False) -> auto.Stack:
     """The stack, selected; with ``create``, made first when its stack file exists."""
     root = project_root(project)
+    if not stack_file(stack, root).is_file() and not _in_backend(stack, root):
+        raise StackNotFoundError(
+            f"stack {stack} does not exist: it is not in {backend_url(root)} and has no "
+            f"stack file {shown(stack_file(stack, root), root)}; to make it, copy "
+            "stacks/Pulumi.hetzner-example.yaml to that file and edit it"
+        )
     space = workspace(stack, root)
     with engine_errors(stack, "select", root):
         try:
@@ -77,6 +84,17 @@ def select(stack: str, *, project: str | Path | None = None, create: bool = Fals
                 "copy stacks/Pulumi.hetzner-example.yaml to it and edit it"
             )
         return auto.Stack.create(stack, space)
+
+
+def _in_backend(stack: str, root: Path) -> bool:
+    """Whether the backend has ``stack``: asked before any passphrase is, since listing
+    stacks needs none and a missing stack should say so, not ask for a secret."""
+    command, env = engine_command(stack, root, need_passphrase=False)
+    with engine_errors(stack, "select", root):
+        result = command.run(["stack", "ls", "--json"], str(root), env)
+    listed = json.loads(result.stdout or "[]")
+    names = {str(entry.get("name", "")) for entry in listed if isinstance(entry, dict)}
+    return stack in names or short_name(stack) in names
 
 
 def preview(

@@ -195,3 +195,14 @@ def test_the_committed_stack_file_was_never_touched(deployment):
     assert (
         "encryptionsalt: v1:" in (deployment.project / "stacks" / "Pulumi.local.yaml").read_text()
     )
+
+
+@pytest.mark.parametrize("command", ["preview", "up", "destroy", "refresh"])
+def test_a_stack_without_file_or_state_says_it_does_not_exist_before_asking_a_passphrase(
+    deployment, command
+):
+    done = cli(command, "nope")
+    assert done.returncode == ERROR
+    [line] = done.stderr.splitlines()
+    assert line.startswith("orca-machines: error: stack nope does not exist: it is not in ")
+    assert "PULUMI_CONFIG_PASSPHRASE" not in line
