@@ -197,11 +197,13 @@ def test_the_committed_stack_file_was_never_touched(deployment):
     )
 
 
-@pytest.mark.parametrize("command", ["preview", "up", "destroy", "refresh"])
+@pytest.mark.parametrize(
+    "command", [["preview"], ["up"], ["destroy", "--yes"], ["refresh"]], ids=" ".join
+)
 def test_a_stack_without_file_or_state_says_it_does_not_exist_before_asking_a_passphrase(
     deployment, command
 ):
-    done = cli(command, "nope")
+    done = cli(command[0], "nope", *command[1:])
     assert done.returncode == ERROR
     [line] = done.stderr.splitlines()
     assert line.startswith("orca-machines: error: stack nope does not exist: it is not in ")

@@ -1,0 +1,119 @@
+"""A cancelled run (Ctrl-C, a CI cancel, a pod stopped): the engine cancels its own way.
+
+The CLI gets SIGTERM or SIGINT while the engine waits on the emulator; it must exit 143 or
+130 only after the engine has released the stack's lock and stopped its language host and
+plugin, so the next run works without ``pulumi cancel``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.process import PROJECT_ROOT
+from machines.cli import OK
+
+ENGINE_CHILDREN = ("pulumi-language-python", "pulumi-resource-hcloud", "pulumi ")
+
+
+def started(*args: str) -> subprocess.Popen[str]:
+    """``python -m machines ARGS`` in its own session: a signal reaches the CLI alone."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "machines", *args],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "machines", *args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def wait_for(condition, what: str, seconds: float = 120.0) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            pytest.fail(f"{what} did not happen")
+        time.sleep(0.1)
+
+
+def engine_processes(state: Path) -> list[str]:
+    """Command lines of processes of this deployment's engine (they carry its backend URL)."""
+    found = []
+    marker = f"PULUMI_BACKEND_URL={state.as_uri()}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and any(c in command for c in ENGINE_CHILDREN):
+            found.append(command)
+    return found
+
+
+def locks(state: Path) -> list[Path]:
+    return [p for p in (state / ".pulumi" / "locks").rglob("*") if p.is_file()]
+
+
+def slow(deployment, method: str, path: str) -> None:
+    deployment.emulator.control.set_faults(
+        [{"kind": "delay", "method": method, "path": path, "seconds": 4.0}]
+    )
+
+
+def requested(deployment, route: str) -> bool:
+    routes = deployment.emulator.control.requests().routes
+    return any(name.startswith(route) and count for name, count in routes.items())
+
+
+@pytest.mark.parametrize(
+    ("args", "signum", "status", "route"),
+    [
+        (("up", "local", "-q"), signal.SIGTERM, 143, ("POST", "/v1/servers")),
+        (("up", "local", "-q"), signal.SIGINT, 130, ("POST", "/v1/servers")),
+        (("refresh", "local", "-q"), signal.SIGINT, 130, ("GET", "/v1/servers")),
+    ],
+    ids=["up-SIGTERM", "up-SIGINT", "refresh-SIGINT"],
+)
+def test_a_signal_cancels_the_engine_and_leaves_no_lock_and_no_process(
+    deployment, args, signum, status, route
+):
+    prepare = ("up", "local", "-q") if args[0] == "refresh" else ("destroy", "local", "--yes", "-q")
+    assert cli(*prepare).returncode == OK, "the stack has what the run works on"
+    deployment.emulator.control.reset_requests()
+    slow(deployment, *route)
+    try:
+        run = started(*args)
+        wait_for(lambda: requested(deployment, " ".join(route)), f"{route} during {args[0]}")
+        run.send_signal(signum)
+        _, stderr = run.communicate(timeout=300)
+    finally:
+        deployment.emulator.control.clear_faults()
+
+    assert run.returncode == status, stderr
+    assert stderr.splitlines()[-1].startswith(
+        f"orca-machines: error: interrupted by {signal.Signals(signum).name}"
+    ), stderr
+    assert "Traceback" not in stderr
+    assert locks(deployment.state) == []
+    wait_for(lambda: engine_processes(deployment.state) == [], "the engine's processes ending", 30)
+    assert cli("up", "local", "-q").returncode == OK
