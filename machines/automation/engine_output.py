@@ -20,6 +20,14 @@ _GENERIC = re.compile(
 )
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Exit)\b.*)$")
 _RESOURCE_HEADER = re.compile(r"^  (\S+) \((.+)\):$")
+_DEBRIS = re.compile(r"_InactiveRpcError|KeyboardInterrupt|CancelledError|StatusCode\.|grpc")
+"""What a program prints when the engine stops it after another error (a failed resource,
+a cancel): a consequence, never the cause, so it is left out when a cause is known."""
+_CHAIN = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
 _LIMIT = 600
 
 
@@ -89,7 +97,11 @@ def _diagnostics(stdout: str) -> list[str]:
         elif block and stripped:
             block.append(line)
     flush()
-    return [e for e in errors if e]
+    found = [e for e in errors if e]
+    causes = [e for e in found if not _DEBRIS.search(e)]
+    if found and not causes:
+        return ["the engine stopped the program before it finished"]
+    return causes
 
 
 def _error_text(block: list[str], resource: str) -> str:
@@ -100,11 +112,12 @@ def _error_text(block: list[str], resource: str) -> str:
     )
     if traceback is not None:
         indent = len(block[traceback]) - len(block[traceback].lstrip())
-        tail = [
-            line.strip()
-            for line in block[traceback + 1 :]
-            if len(line) - len(line.lstrip()) == indent
-        ]
+        tail: list[str] = []
+        for line in block[traceback + 1 :]:
+            if line.strip() in _CHAIN:
+                break
+            if len(line) - len(line.lstrip()) == indent:
+                tail.append(line.strip())
         if tail:
             first = _EXCEPTION.match(tail[0])
             message = [first.group(1) if first else tail[0], *tail[1:]]

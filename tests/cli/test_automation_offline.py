@@ -207,6 +207,9 @@ def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypat
 
 
 def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
+    (project / "stacks" / "Pulumi.prod.yaml").write_text(
+        "config:\n  orca-machines:provider: hetzner\n"
+    )
     with pytest.raises(SettingsError, match="only the local stack has a default"):
         automation.preview("prod", project=project)
 
@@ -286,3 +289,70 @@ def test_pool_counts_say_what_the_stack_keeps_the_autoscaler_made_and_the_change
     assert "| `lab` | 2 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
     assert "pool ci: 1 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
     assert done.report()["pools"][0]["reaped"] == ("lab-a-7", "lab-a-8")
+
+
+RESOURCE_FAILED_WITH_DEBRIS = """
+ code: 255
+ stdout: Updating (local):
+Diagnostics:
+  pulumi:pulumi:Stack (orca-machines-local):
+    error: Program failed with an unhandled exception:
+    Traceback (most recent call last):
+      File "/p/.venv/lib/python3.11/site-packages/pulumi/runtime/resource.py", line 1, in do
+        resp = await asyncio.get_event_loop().run_in_executor(None, do_rpc_call)
+    grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:
+    \tstatus = StatusCode.UNAVAILABLE
+    \tdetails = "error reading from server: EOF"
+    >
+
+    During handling of the above exception, another exception occurred:
+
+    Traceback (most recent call last):
+      File "/p/__main__.py", line 7, in <module>
+    KeyboardInterrupt
+
+  hcloud:index/server:Server (local-x86-1):
+    error: creating server "local-x86-1": server name is already used (uniqueness_error)
+
+Resources:
+    1 errored
+ stderr: error: update failed"""
+
+
+def test_a_failed_resource_is_the_summary_without_the_programs_debris():
+    summary = engine_summary(RESOURCE_FAILED_WITH_DEBRIS)
+    assert summary == (
+        'local-x86-1: creating server "local-x86-1": server name is already used (uniqueness_error)'
+    )
+
+
+def test_debris_alone_says_the_engine_stopped_the_program():
+    text = (
+        RESOURCE_FAILED_WITH_DEBRIS.split("  hcloud:index", maxsplit=1)[0]
+        + "\n stderr: error: update failed"
+    )
+    summary = engine_summary(text)
+    assert summary == "the engine stopped the program before it finished"
+
+
+def test_a_chained_program_exception_shows_its_first_message_only():
+    text = """
+ code: 255
+ stdout: Updating (local):
+Diagnostics:
+  pulumi:pulumi:Stack (orca-machines-local):
+    error: Program failed with an unhandled exception:
+    Traceback (most recent call last):
+      File "/p/__main__.py", line 7, in <module>
+    ValueError: the real cause
+
+    During handling of the above exception, another exception occurred:
+
+    Traceback (most recent call last):
+      File "/p/__main__.py", line 9, in <module>
+    RuntimeError: a later one
+
+ stderr: error: update failed"""
+    summary = engine_summary(text)
+    assert summary == "ValueError: the real cause"
+    assert "Traceback" not in summary
