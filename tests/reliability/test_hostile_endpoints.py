@@ -15,8 +15,8 @@ import pytest
 
 from machines import CloudError, MachineSpec, Provider
 from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT
-from tests.conftest import TOKEN
-from tests.reliability.hostile_server import (
+from testkit.hetzner import TOKEN
+from testkit.hostile_server import (
     EMPTY,
     HTML,
     Answer,
