@@ -133,7 +133,7 @@ def test_errors_as_a_child_process_too(run_cli):
     assert "invalid choice" in one_error_line(usage.stderr)
 
 
-def test_a_user_data_file_that_is_not_utf8_is_named(env, tmp_path, capsys):
+def test_a_user_data_file_that_is_not_utf8_is_named(hetzner_env, tmp_path, capsys):
     latin1 = tmp_path / "cloud-init.yaml"
     latin1.write_bytes("#cloud-config\nhostname: café\n".encode("latin-1"))
     args = ["create", "ci", "prod-ci-1", "--type", "cx23", "--location", "fsn1"]
