@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 
 import requests
 from hcloud import Client
@@ -17,8 +18,14 @@ class Clients:
     hcloud-python's retries are off: the provider retries, knowing which calls are safe.
     """
 
-    def __init__(self, settings: HetznerSettings) -> None:
+    def __init__(
+        self,
+        settings: HetznerSettings,
+        observe: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> None:
+        """``observe`` sees every answer's headers (the budget meter reads ``RateLimit-*``)."""
         self._settings = settings
+        self._observe = observe
         self._local = threading.local()
 
     def get(self) -> Client:
@@ -48,3 +55,5 @@ class Clients:
         self, response: requests.Response, *args: object, **kwargs: object
     ) -> None:
         self._local.rate_limit_reset = response.headers.get("RateLimit-Reset")
+        if self._observe is not None:
+            self._observe(response.headers)

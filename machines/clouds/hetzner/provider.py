@@ -4,12 +4,19 @@ Names are resolved to ids once per provider (image per architecture, SSH keys, f
 so a ``create`` is one request after the first. Retries are ``machines.retry``'s, not
 hcloud's: it knows which requests are safe to repeat (a create is made safe by its unique
 name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+
+``machines(pool)`` answers every pool from one listing of the owner while it is fresh
+(``machines.listing``), stretched by the budget each answer states (``machines.budget``);
+``offers`` reads the server types' per-location ``available``, and ``no_stock`` answers are
+remembered per type and location (``machines.stock``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TypeVar
@@ -19,12 +26,13 @@ from hcloud import APIException, Client
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
-from hcloud.server_types import ServerType
+from hcloud.server_types import BoundServerType, ServerType
 from hcloud.servers import ServersPageResult
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
 from machines.arch import docker_arch, hetzner_arch
+from machines.budget import Budget, BudgetMeter
 from machines.clouds.hetzner.answers import NO_STOCK_CODES, cloud_error, machine, retry_after
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.settings import HetznerSettings
@@ -42,12 +50,15 @@ from machines.labels import (
     belongs_to,
     check_pool,
     managed_by,
+    owner_selector,
     pool_labels,
     pool_selector,
 )
+from machines.listing import Clock, Listing
 from machines.models import Created, Machine, MachineSpec
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
+from machines.stock import StockMemory
 
 T = TypeVar("T")
 
@@ -62,13 +73,23 @@ class HetznerProvider(Provider):
 
     kind = "hetzner"
 
-    def __init__(self, settings: HetznerSettings, owner: str = "") -> None:
+    def __init__(
+        self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
+    ) -> None:
+        """``clock`` times the listing, the stock memory and the budget (tests pass theirs)."""
         super().__init__(owner, settings.image)
         self.ssh_keys = settings.ssh_keys
         self.firewall = settings.firewall
         self.endpoint = settings.endpoint
         self._settings = settings
-        self._clients = Clients(settings)
+        self._clock = clock
+        self._meter = BudgetMeter(settings.freshness, clock)
+        self._clients = Clients(settings, self._meter.observe)
+        self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
+        self._pages = 1
+        self._listing = Listing(self._list_owner, lambda: self._meter.window(self._pages), clock)
+        self._offers: dict[str, list[tuple[str, bool]]] = {}
+        self._offers_at: float | None = None
         self._catalogue_lock = threading.Lock()
         self._names_lock = threading.Lock()
         self._architectures: dict[str, str] | None = None
@@ -110,21 +131,24 @@ class HetznerProvider(Provider):
 
     def machines(self, pool: str) -> list[Machine]:
         check_pool(pool)
-        selector = pool_selector(pool, self.owner)
-        found: list[Machine] = []
-        page: int | None = 1
-        while page is not None:
-            result = self._call(
-                f"list pool {pool}",
-                partial(self._servers_page, selector, page),
-            )
-            found += [
-                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
-            ]
-            pagination = result.meta.pagination if result.meta else None
-            page = pagination.next_page if pagination else None
+        if self._settings.freshness.list_ttl <= 0:
+            found = self._list(pool_selector(pool, self.owner), f"list pool {pool}", pool)
+        else:
+            found = self._listing.machines(pool)
         self.listed(pool, found)
         return found
+
+    def offers(self, machine_type: str) -> list[str]:
+        """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
+        per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every type),
+        less those a recent ``no_stock`` answer is remembered for."""
+        offered = self._offered(machine_type)
+        usable = [loc for loc, available in offered if available]
+        short = self._stock.short(machine_type, usable)
+        return [loc for loc in usable if loc not in short]
+
+    def budget(self) -> Budget:
+        return self._meter.budget(self._pages)
 
     def delete(self, machine_id: str) -> bool:
         if not (machine_id.isascii() and machine_id.isdigit()):
@@ -161,11 +185,16 @@ class HetznerProvider(Provider):
         except CloudError as error:
             if error.code != "not_found":
                 raise
+        self._listing.deleted(machine_id)
         self.deleted(labels.get(POOL_LABEL, ""))
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 
     def _create(self, spec: MachineSpec) -> Created:
+        if self._stock.seconds_left(spec.machine_type, spec.location) > 0:
+            return Created.out_of_stock(
+                self._stock.reason("Hetzner", spec.machine_type, spec.location)
+            )
         architecture = self.arch(spec.machine_type)
         image_id = self._image_id(architecture)
         ssh_key_ids = self._resolve_ssh_keys()
@@ -187,12 +216,12 @@ class HetznerProvider(Provider):
             )
         except CloudError as error:
             if error.code in NO_STOCK_CODES:
+                self._stock.remember(spec.machine_type, spec.location)
                 return Created.out_of_stock(
-                    f"Hetzner has no {spec.machine_type} in {spec.location} now ({error.code}):"
-                    " try again later or in another location"
+                    self._stock.reason("Hetzner", spec.machine_type, spec.location, error.code)
                 )
             if error.code == "uniqueness_error":
-                return self._created_before(spec)
+                return self._remember_created(self._created_before(spec))
             if error.answer_lost:
                 return Created.failure(
                     f"{error}: server {spec.name} may have been created all the same; "
@@ -201,7 +230,12 @@ class HetznerProvider(Provider):
                 )
             return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
         log.info("created server %s (%s)", response.server.id, spec.name)
-        return Created.success(machine(response.server, spec.pool))
+        return self._remember_created(Created.success(machine(response.server, spec.pool)))
+
+    def _remember_created(self, created: Created) -> Created:
+        if created.machine is not None:
+            self._listing.created(created.machine)
+        return created
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -228,14 +262,38 @@ class HetznerProvider(Provider):
         """Server type name to Hetzner architecture, fetched once for the provider's life."""
         with self._catalogue_lock:
             if self._architectures is None:
-                types = self._call(
-                    "list server types",
-                    self._client().server_types.get_all,
-                )
-                self._architectures = {
-                    t.name: t.architecture for t in types if t.name and t.architecture
-                }
+                self._read_catalogue()
+            assert self._architectures is not None
             return self._architectures
+
+    def _offered(self, machine_type: str) -> list[tuple[str, bool]]:
+        """(location, available) of every location the type supports, read again once
+        ``ORCA_OFFERS_TTL`` has passed; a type Hetzner lacks is ``UnknownMachineTypeError``."""
+        with self._catalogue_lock:
+            at = self._offers_at
+            if at is None or self._clock() - at >= self._settings.freshness.offers_ttl:
+                self._read_catalogue()
+            offered = self._offers.get(machine_type)
+            if offered is None:
+                assert self._architectures is not None
+                raise UnknownMachineTypeError(
+                    f"Hetzner has no server type {machine_type!r}: use one of "
+                    f"{', '.join(sorted(self._architectures))}"
+                )
+            return offered
+
+    def _read_catalogue(self) -> None:
+        """Every server type in one request: architectures and per-location stock.
+
+        A location the cloud shows available again clears what a ``no_stock`` left in
+        the stock memory for it.
+        """
+        types = self._call("list server types", self._client().server_types.get_all)
+        self._architectures = {t.name: t.architecture for t in types if t.name and t.architecture}
+        self._offers = {t.name: _locations(t, self._clock()) for t in types if t.name}
+        self._offers_at = self._clock()
+        for name, offered in self._offers.items():
+            self._stock.available(name, [loc for loc, available in offered if available])
 
     def _image_id(self, architecture: str) -> int:
         hetzner = hetzner_arch(architecture)
@@ -288,6 +346,26 @@ class HetznerProvider(Provider):
                 self._firewall_id = firewall.id
             return self._firewall_id
 
+    def _list_owner(self) -> list[Machine]:
+        """Every pool machine of the owner, all pools, all pages: what ``Listing`` keeps."""
+        return self._list(owner_selector(self.owner), "list machines")
+
+    def _list(self, selector: str, what: str, pool: str | None = None) -> list[Machine]:
+        found: list[Machine] = []
+        page: int | None = 1
+        pages = 0
+        while page is not None:
+            result = self._call(what, partial(self._servers_page, selector, page))
+            pages += 1
+            found += [
+                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
+            ]
+            pagination = result.meta.pagination if result.meta else None
+            page = pagination.next_page if pagination else None
+        if pool is None:
+            self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
+        return found
+
     def _servers_page(self, selector: str, page: int) -> ServersPageResult:
         return self._client().servers.get_list(
             label_selector=selector, page=page, per_page=PAGE_SIZE
@@ -312,3 +390,17 @@ class HetznerProvider(Provider):
             raise cloud_error(what, gave_up.last, gave_up.attempts) from None
         except (APIException, requests.RequestException) as error:
             raise cloud_error(what, error, 1) from None
+
+
+def _locations(server_type: BoundServerType, now: float) -> list[tuple[str, bool]]:
+    """(location, available) of each location the type supports. A location whose
+    deprecation made it unavailable is left out; one without ``available`` counts as
+    available (the flag is newer than the list)."""
+    found = []
+    for offered in server_type.locations or []:
+        name = offered.location.name if offered.location else None
+        deprecation = offered.deprecation
+        until = deprecation.unavailable_after if deprecation is not None else None
+        if name and (until is None or until.timestamp() > now):
+            found.append((name, offered.available is not False))
+    return found
