@@ -157,9 +157,12 @@ class Listing:
         def settled(write: _Write, agrees: bool) -> bool:
             return write.seq <= self._listed_seq and (agrees or now - write.at >= self._settle)
 
-        self._created = {i: w for i, w in self._created.items() if not settled(w, i in by_id)}
-        self._deleted = {
-            i: w
+        gone = {
+            i
             for i, w in self._deleted.items()
-            if not settled(w, i not in by_id or by_id[i].status == Status.DELETING)
+            if settled(w, i not in by_id or by_id[i].status == Status.DELETING)
+        }
+        self._deleted = {i: w for i, w in self._deleted.items() if i not in gone}
+        self._created = {
+            i: w for i, w in self._created.items() if i not in gone and not settled(w, i in by_id)
         }
