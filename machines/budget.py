@@ -23,6 +23,9 @@ from machines.listing import Clock
 from machines.settings import Freshness
 
 HOUR = 3600.0
+MEASURABLE = 10.0
+"""Seconds to a full bucket from which its refill is read off the answer; nearer than that,
+``RateLimit-Reset``'s whole seconds blur it, and the limit per hour is taken instead."""
 
 
 class Budget(BaseModel):
@@ -100,15 +103,15 @@ class BudgetMeter:
         return max(ttl, paced)
 
     def _per_second(self) -> float:
-        """The bucket's refill: what the answer implies (missing / time to full), else
-        the limit per hour, as Hetzner's 3,600 an hour refill one a second."""
+        """The bucket's refill: what the answer implies (missing over the time to full),
+        else the limit per hour, as Hetzner's 3,600 an hour refill one a second."""
         assert self._limit is not None
         assert self._remaining is not None
         missing = self._limit - self._remaining
-        if self._reset is not None and self._seen_at is not None and missing > 0:
+        if self._reset is not None and self._seen_at is not None:
             until_full = self._reset - self._seen_at
-            if until_full > 0:
-                return max(missing / until_full, self._limit / HOUR)
+            if until_full >= MEASURABLE:
+                return missing / until_full
         return self._limit / HOUR
 
     def _low(self, pages: int) -> bool:
