@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from machines.clouds.hetzner.settings import HetznerSettings
 from tests.budget.clock import ManualClock
 from tests.conftest import OWNER
 from tests.ec2 import moto_server
+from tests.reliability.ec2_fault_proxy import FaultProxy
 
 
 @pytest.fixture
@@ -47,6 +49,12 @@ def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[moto_server.MotoS
 
 
 @pytest.fixture
+def aws(moto: moto_server.MotoServer) -> Any:
+    """moto's EC2 client, not the provider's: to set up and look."""
+    return moto_server.client(moto.url)
+
+
+@pytest.fixture
 def world(moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch) -> moto_server.World:
     return moto_server.export_world(moto.new_world(), monkeypatch)
 
@@ -66,3 +74,16 @@ def ec2_on(world: moto_server.World, clock: ManualClock) -> Callable[..., Ec2Pro
 def ec2(ec2_on: Callable[..., Ec2Provider]) -> Ec2Provider:
     """The EC2 provider of owner ``prod`` on ``clock``."""
     return ec2_on()
+
+
+@pytest.fixture(scope="module")
+def running_proxy(moto: moto_server.MotoServer) -> Iterator[FaultProxy]:
+    with FaultProxy(moto.url).serving() as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def proxy(running_proxy: FaultProxy) -> FaultProxy:
+    """The fault proxy in front of ``moto``, with no rules and no counts."""
+    running_proxy.reset()
+    return running_proxy
