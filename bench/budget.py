@@ -11,7 +11,7 @@ Then: ``machines(pool)`` of a 1,000-machine owner (20 pools of 50) and a tick ov
 pools, as requests and wall time, with each pool listed on its own (``ORCA_LIST_TTL=0``,
 what main did) and from the shared listing.
 
-    python bench/budget.py [--hours 1] [--repeat 7]
+    python -m bench.budget [--hours 1] [--repeat 7]
 """
 
 from __future__ import annotations
@@ -20,21 +20,16 @@ import argparse
 import logging
 import secrets
 import statistics
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from emulator.process import Emulator, running_emulator  # noqa: E402
-from machines import MachineSpec, Status  # noqa: E402
-from machines.clouds.hetzner.provider import HetznerProvider  # noqa: E402
-from machines.clouds.hetzner.settings import HetznerSettings  # noqa: E402
-from machines.labels import pool_labels  # noqa: E402
+from emulator.process import Emulator, running_emulator
+from machines import MachineSpec, Status
+from machines.clouds.hetzner.provider import HetznerProvider
+from machines.clouds.hetzner.settings import HetznerSettings
+from machines.labels import pool_labels
+from testkit.clock import ManualClock
 
 OWNER = "bench"
 POOLS = [f"p{i:02d}" for i in range(20)]
@@ -46,16 +41,6 @@ LOCATIONS = ("fsn1", "nbg1", "hel1")
 SHORT = ("cax11", "fsn1")
 SHORT_FROM, SHORT_FOR = 20 * 60.0, 10 * 60.0
 UNLIMITED = 1_000_000
-
-
-class SimClock:
-    """Seconds since the epoch that move only when the simulation says so."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Count429(logging.Handler):
@@ -104,8 +89,8 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
     limited = env.get("ORCA_LIST_TTL") != "0"
     emulator.control.set_rate_limit(3600 if limited else UNLIMITED, 1.0 if limited else None)
     seed_pools(emulator, PER_POOL)
-    clock = SimClock()
-    start = clock.now
+    clock = ManualClock()
+    start = clock()
     hetzner = provider(env, clock)
     counter = Count429()
     logging.getLogger("machines.retry").addHandler(counter)
@@ -119,7 +104,7 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
     short_on = False
     try:
         for tick in range(ticks):
-            elapsed = clock.now - start
+            elapsed = clock() - start
             want_short = SHORT_FROM <= elapsed % 3600 < SHORT_FROM + SHORT_FOR
             if want_short != short_on:
                 stock = [{"server_type": SHORT[0], "location": SHORT[1]}] if want_short else []
@@ -144,7 +129,7 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
                 alive[victim_pool].discard(victim)
                 deleted.add(victim)
                 out.deletes += 1
-            clock.now += TICK
+            clock.advance(TICK)
     finally:
         logging.getLogger("machines.retry").removeHandler(counter)
     counts = emulator.control.requests()
@@ -207,26 +192,26 @@ def big_owner(emulator: Emulator, env: Mapping[str, str], repeat: int) -> list[s
     rows = []
     for label, ttl in (("each pool listed (ORCA_LIST_TTL=0, as main)", "0"), ("shared", "")):
         settings = {**env, "ORCA_LIST_TTL": ttl} if ttl else dict(env)
-        clock = SimClock()
+        clock = ManualClock()
         hetzner = provider(settings, clock)
 
         def tick(h: HetznerProvider = hetzner) -> None:
             for pool in POOLS:
                 h.machines(pool)
 
-        def cold(h: HetznerProvider = hetzner, c: SimClock = clock) -> None:
-            c.now += 3600
+        def cold(h: HetznerProvider = hetzner, c: ManualClock = clock) -> None:
+            c.advance(3600)
             h.machines(POOLS[0])
 
         cold_requests = counted(emulator, cold)
         cold_time = median_seconds(cold, repeat)
-        clock.now += 3600
+        clock.advance(3600)
         hetzner.machines(POOLS[0])
         warm_requests = counted(emulator, lambda h=hetzner: h.machines(POOLS[1]))
         warm_time = median_seconds(lambda h=hetzner: h.machines(POOLS[1]), repeat)
 
-        def tick_cold(h: HetznerProvider = hetzner, c: SimClock = clock) -> None:
-            c.now += 3600
+        def tick_cold(h: HetznerProvider = hetzner, c: ManualClock = clock) -> None:
+            c.advance(3600)
             tick(h)
 
         tick_requests = counted(emulator, tick_cold)

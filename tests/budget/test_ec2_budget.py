@@ -7,73 +7,75 @@ import pytest
 
 from machines import MachineSpec, Status
 from machines.labels import pool_labels
-from tests.conftest import OWNER
-from tests.ec2.moto_server import ZONES, count_calls, launch_tagged
-from tests.reliability.ec2_fault_proxy import Fault
+from testkit.fault_proxy import Fault
+from testkit.moto_server import ZONES, count_calls, launch_tagged
+from testkit.specs import OWNER
 
 
 def spec(name: str, pool: str = "ci", location: str = ZONES[0]) -> MachineSpec:
     return MachineSpec(name=name, machine_type="t3.micro", location=location, pool=pool)
 
 
-def test_a_tick_over_many_pools_costs_one_describe(ec2, aws):
+def test_a_tick_over_many_pools_costs_one_describe(clocked_ec2, aws):
     for pool in ("ci", "gpu", "build"):
         for index in range(2):
             launch_tagged(aws, f"prod-{pool}-{index}", pool_labels(pool, OWNER))
     launch_tagged(aws, "other-ci-1", pool_labels("ci", "other"))
-    calls = count_calls(ec2._client)
+    calls = count_calls(clocked_ec2._client)
 
-    sizes = {pool: len(ec2.machines(pool)) for pool in ("ci", "gpu", "build", "idle")}
+    sizes = {pool: len(clocked_ec2.machines(pool)) for pool in ("ci", "gpu", "build", "idle")}
 
     assert sizes == {"ci": 2, "gpu": 2, "build": 2, "idle": 0}
     assert calls["DescribeInstances"] == 1
 
 
-def test_own_creates_and_deletes_show_at_once(ec2, aws):
-    ec2.machines("ci")
-    made = ec2.create(spec("prod-ci-1")).machine
+def test_own_creates_and_deletes_show_at_once(clocked_ec2, aws):
+    clocked_ec2.machines("ci")
+    made = clocked_ec2.create(spec("prod-ci-1")).machine
     assert made is not None
-    calls = count_calls(ec2._client)
+    calls = count_calls(clocked_ec2._client)
 
-    assert [m.id for m in ec2.machines("ci")] == [made.id]
+    assert [m.id for m in clocked_ec2.machines("ci")] == [made.id]
     assert calls["DescribeInstances"] == 0
-    assert ec2.delete(made.id) is True
-    assert [m.status for m in ec2.machines("ci")] == [Status.DELETING]
+    assert clocked_ec2.delete(made.id) is True
+    assert [m.status for m in clocked_ec2.machines("ci")] == [Status.DELETING]
 
 
-def test_an_instance_launched_elsewhere_appears_after_the_window(ec2, aws, clock):
-    assert ec2.machines("ci") == []
+def test_an_instance_launched_elsewhere_appears_after_the_window(clocked_ec2, aws, clock):
+    assert clocked_ec2.machines("ci") == []
     launched = launch_tagged(aws, "prod-ci-9", pool_labels("ci", OWNER))
 
-    assert ec2.machines("ci") == []
+    assert clocked_ec2.machines("ci") == []
     clock.advance(5)
-    assert [m.id for m in ec2.machines("ci")] == [launched]
+    assert [m.id for m in clocked_ec2.machines("ci")] == [launched]
 
 
-def test_offers_are_the_zones_with_subnets_that_offer_the_type(ec2):
-    calls = count_calls(ec2._client)
+def test_offers_are_the_zones_with_subnets_that_offer_the_type(clocked_ec2):
+    calls = count_calls(clocked_ec2._client)
 
-    assert ec2.offers("t3.micro") == sorted(ZONES)
-    assert ec2.offers("t3.micro") == sorted(ZONES)
+    assert clocked_ec2.offers("t3.micro") == sorted(ZONES)
+    assert clocked_ec2.offers("t3.micro") == sorted(ZONES)
     assert calls["DescribeInstanceTypeOfferings"] == 1
 
 
-def test_offers_are_asked_again_after_their_window(ec2, clock):
-    ec2.offers("t3.micro")
-    calls = count_calls(ec2._client)
+def test_offers_are_asked_again_after_their_window(clocked_ec2, clock):
+    clocked_ec2.offers("t3.micro")
+    calls = count_calls(clocked_ec2._client)
     clock.advance(60)
 
-    ec2.offers("t3.micro")
+    clocked_ec2.offers("t3.micro")
 
     assert calls["DescribeInstanceTypeOfferings"] == 1
 
 
-def test_no_capacity_is_remembered_for_the_zone_until_it_expires(ec2_on, proxy, clock):
-    provider = ec2_on(AWS_ENDPOINT_URL=proxy.url, ORCA_CALL_TIMEOUT="0.5")
-    proxy.set_faults(Fault("error", "RunInstances", code="InsufficientInstanceCapacity"))
+def test_no_capacity_is_remembered_for_the_zone_until_it_expires(
+    make_clocked_ec2, fault_proxy, clock
+):
+    provider = make_clocked_ec2(AWS_ENDPOINT_URL=fault_proxy.url, ORCA_CALL_TIMEOUT="0.5")
+    fault_proxy.set_faults(Fault("error", "RunInstances", code="InsufficientInstanceCapacity"))
     assert provider.create(spec("prod-ci-1")).no_stock
-    tries = proxy.requests["RunInstances"]
-    proxy.set_faults()
+    tries = fault_proxy.requests["RunInstances"]
+    fault_proxy.set_faults()
 
     again = provider.create(spec("prod-ci-1"))
     offered = provider.offers("t3.micro")
@@ -81,16 +83,16 @@ def test_no_capacity_is_remembered_for_the_zone_until_it_expires(ec2_on, proxy, 
 
     assert again.no_stock
     assert "again in 180 s" in again.reason
-    assert proxy.requests["RunInstances"] == tries
+    assert fault_proxy.requests["RunInstances"] == tries
     assert offered == [ZONES[1]]
     assert provider.offers("t3.micro") == sorted(ZONES)
     assert provider.create(spec("prod-ci-1")).ok
 
 
-def test_ec2_says_it_states_no_budget(ec2):
-    ec2.machines("ci")
+def test_ec2_says_it_states_no_budget(clocked_ec2):
+    clocked_ec2.machines("ci")
 
-    budget = ec2.budget()
+    budget = clocked_ec2.budget()
 
     assert not budget.stated
     assert budget.remaining is None

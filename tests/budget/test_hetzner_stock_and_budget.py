@@ -9,7 +9,7 @@ from hcloud import Client
 
 from machines import MachineSpec, SettingsError, UnknownMachineTypeError
 from machines.labels import pool_labels
-from tests.conftest import OWNER
+from testkit.specs import OWNER
 
 SERVER_TYPES = "GET /v1/server_types"
 POST_SERVERS = "POST /v1/servers"
@@ -20,69 +20,69 @@ def spec(name: str, location: str = "nbg1") -> MachineSpec:
     return MachineSpec(name=name, machine_type="cax11", location=location, pool="ci")
 
 
-def test_offers_are_the_locations_with_the_type_in_stock(hetzner, emulator):
+def test_offers_are_the_locations_with_the_type_in_stock(clocked_hetzner, emulator):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
 
-    assert set(hetzner.offers("cax11")) == {"fsn1", "hel1"}
+    assert set(clocked_hetzner.offers("cax11")) == {"fsn1", "hel1"}
 
 
-def test_offers_of_every_type_cost_one_request_while_cached(hetzner, emulator, clock):
-    hetzner.offers("cax11")
-    hetzner.offers("ccx23")
+def test_offers_of_every_type_cost_one_request_while_cached(clocked_hetzner, emulator, clock):
+    clocked_hetzner.offers("cax11")
+    clocked_hetzner.offers("ccx23")
     clock.advance(59)
-    hetzner.offers("cax11")
+    clocked_hetzner.offers("cax11")
 
     assert emulator.control.requests().get(SERVER_TYPES) == 1
 
 
-def test_offers_of_an_unknown_type_name_the_known_ones(hetzner):
+def test_offers_of_an_unknown_type_name_the_known_ones(clocked_hetzner):
     with pytest.raises(UnknownMachineTypeError, match="cx999.*cax11"):
-        hetzner.offers("cx999")
+        clocked_hetzner.offers("cx999")
 
 
-def test_no_stock_is_remembered_and_answered_without_a_request(hetzner, emulator):
+def test_no_stock_is_remembered_and_answered_without_a_request(clocked_hetzner, emulator):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
     emulator.control.reset_requests()
 
-    again = hetzner.create(spec("prod-ci-2"))
+    again = clocked_hetzner.create(spec("prod-ci-2"))
 
     assert again.no_stock
     assert "again in 180 s" in again.reason
     assert emulator.control.requests().total == 0
 
 
-def test_offers_leave_out_a_location_remembered_as_out_of_stock(hetzner, emulator):
-    hetzner.offers("cax11")
+def test_offers_leave_out_a_location_remembered_as_out_of_stock(clocked_hetzner, emulator):
+    clocked_hetzner.offers("cax11")
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
 
-    assert "nbg1" not in hetzner.offers("cax11")
+    assert "nbg1" not in clocked_hetzner.offers("cax11")
 
 
-def test_the_stock_memory_expires(hetzner, emulator, clock):
+def test_the_stock_memory_expires(clocked_hetzner, emulator, clock):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
     emulator.control.set_stock([])
 
-    assert hetzner.create(spec("prod-ci-2")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-2")).no_stock
     clock.advance(180)
 
-    assert hetzner.create(spec("prod-ci-3")).ok
+    assert clocked_hetzner.create(spec("prod-ci-3")).ok
 
 
-def test_the_cloud_showing_stock_again_clears_the_memory(hetzner, emulator, clock):
+def test_the_cloud_showing_stock_again_clears_the_memory(clocked_hetzner, emulator, clock):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
     emulator.control.set_stock([])
     clock.advance(60)
 
-    assert "nbg1" in hetzner.offers("cax11")
-    assert hetzner.create(spec("prod-ci-2")).ok
+    assert "nbg1" in clocked_hetzner.offers("cax11")
+    assert clocked_hetzner.create(spec("prod-ci-2")).ok
 
 
-def test_the_stock_memory_setting_is_read(hetzner_on, emulator):
-    provider = hetzner_on(ORCA_NO_STOCK_TTL="0")
+def test_the_stock_memory_setting_is_read(make_clocked_hetzner, emulator):
+    provider = make_clocked_hetzner(ORCA_NO_STOCK_TTL="0")
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
     provider.create(spec("prod-ci-1"))
     emulator.control.reset_requests()
@@ -92,11 +92,11 @@ def test_the_stock_memory_setting_is_read(hetzner_on, emulator):
     assert emulator.control.requests().get(POST_SERVERS) == 1
 
 
-def test_the_budget_is_what_the_last_answer_stated(hetzner, emulator):
+def test_the_budget_is_what_the_last_answer_stated(clocked_hetzner, emulator):
     emulator.control.set_rate_limit(3600, per_second=1)
-    hetzner.machines("ci")
+    clocked_hetzner.machines("ci")
 
-    budget = hetzner.budget()
+    budget = clocked_hetzner.budget()
 
     assert budget.stated
     assert (budget.limit, budget.remaining) == (3600, 3599)
@@ -104,14 +104,14 @@ def test_the_budget_is_what_the_last_answer_stated(hetzner, emulator):
     assert not budget.low
 
 
-def test_a_listing_of_many_pages_spends_at_most_its_share(hetzner, emulator, clock):
+def test_a_listing_of_many_pages_spends_at_most_its_share(clocked_hetzner, emulator, clock):
     emulator.control.set_rate_limit(3600, per_second=1)
     emulator.control.add_servers(
         200, name_prefix="prod-ci-", server_type="cax11", labels=pool_labels("ci", OWNER)
     )
-    hetzner.machines("ci")
+    clocked_hetzner.machines("ci")
 
-    window = hetzner.budget().list_window
+    window = clocked_hetzner.budget().list_window
 
     assert math.isclose(window, 4 / (0.05 * 1.0), rel_tol=0.01)  # 4 pages, 5 % of 1 a second
 
@@ -122,37 +122,37 @@ def spend(hcloud: Client, requests: int) -> None:
         hcloud.server_types.get_list(per_page=1)
 
 
-def test_a_low_budget_stretches_the_listing_window(hetzner, emulator, clock, hcloud):
+def test_a_low_budget_stretches_the_listing_window(clocked_hetzner, emulator, clock, hcloud):
     emulator.control.set_rate_limit(100, per_second=0.01)
-    hetzner.machines("ci")
+    clocked_hetzner.machines("ci")
     spend(hcloud, 90)
-    made = hetzner.create(spec("prod-ci-1", location="fsn1"))
+    made = clocked_hetzner.create(spec("prod-ci-1", location="fsn1"))
     emulator.control.reset_requests()
 
     for _ in range(10):
         clock.advance(5)
-        hetzner.machines("ci")
+        clocked_hetzner.machines("ci")
 
-    budget = hetzner.budget()
+    budget = clocked_hetzner.budget()
     assert budget.low
     assert budget.list_window == math.inf
     assert emulator.control.requests().get(GET_SERVERS) == 0
     assert made.machine is not None
-    assert made.machine.id in {m.id for m in hetzner.machines("ci")}
+    assert made.machine.id in {m.id for m in clocked_hetzner.machines("ci")}
 
 
-def test_the_stretch_ends_as_the_budget_refills(hetzner, emulator, clock, hcloud):
+def test_the_stretch_ends_as_the_budget_refills(clocked_hetzner, emulator, clock, hcloud):
     emulator.control.set_rate_limit(100, per_second=0.01)
-    hetzner.machines("ci")
+    clocked_hetzner.machines("ci")
     spend(hcloud, 95)
-    hetzner.offers("cax11")
-    assert hetzner.budget().low
+    clocked_hetzner.offers("cax11")
+    assert clocked_hetzner.budget().low
 
     clock.advance(100 / 0.01)
     emulator.control.reset_requests()
 
-    assert not hetzner.budget().low
-    hetzner.machines("ci")
+    assert not clocked_hetzner.budget().low
+    clocked_hetzner.machines("ci")
     assert emulator.control.requests().get(GET_SERVERS) == 1
 
 
@@ -166,6 +166,6 @@ def test_the_stretch_ends_as_the_budget_refills(hetzner, emulator, clock, hcloud
         ("ORCA_OFFERS_TTL", "-5"),
     ],
 )
-def test_a_bad_freshness_setting_names_its_variable(hetzner_on, variable, value):
+def test_a_bad_freshness_setting_names_its_variable(make_clocked_hetzner, variable, value):
     with pytest.raises(SettingsError, match=variable):
-        hetzner_on(**{variable: value})
+        make_clocked_hetzner(**{variable: value})

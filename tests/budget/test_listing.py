@@ -10,7 +10,7 @@ import pytest
 from machines.errors import CloudError
 from machines.listing import Listing
 from machines.models import Machine, Status
-from tests.budget.clock import ManualClock
+from testkit.clock import ManualClock
 
 
 def machine(machine_id: str, pool: str = "ci", status: Status = Status.RUNNING) -> Machine:
