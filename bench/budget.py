@@ -122,7 +122,7 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
             if tick % every == 0:
                 serial += 1
                 pool = POOLS[serial % len(POOLS)]
-                create(hetzner, pool, f"{OWNER}-{pool}-{serial}", serial, out, alive)
+                create(hetzner, pool, f"{pool}-a{serial}", serial, out, alive)
                 victim_pool = POOLS[(serial + 7) % len(POOLS)]
                 victim = min(alive[victim_pool], key=int)
                 hetzner.delete(victim)

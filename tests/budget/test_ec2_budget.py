@@ -31,7 +31,7 @@ def test_a_tick_over_many_pools_costs_one_describe(clocked_ec2, aws):
 
 def test_own_creates_and_deletes_show_at_once(clocked_ec2, aws):
     clocked_ec2.machines("ci")
-    made = clocked_ec2.create(spec("prod-ci-1")).machine
+    made = clocked_ec2.create(spec("prod-ci-a1")).machine
     assert made is not None
     calls = count_calls(clocked_ec2._client)
 
@@ -43,7 +43,7 @@ def test_own_creates_and_deletes_show_at_once(clocked_ec2, aws):
 
 def test_an_instance_launched_elsewhere_appears_after_the_window(clocked_ec2, aws, clock):
     assert clocked_ec2.machines("ci") == []
-    launched = launch_tagged(aws, "prod-ci-9", pool_labels("ci", OWNER))
+    launched = launch_tagged(aws, "prod-ci-a9", pool_labels("ci", OWNER))
 
     assert clocked_ec2.machines("ci") == []
     clock.advance(5)
@@ -73,11 +73,11 @@ def test_no_capacity_is_remembered_for_the_zone_until_it_expires(
 ):
     provider = make_clocked_ec2(AWS_ENDPOINT_URL=fault_proxy.url, ORCA_CALL_TIMEOUT="0.5")
     fault_proxy.set_faults(Fault("error", "RunInstances", code="InsufficientInstanceCapacity"))
-    assert provider.create(spec("prod-ci-1")).no_stock
+    assert provider.create(spec("prod-ci-a1")).no_stock
     tries = fault_proxy.requests["RunInstances"]
     fault_proxy.set_faults()
 
-    again = provider.create(spec("prod-ci-1"))
+    again = provider.create(spec("prod-ci-a1"))
     offered = provider.offers("t3.micro")
     clock.advance(180)
 
@@ -86,7 +86,7 @@ def test_no_capacity_is_remembered_for_the_zone_until_it_expires(
     assert fault_proxy.requests["RunInstances"] == tries
     assert offered == [ZONES[1]]
     assert provider.offers("t3.micro") == sorted(ZONES)
-    assert provider.create(spec("prod-ci-1")).ok
+    assert provider.create(spec("prod-ci-a1")).ok
 
 
 def test_ec2_says_it_states_no_budget(clocked_ec2):

@@ -42,10 +42,10 @@ def test_offers_of_an_unknown_type_name_the_known_ones(clocked_hetzner):
 
 def test_no_stock_is_remembered_and_answered_without_a_request(clocked_hetzner, emulator):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-a1")).no_stock
     emulator.control.reset_requests()
 
-    again = clocked_hetzner.create(spec("prod-ci-2"))
+    again = clocked_hetzner.create(spec("prod-ci-a2"))
 
     assert again.no_stock
     assert "again in 180 s" in again.reason
@@ -55,39 +55,39 @@ def test_no_stock_is_remembered_and_answered_without_a_request(clocked_hetzner, 
 def test_offers_leave_out_a_location_remembered_as_out_of_stock(clocked_hetzner, emulator):
     clocked_hetzner.offers("cax11")
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-a1")).no_stock
 
     assert "nbg1" not in clocked_hetzner.offers("cax11")
 
 
 def test_the_stock_memory_expires(clocked_hetzner, emulator, clock):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-a1")).no_stock
     emulator.control.set_stock([])
 
-    assert clocked_hetzner.create(spec("prod-ci-2")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-a2")).no_stock
     clock.advance(180)
 
-    assert clocked_hetzner.create(spec("prod-ci-3")).ok
+    assert clocked_hetzner.create(spec("prod-ci-a3")).ok
 
 
 def test_the_cloud_showing_stock_again_clears_the_memory(clocked_hetzner, emulator, clock):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    assert clocked_hetzner.create(spec("prod-ci-1")).no_stock
+    assert clocked_hetzner.create(spec("prod-ci-a1")).no_stock
     emulator.control.set_stock([])
     clock.advance(60)
 
     assert "nbg1" in clocked_hetzner.offers("cax11")
-    assert clocked_hetzner.create(spec("prod-ci-2")).ok
+    assert clocked_hetzner.create(spec("prod-ci-a2")).ok
 
 
 def test_the_stock_memory_setting_is_read(make_clocked_hetzner, emulator):
     provider = make_clocked_hetzner(ORCA_NO_STOCK_TTL="0")
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
-    provider.create(spec("prod-ci-1"))
+    provider.create(spec("prod-ci-a1"))
     emulator.control.reset_requests()
 
-    provider.create(spec("prod-ci-2"))
+    provider.create(spec("prod-ci-a2"))
 
     assert emulator.control.requests().get(POST_SERVERS) == 1
 
@@ -126,7 +126,7 @@ def test_a_low_budget_stretches_the_listing_window(clocked_hetzner, emulator, cl
     emulator.control.set_rate_limit(100, per_second=0.01)
     clocked_hetzner.machines("ci")
     spend(hcloud, 90)
-    made = clocked_hetzner.create(spec("prod-ci-1", location="fsn1"))
+    made = clocked_hetzner.create(spec("prod-ci-a1", location="fsn1"))
     emulator.control.reset_requests()
 
     for _ in range(10):
