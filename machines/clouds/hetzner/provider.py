@@ -4,6 +4,14 @@ Names are resolved to ids once per provider (image per architecture, SSH keys, f
 so a ``create`` is one request after the first. Retries are ``machines.retry``'s, not
 hcloud's: it knows which requests are safe to repeat (a create is made safe by its unique
 name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+
+Server types are read once with where each is sold and its deprecation there
+(``server_types[].locations[]``; datacenters are gone from the API): a create of a type no
+longer sold in a location fails at once, saying since when, and one still sold but
+deprecated there is logged with the date it stops. A create whose create action has already
+failed is deleted and reported failed; one whose action fails later is listed by
+``machines`` as ``failed`` (an ``off`` pool server whose ``create_server`` action ended in
+error), for the autoscaler to delete.
 """
 
 from __future__ import annotations
@@ -11,21 +19,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from functools import partial
 from typing import TypeVar
 
 import requests
 from hcloud import APIException, Client
+from hcloud.actions import ActionError
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import ServerType
-from hcloud.servers import ServersPageResult
+from hcloud.servers import BoundServer, ServersPageResult
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
 from machines.arch import docker_arch, hetzner_arch
 from machines.clouds.hetzner.answers import NO_STOCK_CODES, cloud_error, machine, retry_after
+from machines.clouds.hetzner.catalogue import TypeInfo
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import (
@@ -36,7 +47,7 @@ from machines.errors import (
     UnknownMachineTypeError,
 )
 from machines.labels import belongs_to, check_pool, pool_labels, pool_selector
-from machines.models import Created, Machine, MachineSpec
+from machines.models import Created, Machine, MachineSpec, Status
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 
@@ -62,7 +73,7 @@ class HetznerProvider(Provider):
         self._clients = Clients(settings)
         self._catalogue_lock = threading.Lock()
         self._names_lock = threading.Lock()
-        self._architectures: dict[str, str] | None = None
+        self._types: dict[str, TypeInfo] | None = None
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
@@ -78,14 +89,7 @@ class HetznerProvider(Provider):
         )
 
     def arch(self, machine_type: str) -> str:
-        catalogue = self._catalogue()
-        architecture = catalogue.get(machine_type)
-        if architecture is None:
-            raise UnknownMachineTypeError(
-                f"Hetzner has no server type {machine_type!r}: use one of "
-                f"{', '.join(sorted(catalogue))}"
-            )
-        return docker_arch(architecture)
+        return docker_arch(self._type(machine_type).architecture)
 
     def create(self, spec: MachineSpec) -> Created:
         try:
@@ -104,7 +108,9 @@ class HetznerProvider(Provider):
                 partial(self._servers_page, selector, page),
             )
             found += [
-                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
+                self._listed(s)
+                for s in result.servers
+                if belongs_to(s.labels or {}, self.owner, pool)
             ]
             pagination = result.meta.pagination if result.meta else None
             page = pagination.next_page if pagination else None
@@ -141,8 +147,30 @@ class HetznerProvider(Provider):
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 
+    def _listed(self, server: BoundServer) -> Machine:
+        """A pool server as ``machines`` lists it: ``failed`` when it never got made."""
+        found = machine(server)
+        if server.status == "off" and self._create_failed(server):
+            return found.model_copy(update={"status": Status.FAILED})
+        return found
+
+    def _create_failed(self, server: BoundServer) -> bool:
+        """Whether the server's create action ended in error (one request, for off servers)."""
+        result = self._call(
+            f"list failed actions of server {server.id}",
+            lambda: self._client().servers.get_actions_list(server, status=["error"]),
+        )
+        return any(action.command == "create_server" for action in result.actions)
+
     def _create(self, spec: MachineSpec) -> Created:
-        architecture = self.arch(spec.machine_type)
+        info = self._type(spec.machine_type)
+        refusal = info.refusal(spec.location, datetime.now(UTC))
+        if refusal is not None:
+            return Created.failure(refusal)
+        deprecated = info.deprecation_notice(spec.location)
+        if deprecated is not None:
+            log.warning("%s (creating %s)", deprecated, spec.name)
+        architecture = docker_arch(info.architecture)
         image_id = self._image_id(architecture)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
@@ -162,22 +190,49 @@ class HetznerProvider(Provider):
                 ),
             )
         except CloudError as error:
-            if error.code in NO_STOCK_CODES:
-                return Created.out_of_stock(
-                    f"Hetzner has no {spec.machine_type} in {spec.location} now ({error.code}):"
-                    " try again later or in another location"
-                )
-            if error.code == "uniqueness_error":
-                return self._created_before(spec)
-            if error.answer_lost:
-                return Created.failure(
-                    f"{error}: server {spec.name} may have been created all the same; "
-                    f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
-                    "returns it"
-                )
-            return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+            return self._refused(spec, error, deprecated)
+        action = response.action
+        if action is not None and action.status == "error":
+            return self._undo_failed_create(response.server, spec, action.error)
         log.info("created server %s (%s)", response.server.id, spec.name)
         return Created.success(machine(response.server, spec.pool))
+
+    def _refused(self, spec: MachineSpec, error: CloudError, deprecated: str | None) -> Created:
+        """A create the API refused: no stock, made before (a lost answer), or failed."""
+        if error.code in NO_STOCK_CODES:
+            return Created.out_of_stock(
+                f"Hetzner has no {spec.machine_type} in {spec.location} now ({error.code}):"
+                " try again later or in another location"
+                + (f"; {deprecated}" if deprecated else "")
+            )
+        if error.code == "uniqueness_error":
+            return self._created_before(spec)
+        if error.answer_lost:
+            return Created.failure(
+                f"{error}: server {spec.name} may have been created all the same; "
+                f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
+                "returns it"
+            )
+        return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+
+    def _undo_failed_create(
+        self, server: BoundServer, spec: MachineSpec, error: ActionError | None
+    ) -> Created:
+        """A server whose create action failed: delete it, so nothing is left half-made."""
+        why = f"{error['code']}: {error['message']}" if error else "no error given"
+        failed = (
+            f"Hetzner could not create server {spec.name} ({spec.machine_type} in "
+            f"{spec.location}): its create action failed ({why})"
+        )
+        try:
+            self._call(f"delete server {server.id}", lambda: self._client().servers.delete(server))
+        except CloudError as not_deleted:
+            if not_deleted.code != "not_found":
+                return Created.failure(
+                    f"{failed}; server {server.id} is left and machines({spec.pool!r}) lists "
+                    f"it as failed: delete it ({not_deleted})"
+                )
+        return Created.failure(f"{failed}; server {server.id} was deleted")
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -200,18 +255,27 @@ class HetznerProvider(Provider):
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
         )
 
-    def _catalogue(self) -> dict[str, str]:
-        """Server type name to Hetzner architecture, fetched once for the provider's life."""
+    def _type(self, machine_type: str) -> TypeInfo:
+        """A server type's architecture and deprecations, or which types there are."""
+        catalogue = self._catalogue()
+        info = catalogue.get(machine_type)
+        if info is None:
+            raise UnknownMachineTypeError(
+                f"Hetzner has no server type {machine_type!r}: use one of "
+                f"{', '.join(sorted(catalogue))}"
+            )
+        return info
+
+    def _catalogue(self) -> dict[str, TypeInfo]:
+        """Server types by name, fetched once for the provider's life."""
         with self._catalogue_lock:
-            if self._architectures is None:
+            if self._types is None:
                 types = self._call(
                     "list server types",
                     self._client().server_types.get_all,
                 )
-                self._architectures = {
-                    t.name: t.architecture for t in types if t.name and t.architecture
-                }
-            return self._architectures
+                self._types = {t.name: TypeInfo.of(t) for t in types if t.name and t.architecture}
+            return self._types
 
     def _image_id(self, architecture: str) -> int:
         hetzner = hetzner_arch(architecture)
