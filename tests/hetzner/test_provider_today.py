@@ -25,9 +25,9 @@ def creates(emulator: Emulator) -> int:
 
 
 def test_a_type_no_longer_sold_in_the_location_fails_saying_since_when(
-    provider: HetznerProvider, emulator: Emulator
+    hetzner_provider: HetznerProvider, emulator: Emulator
 ) -> None:
-    created = provider.create(spec("ci-1", "ccx13", "hil"))
+    created = hetzner_provider.create(spec("ci-1", "ccx13", "hil"))
 
     since = (datetime.now(UTC) - timedelta(days=30)).date().isoformat()
     assert created.failed
@@ -37,12 +37,12 @@ def test_a_type_no_longer_sold_in_the_location_fails_saying_since_when(
 
 
 def test_a_type_deprecated_in_the_location_is_created_and_its_end_date_logged(
-    provider: HetznerProvider, caplog: pytest.LogCaptureFixture
+    hetzner_provider: HetznerProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
     until = (datetime.now(UTC) + timedelta(days=60)).date().isoformat()
 
     with caplog.at_level(logging.WARNING, logger="machines"):
-        created = provider.create(spec("ci-1", "cpx12", "sin"))
+        created = hetzner_provider.create(spec("ci-1", "cpx12", "sin"))
 
     assert created.ok
     assert "cpx12 is deprecated in sin since" in caplog.text
@@ -50,33 +50,33 @@ def test_a_type_deprecated_in_the_location_is_created_and_its_end_date_logged(
 
 
 def test_no_stock_of_a_deprecated_type_says_when_it_stops(
-    provider: HetznerProvider, emulator: Emulator
+    hetzner_provider: HetznerProvider, emulator: Emulator
 ) -> None:
     emulator.control.set_stock([{"server_type": "cpx12", "location": "sin"}])
 
-    created = provider.create(spec("ci-1", "cpx12", "sin"))
+    created = hetzner_provider.create(spec("ci-1", "cpx12", "sin"))
 
     assert created.no_stock
     assert "it can be created there until" in created.reason
 
 
 def test_a_type_not_offered_in_the_location_says_where_it_is(
-    provider: HetznerProvider, emulator: Emulator
+    hetzner_provider: HetznerProvider, emulator: Emulator
 ) -> None:
-    created = provider.create(spec("ci-1", "cax11", "ash"))
+    created = hetzner_provider.create(spec("ci-1", "cax11", "ash"))
 
     assert created.failed
-    assert created.reason == "Hetzner does not offer cax11 in ash: it is sold in fsn1, hel1, nbg1"
+    assert created.reason == "Hetzner does not offer cax11 in 'ash': it is sold in fsn1, hel1, nbg1"
     assert creates(emulator) == 0
 
 
 def test_a_create_whose_action_fails_at_once_is_deleted_and_reported(
-    provider: HetznerProvider, emulator: Emulator, hcloud: Client
+    hetzner_provider: HetznerProvider, emulator: Emulator, hcloud: Client
 ) -> None:
     emulator.control.set_timing(0)
     emulator.control.set_action_failures([{"command": "create_server"}])
 
-    created = provider.create(spec("ci-1", "cx23", "fsn1"))
+    created = hetzner_provider.create(spec("ci-1", "cx23", "fsn1"))
 
     assert created.failed
     assert "its create action failed (action_failed: Action failed)" in created.reason
@@ -85,10 +85,10 @@ def test_a_create_whose_action_fails_at_once_is_deleted_and_reported(
 
 
 def test_a_create_whose_action_fails_later_is_listed_as_failed(
-    provider: HetznerProvider, emulator: Emulator, hcloud: Client
+    hetzner_provider: HetznerProvider, emulator: Emulator, hcloud: Client
 ) -> None:
     emulator.control.set_action_failures([{"command": "create_server"}])
-    created = provider.create(spec("ci-1", "cx23", "fsn1"))
+    created = hetzner_provider.create(spec("ci-1", "cx23", "fsn1"))
     assert created.ok
     assert created.machine is not None
     actions = hcloud.servers.get_by_id(int(created.machine.id)).get_actions()
@@ -96,29 +96,33 @@ def test_a_create_whose_action_fails_later_is_listed_as_failed(
         with pytest.raises(ActionFailedException):
             action.wait_until_finished()
 
-    assert [(m.name, m.status) for m in provider.machines("ci")] == [("ci-1", Status.FAILED)]
-    assert provider.delete(created.machine.id) is True
+    assert [(m.name, m.status) for m in hetzner_provider.machines("ci")] == [
+        ("ci-1", Status.FAILED)
+    ]
+    assert hetzner_provider.delete(created.machine.id) is True
 
 
 def test_an_off_server_that_was_made_is_not_failed(
-    provider: HetznerProvider, emulator: Emulator, hcloud: Client
+    hetzner_provider: HetznerProvider, emulator: Emulator, hcloud: Client
 ) -> None:
-    created = provider.create(spec("ci-1", "cx23", "fsn1"))
+    created = hetzner_provider.create(spec("ci-1", "cx23", "fsn1"))
     assert created.machine is not None
     server = hcloud.servers.get_by_id(int(created.machine.id))
     for action in [*server.get_actions()]:
         action.wait_until_finished()
     server.power_off().wait_until_finished()
 
-    assert [m.status for m in provider.machines("ci")] == [Status.OFF]
+    assert [m.status for m in hetzner_provider.machines("ci")] == [Status.OFF]
 
 
-def test_no_operation_asks_for_datacenters(provider: HetznerProvider, emulator: Emulator) -> None:
-    created = provider.create(spec("ci-1", "cax11", "fsn1"))
-    provider.arch("cx23")
-    provider.machines("ci")
+def test_no_operation_asks_for_datacenters(
+    hetzner_provider: HetznerProvider, emulator: Emulator
+) -> None:
+    created = hetzner_provider.create(spec("ci-1", "cax11", "fsn1"))
+    hetzner_provider.arch("cx23")
+    hetzner_provider.machines("ci")
     assert created.machine is not None
-    provider.delete(created.machine.id)
+    hetzner_provider.delete(created.machine.id)
 
     routes = emulator.control.requests().routes
     assert not [route for route in routes if "datacenter" in route]

@@ -49,7 +49,7 @@ class TypeInfo:
         """Why the API would refuse this type in ``location`` whatever its stock; None if not."""
         if location not in self.deprecations:
             where = ", ".join(sorted(self.deprecations)) or "no location"
-            return f"Hetzner does not offer {self.name} in {location}: it is sold in {where}"
+            return f"Hetzner does not offer {self.name} in {location!r}: it is sold in {where}"
         dep = self.deprecations[location]
         if dep is not None and dep.unavailable_after is not None and dep.unavailable_after < now:
             return (
