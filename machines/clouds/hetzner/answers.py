@@ -56,7 +56,7 @@ def status_of(hetzner_status: str | None) -> Status:
 def machine(server: BoundServer, pool: str | None = None) -> Machine:
     """The shared ``Machine`` of a server; ``pool`` when its labels lack one."""
     labels = server.labels or {}
-    location = server.location or (server.datacenter.location if server.datacenter else None)
+    location = server.location
     return Machine(
         id=str(server.id),
         name=server.name or "",

@@ -9,6 +9,14 @@ name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
 (``machines.listing``), stretched by the budget each answer states (``machines.budget``);
 ``offers`` reads the server types' per-location ``available``, and ``no_stock`` answers are
 remembered per type and location (``machines.stock``).
+
+Server types are read once with where each is sold and its deprecation there
+(``server_types[].locations[]``; datacenters are gone from the API): a create of a type no
+longer sold in a location fails at once, saying since when, and one still sold but
+deprecated there is logged with the date it stops. A create whose create action has already
+failed is deleted and reported failed; one whose action fails later is listed by
+``machines`` as ``failed`` (an ``off`` pool server whose ``create_server`` action ended in
+error), for the autoscaler to delete.
 """
 
 from __future__ import annotations
@@ -18,22 +26,25 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from functools import partial
 from typing import TypeVar
 
 import requests
 from hcloud import APIException, Client
+from hcloud.actions import ActionError
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import BoundServerType, ServerType
-from hcloud.servers import ServersPageResult
+from hcloud.servers import BoundServer, ServersPageResult
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
 from machines.arch import docker_arch, hetzner_arch
 from machines.budget import Budget, BudgetMeter
 from machines.clouds.hetzner.answers import NO_STOCK_CODES, cloud_error, machine, retry_after
+from machines.clouds.hetzner.catalogue import TypeInfo
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import (
@@ -55,7 +66,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.listing import Clock, Listing
-from machines.models import Created, Machine, MachineSpec
+from machines.models import Created, Machine, MachineSpec, Status
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 from machines.stock import StockMemory
@@ -92,7 +103,7 @@ class HetznerProvider(Provider):
         self._offers_at: float | None = None
         self._catalogue_lock = threading.Lock()
         self._names_lock = threading.Lock()
-        self._architectures: dict[str, str] | None = None
+        self._types: dict[str, TypeInfo] | None = None
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
@@ -108,14 +119,7 @@ class HetznerProvider(Provider):
         )
 
     def arch(self, machine_type: str) -> str:
-        catalogue = self._catalogue()
-        architecture = catalogue.get(machine_type)
-        if architecture is None:
-            raise UnknownMachineTypeError(
-                f"Hetzner has no server type {machine_type!r}: use one of "
-                f"{', '.join(sorted(catalogue))}"
-            )
-        return docker_arch(architecture)
+        return docker_arch(self._type(machine_type).architecture)
 
     def create(self, spec: MachineSpec) -> Created:
         refused = self.refusal(spec)
@@ -190,12 +194,34 @@ class HetznerProvider(Provider):
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 
+    def _listed(self, server: BoundServer) -> Machine:
+        """A pool server as ``machines`` lists it: ``failed`` when it never got made."""
+        found = machine(server)
+        if server.status == "off" and self._create_failed(server):
+            return found.model_copy(update={"status": Status.FAILED})
+        return found
+
+    def _create_failed(self, server: BoundServer) -> bool:
+        """Whether the server's create action ended in error (one request, for off servers)."""
+        result = self._call(
+            f"list failed actions of server {server.id}",
+            lambda: self._client().servers.get_actions_list(server, status=["error"]),
+        )
+        return any(action.command == "create_server" for action in result.actions)
+
     def _create(self, spec: MachineSpec) -> Created:
         if self._stock.seconds_left(spec.machine_type, spec.location) > 0:
             return Created.out_of_stock(
                 self._stock.reason("Hetzner", spec.machine_type, spec.location)
             )
-        architecture = self.arch(spec.machine_type)
+        info = self._type(spec.machine_type)
+        refusal = info.refusal(spec.location, datetime.now(UTC))
+        if refusal is not None:
+            return Created.failure(refusal)
+        deprecated = info.deprecation_notice(spec.location)
+        if deprecated is not None:
+            log.warning("%s (creating %s)", deprecated, spec.name)
+        architecture = docker_arch(info.architecture)
         image_id = self._image_id(architecture)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
@@ -215,20 +241,10 @@ class HetznerProvider(Provider):
                 ),
             )
         except CloudError as error:
-            if error.code in NO_STOCK_CODES:
-                self._stock.remember(spec.machine_type, spec.location)
-                return Created.out_of_stock(
-                    self._stock.reason("Hetzner", spec.machine_type, spec.location, error.code)
-                )
-            if error.code == "uniqueness_error":
-                return self._remember_created(self._created_before(spec))
-            if error.answer_lost:
-                return Created.failure(
-                    f"{error}: server {spec.name} may have been created all the same; "
-                    f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
-                    "returns it"
-                )
-            return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+            return self._refused(spec, error, deprecated)
+        action = response.action
+        if action is not None and action.status == "error":
+            return self._undo_failed_create(response.server, spec, action.error)
         log.info("created server %s (%s)", response.server.id, spec.name)
         return self._remember_created(Created.success(machine(response.server, spec.pool)))
 
@@ -236,6 +252,43 @@ class HetznerProvider(Provider):
         if created.machine is not None:
             self._listing.created(created.machine)
         return created
+
+    def _refused(self, spec: MachineSpec, error: CloudError, deprecated: str | None) -> Created:
+        """A create the API refused: no stock, made before (a lost answer), or failed."""
+        if error.code in NO_STOCK_CODES:
+            self._stock.remember(spec.machine_type, spec.location)
+            return Created.out_of_stock(
+                self._stock.reason("Hetzner", spec.machine_type, spec.location, error.code)
+                + (f"; {deprecated}" if deprecated else "")
+            )
+        if error.code == "uniqueness_error":
+            return self._remember_created(self._created_before(spec))
+        if error.answer_lost:
+            return Created.failure(
+                f"{error}: server {spec.name} may have been created all the same; "
+                f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
+                "returns it"
+            )
+        return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+
+    def _undo_failed_create(
+        self, server: BoundServer, spec: MachineSpec, error: ActionError | None
+    ) -> Created:
+        """A server whose create action failed: delete it, so nothing is left half-made."""
+        why = f"{error['code']}: {error['message']}" if error else "no error given"
+        failed = (
+            f"Hetzner could not create server {spec.name} ({spec.machine_type} in "
+            f"{spec.location}): its create action failed ({why})"
+        )
+        try:
+            self._call(f"delete server {server.id}", lambda: self._client().servers.delete(server))
+        except CloudError as not_deleted:
+            if not_deleted.code != "not_found":
+                return Created.failure(
+                    f"{failed}; server {server.id} is left and machines({spec.pool!r}) lists "
+                    f"it as failed: delete it ({not_deleted})"
+                )
+        return Created.failure(f"{failed}; server {server.id} was deleted")
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -258,13 +311,24 @@ class HetznerProvider(Provider):
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
         )
 
-    def _catalogue(self) -> dict[str, str]:
-        """Server type name to Hetzner architecture, fetched once for the provider's life."""
+    def _type(self, machine_type: str) -> TypeInfo:
+        """A server type's architecture and deprecations, or which types there are."""
+        catalogue = self._catalogue()
+        info = catalogue.get(machine_type)
+        if info is None:
+            raise UnknownMachineTypeError(
+                f"Hetzner has no server type {machine_type!r}: use one of "
+                f"{', '.join(sorted(catalogue))}"
+            )
+        return info
+
+    def _catalogue(self) -> dict[str, TypeInfo]:
+        """Server types by name, fetched once for the provider's life."""
         with self._catalogue_lock:
-            if self._architectures is None:
+            if self._types is None:
                 self._read_catalogue()
-            assert self._architectures is not None
-            return self._architectures
+            assert self._types is not None
+            return self._types
 
     def _offered(self, machine_type: str) -> list[tuple[str, bool]]:
         """(location, available) of every location the type supports, read again once
@@ -275,10 +339,10 @@ class HetznerProvider(Provider):
                 self._read_catalogue()
             offered = self._offers.get(machine_type)
             if offered is None:
-                assert self._architectures is not None
+                assert self._types is not None
                 raise UnknownMachineTypeError(
                     f"Hetzner has no server type {machine_type!r}: use one of "
-                    f"{', '.join(sorted(self._architectures))}"
+                    f"{', '.join(sorted(self._types))}"
                 )
             return offered
 
@@ -289,7 +353,7 @@ class HetznerProvider(Provider):
         the stock memory for it.
         """
         types = self._call("list server types", self._client().server_types.get_all)
-        self._architectures = {t.name: t.architecture for t in types if t.name and t.architecture}
+        self._types = {t.name: TypeInfo.of(t) for t in types if t.name and t.architecture}
         self._offers = {t.name: _locations(t, self._clock()) for t in types if t.name}
         self._offers_at = self._clock()
         for name, offered in self._offers.items():
@@ -358,7 +422,9 @@ class HetznerProvider(Provider):
             result = self._call(what, partial(self._servers_page, selector, page))
             pages += 1
             found += [
-                machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
+                self._listed(s)
+                for s in result.servers
+                if belongs_to(s.labels or {}, self.owner, pool)
             ]
             pagination = result.meta.pagination if result.meta else None
             page = pagination.next_page if pagination else None
