@@ -102,6 +102,12 @@ def pool_selector(pool: str, owner: str) -> str:
     return f"{ORCA_LABEL}={ORCA_VALUE},{POOL_LABEL}={pool},{owner_term}"
 
 
+def owner_selector(owner: str) -> str:
+    """Hetzner label selector for every pool machine of ``owner``, whatever its pool."""
+    owner_term = f"{OWNER_LABEL}={owner}" if owner else f"!{OWNER_LABEL}"
+    return f"{ORCA_LABEL}={ORCA_VALUE},{owner_term}"
+
+
 def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -> bool:
     """True when labels mark a pool machine of ``owner`` (and of ``pool``, when given).
 

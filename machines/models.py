@@ -18,6 +18,7 @@ class Status(StrEnum):
     STOPPING = "stopping"
     OFF = "off"
     DELETING = "deleting"
+    FAILED = "failed"  # the cloud could not make it (Hetzner: its create action failed): delete it
     UNKNOWN = "unknown"
 
 

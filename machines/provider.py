@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
+from machines.budget import Budget
 from machines.clouds import PROVIDERS
 from machines.errors import UnknownProviderError
 from machines.labels import STACK_NAME_RULE, check_owner, is_stack_name
@@ -75,7 +76,22 @@ class Provider(ABC):
 
     @abstractmethod
     def machines(self, pool: str) -> list[Machine]:
-        """Every machine of ``pool`` that belongs to this owner, and no other."""
+        """Every machine of ``pool`` that belongs to this owner, and no other.
+
+        Answered from one listing of the owner's machines for every pool while it is fresh
+        (``ORCA_LIST_TTL``, stretched when the budget is low); this provider's own creates
+        and deletes show at once, other processes' changes once the listing is renewed.
+        """
+
+    @abstractmethod
+    def offers(self, machine_type: str) -> list[str]:
+        """Locations where ``machine_type`` can be created now, as the cloud says (cached
+        briefly), less those a recent ``no_stock`` answer is remembered for."""
+
+    @abstractmethod
+    def budget(self) -> Budget:
+        """The cloud's request budget as its last answer stated it, and the listing's
+        freshness window it leads to now."""
 
     @abstractmethod
     def delete(self, machine_id: str) -> bool:

@@ -55,6 +55,12 @@ with its settings, and ``create`` refuses a machine that would pass it."""
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 
+ORCA_LIST_TTL = "ORCA_LIST_TTL"
+ORCA_LIST_SHARE = "ORCA_LIST_SHARE"
+ORCA_BUDGET_RESERVE = "ORCA_BUDGET_RESERVE"
+ORCA_OFFERS_TTL = "ORCA_OFFERS_TTL"
+ORCA_NO_STOCK_TTL = "ORCA_NO_STOCK_TTL"
+
 DEFAULT_HCLOUD_ENDPOINT = "https://api.hetzner.cloud/v1"
 
 
@@ -71,6 +77,37 @@ class Timeouts(BaseModel):
         return cls(
             request=seconds(environ, ORCA_REQUEST_TIMEOUT, 10.0),
             call=seconds(environ, ORCA_CALL_TIMEOUT, 60.0),
+        )
+
+
+class Freshness(BaseModel):
+    """How long what the provider read may be reused, and how much of the budget it may spend.
+
+    ``list_ttl``: seconds one listing of the owner's machines answers ``machines(pool)`` for
+    every pool (0: every call lists its pool). ``list_share``: the share of the cloud's stated
+    request budget listing may spend; a listing of many pages stays fresh longer so it spends
+    no more. ``budget_reserve``: the share of the budget kept for creates and deletes; below
+    it the listing stays fresh until the budget has refilled. ``offers_ttl``: seconds the
+    catalogue's stock answers ``offers``. ``no_stock_ttl``: seconds a ``no_stock`` answer is
+    remembered for its type and location.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    list_ttl: float = Field(default=5.0, ge=0)
+    list_share: float = Field(default=0.05, gt=0, lt=1)
+    budget_reserve: float = Field(default=0.1, ge=0, lt=1)
+    offers_ttl: float = Field(default=60.0, ge=0)
+    no_stock_ttl: float = Field(default=180.0, ge=0)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Freshness:
+        return cls(
+            list_ttl=seconds(environ, ORCA_LIST_TTL, 5.0, zero=True),
+            list_share=share(environ, ORCA_LIST_SHARE, 0.05),
+            budget_reserve=share(environ, ORCA_BUDGET_RESERVE, 0.1, zero=True),
+            offers_ttl=seconds(environ, ORCA_OFFERS_TTL, 60.0, zero=True),
+            no_stock_ttl=seconds(environ, ORCA_NO_STOCK_TTL, 180.0, zero=True),
         )
 
 
@@ -217,7 +254,8 @@ def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
     return {ORCA_POOL_MAX: ",".join(f"{pool}={n}" for pool, n in limits.items())}
 
 
-def seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
+    """A number of seconds above zero (or zero itself, when ``zero`` allows it)."""
     value = single(env, name)
     if not value:
         return default
@@ -225,6 +263,24 @@ def seconds(env: Mapping[str, str], name: str, default: float) -> float:
         seconds = float(value)
     except ValueError:
         seconds = -1.0
-    if not seconds > 0 or seconds == float("inf"):
-        raise SettingsError(f"{name}={value!r} is not a number of seconds above zero")
+    if not (seconds > 0 or (zero and seconds == 0)) or seconds == float("inf"):
+        least = "zero or more" if zero else "above zero"
+        raise SettingsError(f"{name}={value!r} is not a number of seconds {least}")
     return seconds
+
+
+def share(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
+    """A share of a whole, written as a number below 1 (0.05 for five per cent)."""
+    value = single(env, name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not (0 < number < 1 or (zero and number == 0)):
+        least = "0" if zero else "above 0"
+        raise SettingsError(
+            f"{name}={value!r} is not a share: give a number from {least} to below 1, e.g. 0.05"
+        )
+    return number

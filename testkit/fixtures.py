@@ -16,9 +16,12 @@ from hcloud import Client
 
 from emulator.process import Emulator
 from machines.clouds.ec2.provider import Ec2Provider
+from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.provider import HetznerProvider
+from machines.clouds.hetzner.settings import HetznerSettings
 from machines.provider import Provider
 from testkit import clouds, hetzner, moto_server
+from testkit.clock import ManualClock
 from testkit.clouds import Cloud
 from testkit.fault_proxy import FaultProxy
 from testkit.specs import OWNER
@@ -155,3 +158,56 @@ def cloud(request: pytest.FixtureRequest) -> Cloud:
     """Each cloud in turn: ``hetzner_cloud``, then ``ec2_cloud``."""
     made: Cloud = request.getfixturevalue(f"{request.param}_cloud")
     return made
+
+
+# Providers on a clock the test moves: the listing's window, the stock memory, the budget
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A clock that moves only when the test says ``clock.advance(seconds)``."""
+    return ManualClock()
+
+
+@pytest.fixture
+def make_clocked_hetzner(
+    hetzner_env: dict[str, str], clock: ManualClock
+) -> Callable[..., HetznerProvider]:
+    """Build a Hetzner provider at the emulator on ``clock``: ``(owner, **variables)``."""
+
+    def build(owner: str = OWNER, **variables: str) -> HetznerProvider:
+        settings = HetznerSettings.from_env({**hetzner_env, **variables})
+        return HetznerProvider(settings, owner, clock=clock)
+
+    return build
+
+
+@pytest.fixture
+def clocked_hetzner(
+    make_clocked_hetzner: Callable[..., HetznerProvider], emulator: Emulator
+) -> HetznerProvider:
+    """The Hetzner provider of owner ``prod`` on ``clock``; instant boots, counts zeroed."""
+    emulator.control.set_timing(boot_seconds=0, action_seconds=0)
+    made = make_clocked_hetzner()
+    emulator.control.reset_requests()
+    return made
+
+
+@pytest.fixture
+def make_clocked_ec2(
+    ec2_world: moto_server.World, clock: ManualClock
+) -> Callable[..., Ec2Provider]:
+    """Build an EC2 provider at moto on ``clock``: ``(owner, **variables)``."""
+
+    def build(owner: str = OWNER, **variables: str) -> Ec2Provider:
+        environ = {**ec2_world.env, **variables}
+        settings = Ec2Settings.from_env(environ)
+        return Ec2Provider(settings, owner, credentials=environ, clock=clock)
+
+    return build
+
+
+@pytest.fixture
+def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
+    """The EC2 provider of owner ``prod`` on ``clock``."""
+    return make_clocked_ec2()

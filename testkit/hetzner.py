@@ -35,7 +35,16 @@ def environment(emulator: Emulator, token: str = TOKEN) -> dict[str, str]:
     return {"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url}
 
 
-HETZNER_SETTINGS = ("ORCA_HCLOUD_IMAGE", "ORCA_HCLOUD_SSH_KEYS", "ORCA_HCLOUD_FIREWALL")
+HETZNER_SETTINGS = (
+    "ORCA_HCLOUD_IMAGE",
+    "ORCA_HCLOUD_SSH_KEYS",
+    "ORCA_HCLOUD_FIREWALL",
+    "ORCA_LIST_TTL",
+    "ORCA_LIST_SHARE",
+    "ORCA_BUDGET_RESERVE",
+    "ORCA_OFFERS_TTL",
+    "ORCA_NO_STOCK_TTL",
+)
 """Variables of the developer's shell that would change what a Hetzner provider does."""
 
 

@@ -58,6 +58,11 @@ ISOLATED = (
     "ORCA_EC2_IMAGE",
     "ORCA_REQUEST_TIMEOUT",
     "ORCA_CALL_TIMEOUT",
+    "ORCA_LIST_TTL",
+    "ORCA_LIST_SHARE",
+    "ORCA_BUDGET_RESERVE",
+    "ORCA_OFFERS_TTL",
+    "ORCA_NO_STOCK_TTL",
 )
 """Variables of the developer's shell that would change what a test sees."""
 

@@ -36,7 +36,6 @@ def test_a_deprecated_image_is_listed_only_when_asked_for(hcloud: Client) -> Non
     image = hcloud.images.get_by_name_and_architecture("fedora-41", "x86", include_deprecated=True)
 
     assert image is not None
-    assert image.deprecated is not None
     assert image.deprecation is not None
     assert image.deprecation.unavailable_after > datetime.now(UTC)
     assert image.deprecation.unavailable_after - image.deprecation.announced == timedelta(days=90)

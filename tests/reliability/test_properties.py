@@ -49,7 +49,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.models import Created, Status
-from machines.settings import Timeouts
+from machines.settings import Freshness, Timeouts
 from testkit.specs import spec
 
 QUICK = settings(max_examples=60, deadline=None)
@@ -221,6 +221,7 @@ def quick_hetzner(hetzner_env: dict[str, str], emulator: Any) -> Iterator[Hetzne
     emulator.control.set_rate_limit(limit=100_000, per_second=100_000)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(retry, "backoff", lambda attempt: 0.001)
+        patch.setenv("ORCA_NO_STOCK_TTL", "0")  # every example meets the cloud's answer
         provider = HetznerProvider.from_env("prod")
         provider.arch("cx23")
         yield provider
@@ -376,6 +377,7 @@ def ec2(fake_ec2: FakeEc2) -> Iterator[Ec2Provider]:
         instance_profile="orca-workers",
         image="ami-0abc",
         timeouts=Timeouts(request=1, call=1),
+        freshness=Freshness(no_stock_ttl=0),  # every example meets the fake's answer
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(retry, "BASE_DELAY", 0.001)

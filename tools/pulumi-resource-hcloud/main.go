@@ -87,6 +87,9 @@ type hcloudProvider struct {
 	stop     context.Context
 	stopFunc context.CancelFunc
 
+	// warned receives the warnings when there is no engine to log them to (tests).
+	warned func(urn, msg string)
+
 	mu         sync.Mutex
 	client     *hcloud.Client // nil until configured with a known token
 	configured bool
@@ -144,8 +147,11 @@ type warnFunc func(msg string)
 // empty: an invoke's), as the official provider reports its diagnostics of severity warning.
 func (p *hcloudProvider) warner(ctx context.Context, urn string) warnFunc {
 	return func(msg string) {
-		if p.host != nil {
+		switch {
+		case p.host != nil:
 			_ = p.host.Log(ctx, diag.Warning, resource.URN(urn), msg)
+		case p.warned != nil:
+			p.warned(urn, msg)
 		}
 	}
 }

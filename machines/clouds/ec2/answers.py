@@ -189,6 +189,17 @@ class InstanceTypes(_Answer):
     types: list[InstanceType] = Field(alias="InstanceTypes")
 
 
+class Offering(_Answer):
+    type: str = Field(alias="InstanceType")
+    location: str = Field(alias="Location")
+
+
+class Offerings(_Answer):
+    """DescribeInstanceTypeOfferings' answer (one page: the filters keep it small)."""
+
+    offerings: list[Offering] = Field(default_factory=list, alias="InstanceTypeOfferings")
+
+
 class Image(_Answer):
     id: str = Field(alias="ImageId")
     name: str = Field(default="", alias="Name")

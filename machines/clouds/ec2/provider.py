@@ -9,12 +9,19 @@ again, so an endpoint that ignores the token (moto) makes one too.
 
 Retries are ``machines.retry``'s, as on every cloud: throttling and transient codes, 5xx
 and lost answers, with jittered backoff within the call's time (``ORCA_CALL_TIMEOUT``).
+
+``machines(pool)`` answers every pool from one listing of the owner while it is fresh
+(``machines.listing``); ``offers`` asks DescribeInstanceTypeOfferings for the zones the
+settings have subnets for, and ``no_stock`` answers are remembered per type and zone
+(``machines.stock``). EC2 states no request budget in its answers, so the window is
+``ORCA_LIST_TTL`` as set.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +34,7 @@ from botocore.exceptions import (
 
 from machines import retry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
+from machines.budget import Budget, BudgetMeter
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
     LISTED_STATES,
@@ -37,6 +45,7 @@ from machines.clouds.ec2.answers import (
     Instance,
     InstancesPage,
     InstanceTypes,
+    Offerings,
     Reservation,
     Terminating,
     cloud_error,
@@ -68,9 +77,11 @@ from machines.labels import (
     managed_by,
     pool_labels,
 )
+from machines.listing import Clock, Listing
 from machines.models import Created, Machine, MachineSpec, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
+from machines.stock import StockMemory
 
 T = TypeVar("T")
 
@@ -82,6 +93,13 @@ MAX_RESULTS = 1000
 _LOST = (ReadTimeoutError, HTTPClientError)
 """What botocore raises for a request that was sent and whose answer was lost (a connection
 that was never made, ``ConnectTimeoutError`` or ``EndpointConnectionError``, sent nothing)."""
+
+
+NO_BUDGET = (
+    "EC2 states no request budget in its answers (its throttling buckets are per account and "
+    "action, and only a throttled answer shows one is empty): the listing's window is "
+    "ORCA_LIST_TTL as set"
+)
 
 
 class Ec2Provider(Provider):
@@ -99,8 +117,10 @@ class Ec2Provider(Provider):
         owner: str = "",
         *,
         credentials: Mapping[str, str] | None = None,
+        clock: Clock = time.time,
     ) -> None:
-        """Build the provider from its settings; ``credentials`` as ``client.client`` takes."""
+        """Build the provider from its settings; ``credentials`` as ``client.client`` takes;
+        ``clock`` times the listing and the stock memory (tests pass theirs)."""
         super().__init__(owner, settings.image)
         self.region = settings.region
         self.subnets: Mapping[str, str] = dict(settings.subnets)
@@ -118,6 +138,13 @@ class Ec2Provider(Provider):
             weakref.WeakValueDictionary()
         )
         self._launched: dict[str, Machine] = {}
+        self._freshness = settings.freshness
+        self._clock = clock
+        self._meter = BudgetMeter(settings.freshness, clock, note=NO_BUDGET)
+        self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
+        self._listing = Listing(self._list_owner, lambda: self._meter.window(1), clock)
+        self._offers_lock = threading.Lock()
+        self._offers: dict[str, tuple[float, list[str]]] = {}
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> Ec2Provider:
@@ -159,36 +186,51 @@ class Ec2Provider(Provider):
         return created
 
     def _create_named(self, spec: MachineSpec, subnet: str) -> Created:
+        if self._stock.seconds_left(spec.machine_type, spec.location) > 0:
+            return Created.out_of_stock(self._stock.reason("EC2", spec.machine_type, spec.location))
         with self._name_lock(spec.name):
             try:
-                return self._create(spec, subnet)
+                created = self._create(spec, subnet)
             except UnknownMachineTypeError as err:
                 return Created.failure(str(err))
             except CloudError as err:
                 if err.code in NO_STOCK_CODES:
+                    self._stock.remember(spec.machine_type, spec.location)
                     return Created.out_of_stock(
-                        f"EC2 has no {spec.machine_type} in {spec.location} now ({err.code}): "
-                        "try again later or in another location"
+                        self._stock.reason("EC2", spec.machine_type, spec.location, err.code)
                     )
                 return Created.failure(str(err))
+        if created.machine is not None:
+            self._listing.created(created.machine)
+        return created
 
     def machines(self, pool: str) -> list[Machine]:
         """The instances of ``pool`` and this owner that are not terminated, by name."""
         check_pool(pool)
-        filters = {
-            f"tag:{ORCA_LABEL}": [ORCA_VALUE],
-            f"tag:{POOL_LABEL}": [pool],
-            "instance-state-name": list(LISTED_STATES),
-        }
-        if self.owner:
-            filters[f"tag:{OWNER_LABEL}"] = [self.owner]
-        found = [
-            machine(instance)
-            for instance in self._find(filters)
-            if belongs_to(instance.tags, self.owner, pool)
-        ]
+        if self._freshness.list_ttl <= 0:
+            found = self._list({f"tag:{POOL_LABEL}": [pool]}, pool)
+        else:
+            found = self._listing.machines(pool)
         self.listed(pool, found)
         return sorted(found, key=lambda m: (m.name, m.id))
+
+    def offers(self, machine_type: str) -> list[str]:
+        """Zones with a subnet in the settings where EC2 offers ``machine_type``, by
+        DescribeInstanceTypeOfferings (one request per type and ``ORCA_OFFERS_TTL``), less
+        those a recent ``no_stock`` answer is remembered for. EC2 says where a type is
+        offered, not whether it has capacity now: the memory of ``no_stock`` is the rest."""
+        self.arch(machine_type)
+        with self._offers_lock:
+            known = self._offers.get(machine_type)
+            if known is None or self._clock() - known[0] >= self._freshness.offers_ttl:
+                known = (self._clock(), self._offered_zones(machine_type))
+                self._offers[machine_type] = known
+        zones = known[1]
+        short = self._stock.short(machine_type, zones)
+        return [zone for zone in zones if zone not in short]
+
+    def budget(self) -> Budget:
+        return self._meter.budget()
 
     def delete(self, machine_id: str) -> bool:
         """Terminate this owner's pool instance; True when it is gone or going, or unknown."""
@@ -204,6 +246,7 @@ class Ec2Provider(Provider):
             )
         self._forget(machine_id)
         if instance.state.name == "terminated":
+            self._listing.deleted(machine_id)
             return True
         if managed_by(instance.tags) == MANAGED_BY_PULUMI:
             raise StackMachineError(
@@ -222,6 +265,7 @@ class Ec2Provider(Provider):
         except CloudError as err:
             if err.code != "InvalidInstanceID.NotFound":
                 raise
+        self._listing.deleted(machine_id)
         self.deleted(instance.tags.get(POOL_LABEL, ""))
         log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
         return True
@@ -359,6 +403,41 @@ class Ec2Provider(Provider):
                 lock = threading.Lock()
                 self._name_locks[name] = lock
             return lock
+
+    def _list_owner(self) -> list[Machine]:
+        """Every pool instance of the owner, all pools, all pages: what ``Listing`` keeps."""
+        return self._list({})
+
+    def _list(self, filters: Mapping[str, list[str]], pool: str | None = None) -> list[Machine]:
+        owner = {f"tag:{OWNER_LABEL}": [self.owner]} if self.owner else {}
+        everything = {
+            f"tag:{ORCA_LABEL}": [ORCA_VALUE],
+            **owner,
+            **filters,
+            "instance-state-name": list(LISTED_STATES),
+        }
+        return [
+            machine(instance)
+            for instance in self._find(everything)
+            if belongs_to(instance.tags, self.owner, pool)
+        ]
+
+    def _offered_zones(self, machine_type: str) -> list[str]:
+        zones = sorted(self.subnets)
+        answer = self._call(
+            "DescribeInstanceTypeOfferings",
+            lambda: Offerings.model_validate(
+                self._client.describe_instance_type_offerings(
+                    LocationType="availability-zone",
+                    Filters=[
+                        {"Name": "instance-type", "Values": [machine_type]},
+                        {"Name": "location", "Values": zones},
+                    ],
+                )
+            ),
+        )
+        offered = {o.location for o in answer.offerings if o.type == machine_type}
+        return [zone for zone in zones if zone in offered]
 
     def _live_named(self, name: str) -> list[Instance]:
         return self._find({f"tag:{NAME_TAG}": [name], "instance-state-name": list(LIVE_STATES)})

@@ -20,6 +20,7 @@ from machines.settings import (
     ORCA_EC2_INSTANCE_PROFILE,
     ORCA_EC2_SECURITY_GROUP,
     ORCA_EC2_SUBNETS,
+    Freshness,
     Timeouts,
     mapping,
     region,
@@ -41,6 +42,7 @@ class Ec2Settings(BaseModel):
     instance_profile: str
     image: str = ""
     timeouts: Timeouts = Timeouts()
+    freshness: Freshness = Freshness()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Ec2Settings:
@@ -61,6 +63,7 @@ class Ec2Settings(BaseModel):
             instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),
             image=single(env, ORCA_EC2_IMAGE),
             timeouts=Timeouts.from_env(env),
+            freshness=Freshness.from_env(env),
         )
 
     def env(self) -> dict[str, str]:

@@ -84,7 +84,7 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
     if not isinstance(server.id, int) or not isinstance(server.name, str):
         raise NotTheApi("a server without an id or a name")
     labels = server.labels or {}
-    location = server.location or (server.datacenter.location if server.datacenter else None)
+    location = server.location
     return Machine(
         id=str(server.id),
         name=server.name or "",

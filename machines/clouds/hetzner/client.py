@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import requests
@@ -54,8 +55,14 @@ class Clients:
     whatever its code says.
     """
 
-    def __init__(self, settings: HetznerSettings) -> None:
+    def __init__(
+        self,
+        settings: HetznerSettings,
+        observe: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> None:
+        """``observe`` sees every answer's headers (the budget meter reads ``RateLimit-*``)."""
         self._settings = settings
+        self._observe = observe
         self._local = threading.local()
 
     def get(self) -> Client:
@@ -94,3 +101,5 @@ class Clients:
     ) -> None:
         self._local.rate_limit_reset = response.headers.get("RateLimit-Reset")
         self._local.status = response.status_code
+        if self._observe is not None:
+            self._observe(response.headers)

@@ -4,27 +4,45 @@ Names are resolved to ids once per provider (image per architecture, SSH keys, f
 so a ``create`` is one request after the first. Retries are ``machines.retry``'s, not
 hcloud's: it knows which requests are safe to repeat (a create is made safe by its unique
 name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+
+``machines(pool)`` answers every pool from one listing of the owner while it is fresh
+(``machines.listing``), stretched by the budget each answer states (``machines.budget``);
+``offers`` reads the server types' per-location ``available``, and ``no_stock`` answers are
+remembered per type and location (``machines.stock``).
+
+Server types are read once with where each is sold and its deprecation there
+(``server_types[].locations[]``; datacenters are gone from the API): a create of a type no
+longer sold in a location fails at once, saying since when, and one still sold but
+deprecated there is logged with the date it stops. A create whose create action has already
+failed is deleted and reported failed; one whose action fails later is listed by
+``machines`` as ``failed`` (an ``off`` pool server whose ``create_server`` action ended in
+error), for the autoscaler to delete.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from functools import partial
 from typing import TypeVar
 
 import requests
 from hcloud import APIException, Client
+from hcloud.actions import ActionError
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
-from hcloud.server_types import ServerType
+from hcloud.server_types import BoundServerType, ServerType
 from hcloud.servers import BoundServer
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry
 from machines.arch import docker_arch, hetzner_arch
+from machines.budget import Budget, BudgetMeter
 from machines.clouds.hetzner.answers import (
     ANSWER_ERRORS,
     NO_STOCK_CODES,
@@ -34,6 +52,7 @@ from machines.clouds.hetzner.answers import (
     retry_after,
     server_id_of,
 )
+from machines.clouds.hetzner.catalogue import TypeInfo
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import (
@@ -49,12 +68,15 @@ from machines.labels import (
     belongs_to,
     check_pool,
     managed_by,
+    owner_selector,
     pool_labels,
     pool_selector,
 )
-from machines.models import Created, Machine, MachineSpec, mismatch
+from machines.listing import Clock, Listing
+from machines.models import Created, Machine, MachineSpec, Status, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
+from machines.stock import StockMemory
 
 T = TypeVar("T")
 
@@ -69,16 +91,26 @@ class HetznerProvider(Provider):
 
     kind = "hetzner"
 
-    def __init__(self, settings: HetznerSettings, owner: str = "") -> None:
+    def __init__(
+        self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
+    ) -> None:
+        """``clock`` times the listing, the stock memory and the budget (tests pass theirs)."""
         super().__init__(owner, settings.image)
         self.ssh_keys = settings.ssh_keys
         self.firewall = settings.firewall
         self.endpoint = settings.endpoint
         self._settings = settings
-        self._clients = Clients(settings)
+        self._clock = clock
+        self._meter = BudgetMeter(settings.freshness, clock)
+        self._clients = Clients(settings, self._meter.observe)
+        self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
+        self._pages = 1
+        self._listing = Listing(self._list_owner, lambda: self._meter.window(self._pages), clock)
+        self._offers: dict[str, list[tuple[str, bool]]] = {}
+        self._offers_at: float | None = None
         self._catalogue_lock = threading.Lock()
         self._names_lock = threading.Lock()
-        self._architectures: dict[str, str] | None = None
+        self._types: dict[str, TypeInfo] | None = None
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
@@ -94,14 +126,7 @@ class HetznerProvider(Provider):
         )
 
     def arch(self, machine_type: str) -> str:
-        catalogue = self._catalogue()
-        architecture = catalogue.get(machine_type)
-        if architecture is None:
-            raise UnknownMachineTypeError(
-                f"Hetzner has no server type {machine_type!r}: use one of "
-                f"{', '.join(sorted(catalogue))}"
-            )
-        return docker_arch(architecture)
+        return docker_arch(self._type(machine_type).architecture)
 
     def create(self, spec: MachineSpec) -> Created:
         refused = self.refusal(spec)
@@ -117,17 +142,24 @@ class HetznerProvider(Provider):
 
     def machines(self, pool: str) -> list[Machine]:
         check_pool(pool)
-        selector = pool_selector(pool, self.owner)
-        found: list[Machine] = []
-        page: int | None = 1
-        while page is not None:
-            machines, page = self._call(
-                f"list pool {pool}",
-                partial(self._servers_page, selector, pool, page),
-            )
-            found += machines
+        if self._settings.freshness.list_ttl <= 0:
+            found = self._list(pool_selector(pool, self.owner), f"list pool {pool}", pool)
+        else:
+            found = self._listing.machines(pool)
         self.listed(pool, found)
         return found
+
+    def offers(self, machine_type: str) -> list[str]:
+        """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
+        per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every type),
+        less those a recent ``no_stock`` answer is remembered for."""
+        offered = self._offered(machine_type)
+        usable = [loc for loc, available in offered if available]
+        short = self._stock.short(machine_type, usable)
+        return [loc for loc in usable if loc not in short]
+
+    def budget(self) -> Budget:
+        return self._meter.budget(self._pages)
 
     def delete(self, machine_id: str) -> bool:
         server_id = server_id_of(machine_id)
@@ -158,52 +190,109 @@ class HetznerProvider(Provider):
         except CloudError as error:
             if error.code != "not_found":
                 raise
+        self._listing.deleted(machine_id)
         self.deleted(labels.get(POOL_LABEL, ""))
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 
+    def _listed(self, server: BoundServer) -> Machine:
+        """A pool server as ``machines`` lists it: ``failed`` when it never got made."""
+        found = machine(server)
+        if server.status == "off" and self._create_failed(server):
+            return found.model_copy(update={"status": Status.FAILED})
+        return found
+
+    def _create_failed(self, server: BoundServer) -> bool:
+        """Whether the server's create action ended in error (one request, for off servers)."""
+        result = self._call(
+            f"list failed actions of server {server.id}",
+            lambda: self._client().servers.get_actions_list(server, status=["error"]),
+        )
+        return any(action.command == "create_server" for action in result.actions)
+
     def _create(self, spec: MachineSpec) -> Created:
-        architecture = self.arch(spec.machine_type)
+        if self._stock.seconds_left(spec.machine_type, spec.location) > 0:
+            return Created.out_of_stock(
+                self._stock.reason("Hetzner", spec.machine_type, spec.location)
+            )
+        info = self._type(spec.machine_type)
+        refusal = info.refusal(spec.location, datetime.now(UTC))
+        if refusal is not None:
+            return Created.failure(refusal)
+        deprecated = info.deprecation_notice(spec.location)
+        if deprecated is not None:
+            log.warning("%s (creating %s)", deprecated, spec.name)
+        architecture = docker_arch(info.architecture)
         image_id = self._image_id(architecture)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
         labels = pool_labels(spec.pool, self.owner)
         try:
-            created = self._call(
+            response = self._call(
                 "create server",
-                lambda: (
-                    self._client()
-                    .servers.create(
-                        name=spec.name,
-                        server_type=ServerType(name=spec.machine_type),
-                        image=Image(id=image_id),
-                        location=Location(name=spec.location),
-                        ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
-                        firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
-                        user_data=spec.user_data or None,
-                        labels=labels,
-                    )
-                    .server
+                lambda: self._client().servers.create(
+                    name=spec.name,
+                    server_type=ServerType(name=spec.machine_type),
+                    image=Image(id=image_id),
+                    location=Location(name=spec.location),
+                    ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
+                    firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
+                    user_data=spec.user_data or None,
+                    labels=labels,
                 ),
             )
-            made = self._call("read the created server", partial(machine, created, spec.pool))
+            made = self._call(
+                "read the created server", partial(machine, response.server, spec.pool)
+            )
         except CloudError as error:
-            if error.code in NO_STOCK_CODES:
-                return Created.out_of_stock(
-                    f"Hetzner has no {spec.machine_type} in {spec.location} now ({error.code}):"
-                    " try again later or in another location"
-                )
-            if error.code == "uniqueness_error":
-                return self._created_before(spec)
-            if error.answer_lost:
-                return Created.failure(
-                    f"{error}: server {spec.name} may have been created all the same; "
-                    f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
-                    "returns it"
-                )
-            return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+            return self._refused(spec, error, deprecated)
+        action = response.action
+        if action is not None and action.status == "error":
+            return self._undo_failed_create(response.server, spec, action.error)
         log.info("created server %s (%s)", made.id, spec.name)
-        return Created.success(made)
+        return self._remember_created(Created.success(made))
+
+    def _remember_created(self, created: Created) -> Created:
+        if created.machine is not None:
+            self._listing.created(created.machine)
+        return created
+
+    def _refused(self, spec: MachineSpec, error: CloudError, deprecated: str | None) -> Created:
+        """A create the API refused: no stock, made before (a lost answer), or failed."""
+        if error.code in NO_STOCK_CODES:
+            self._stock.remember(spec.machine_type, spec.location)
+            return Created.out_of_stock(
+                self._stock.reason("Hetzner", spec.machine_type, spec.location, error.code)
+                + (f"; {deprecated}" if deprecated else "")
+            )
+        if error.code == "uniqueness_error":
+            return self._remember_created(self._created_before(spec))
+        if error.answer_lost:
+            return Created.failure(
+                f"{error}: server {spec.name} may have been created all the same; "
+                f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
+                "returns it"
+            )
+        return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+
+    def _undo_failed_create(
+        self, server: BoundServer, spec: MachineSpec, error: ActionError | None
+    ) -> Created:
+        """A server whose create action failed: delete it, so nothing is left half-made."""
+        why = f"{error['code']}: {error['message']}" if error else "no error given"
+        failed = (
+            f"Hetzner could not create server {spec.name} ({spec.machine_type} in "
+            f"{spec.location}): its create action failed ({why})"
+        )
+        try:
+            self._call(f"delete server {server.id}", lambda: self._client().servers.delete(server))
+        except CloudError as not_deleted:
+            if not_deleted.code != "not_found":
+                return Created.failure(
+                    f"{failed}; server {server.id} is left and machines({spec.pool!r}) lists "
+                    f"it as failed: delete it ({not_deleted})"
+                )
+        return Created.failure(f"{failed}; server {server.id} was deleted")
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -228,18 +317,53 @@ class HetznerProvider(Provider):
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
         )
 
-    def _catalogue(self) -> dict[str, str]:
-        """Server type name to Hetzner architecture, fetched once for the provider's life."""
+    def _type(self, machine_type: str) -> TypeInfo:
+        """A server type's architecture and deprecations, or which types there are."""
+        catalogue = self._catalogue()
+        info = catalogue.get(machine_type)
+        if info is None:
+            raise UnknownMachineTypeError(
+                f"Hetzner has no server type {machine_type!r}: use one of "
+                f"{', '.join(sorted(catalogue))}"
+            )
+        return info
+
+    def _catalogue(self) -> dict[str, TypeInfo]:
+        """Server types by name, fetched once for the provider's life."""
         with self._catalogue_lock:
-            if self._architectures is None:
-                types = self._call(
-                    "list server types",
-                    self._client().server_types.get_all,
+            if self._types is None:
+                self._read_catalogue()
+            assert self._types is not None
+            return self._types
+
+    def _offered(self, machine_type: str) -> list[tuple[str, bool]]:
+        """(location, available) of every location the type supports, read again once
+        ``ORCA_OFFERS_TTL`` has passed; a type Hetzner lacks is ``UnknownMachineTypeError``."""
+        with self._catalogue_lock:
+            at = self._offers_at
+            if at is None or self._clock() - at >= self._settings.freshness.offers_ttl:
+                self._read_catalogue()
+            offered = self._offers.get(machine_type)
+            if offered is None:
+                assert self._types is not None
+                raise UnknownMachineTypeError(
+                    f"Hetzner has no server type {machine_type!r}: use one of "
+                    f"{', '.join(sorted(self._types))}"
                 )
-                self._architectures = {
-                    t.name: t.architecture for t in types if t.name and t.architecture
-                }
-            return self._architectures
+            return offered
+
+    def _read_catalogue(self) -> None:
+        """Every server type in one request: architectures and per-location stock.
+
+        A location the cloud shows available again clears what a ``no_stock`` left in
+        the stock memory for it.
+        """
+        types = self._call("list server types", self._client().server_types.get_all)
+        self._types = {t.name: TypeInfo.of(t) for t in types if t.name and t.architecture}
+        self._offers = {t.name: _locations(t, self._clock()) for t in types if t.name}
+        self._offers_at = self._clock()
+        for name, offered in self._offers.items():
+            self._stock.available(name, [loc for loc, available in offered if available])
 
     def _image_id(self, architecture: str) -> int:
         hetzner = hetzner_arch(architecture)
@@ -292,17 +416,34 @@ class HetznerProvider(Provider):
                 self._firewall_id = firewall.id
             return self._firewall_id
 
+    def _list_owner(self) -> list[Machine]:
+        """Every pool machine of the owner, all pools, all pages: what ``Listing`` keeps."""
+        return self._list(owner_selector(self.owner), "list machines")
+
+    def _list(self, selector: str, what: str, pool: str | None = None) -> list[Machine]:
+        found: list[Machine] = []
+        page: int | None = 1
+        pages = 0
+        while page is not None:
+            machines, page = self._call(what, partial(self._servers_page, selector, pool, page))
+            pages += 1
+            found += machines
+        if pool is None:
+            self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
+        return found
+
     def _servers_page(
-        self, selector: str, pool: str, page: int
+        self, selector: str, pool: str | None, page: int
     ) -> tuple[list[Machine], int | None]:
-        """One page of the pool's machines of this owner, and the next page's number."""
+        """One page of this owner's machines (of ``pool`` when given), and the next page's
+        number; read inside the call, so an answer of the wrong shape is a ``CloudError``."""
         result = self._client().servers.get_list(
             label_selector=selector, page=page, per_page=PAGE_SIZE
         )
         if result.meta is None or result.meta.pagination is None:
             raise NotTheApi("a list of servers without meta.pagination")
         machines = [
-            machine(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
+            self._listed(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
         ]
         return machines, result.meta.pagination.next_page
 
@@ -333,3 +474,17 @@ class HetznerProvider(Provider):
             raise cloud_error(what, gave_up.last, gave_up.attempts, self.endpoint) from None
         except (*ANSWER_ERRORS, APIException, requests.RequestException) as error:
             raise cloud_error(what, error, 1, self.endpoint) from None
+
+
+def _locations(server_type: BoundServerType, now: float) -> list[tuple[str, bool]]:
+    """(location, available) of each location the type supports. A location whose
+    deprecation made it unavailable is left out; one without ``available`` counts as
+    available (the flag is newer than the list)."""
+    found = []
+    for offered in server_type.locations or []:
+        name = offered.location.name if offered.location else None
+        deprecation = offered.deprecation
+        until = deprecation.unavailable_after if deprecation is not None else None
+        if name and (until is None or until.timestamp() > now):
+            found.append((name, offered.available is not False))
+    return found

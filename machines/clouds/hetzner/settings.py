@@ -15,6 +15,7 @@ from machines.settings import (
     ORCA_HCLOUD_FIREWALL,
     ORCA_HCLOUD_IMAGE,
     ORCA_HCLOUD_SSH_KEYS,
+    Freshness,
     Timeouts,
     names,
     required,
@@ -34,6 +35,7 @@ class HetznerSettings(BaseModel):
     ssh_keys: tuple[str, ...] = ()
     firewall: str = ""
     timeouts: Timeouts = Timeouts()
+    freshness: Freshness = Freshness()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> HetznerSettings:
@@ -45,6 +47,7 @@ class HetznerSettings(BaseModel):
             ssh_keys=names(env, ORCA_HCLOUD_SSH_KEYS),
             firewall=single(env, ORCA_HCLOUD_FIREWALL),
             timeouts=Timeouts.from_env(env),
+            freshness=Freshness.from_env(env),
         )
 
     def env(self) -> dict[str, str]:

@@ -1,0 +1,131 @@
+"""The shared listing on its own (``machines/listing.py``), as the cluster-autoscaler tests
+its caches: a listing function of the test's, a clock the test moves."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from machines.errors import CloudError
+from machines.listing import Listing
+from machines.models import Machine, Status
+from testkit.clock import ManualClock
+
+
+def machine(machine_id: str, pool: str = "ci", status: Status = Status.RUNNING) -> Machine:
+    return Machine(
+        id=machine_id,
+        name=f"m-{machine_id}",
+        status=status,
+        machine_type="cax11",
+        location="fsn1",
+        address="",
+        pool=pool,
+    )
+
+
+class Cloud:
+    """What the listing function returns, and how often it was called."""
+
+    def __init__(self, *machines: Machine) -> None:
+        self.machines = list(machines)
+        self.calls = 0
+        self.gate: threading.Event | None = None
+        self.error: Exception | None = None
+
+    def list(self) -> list[Machine]:
+        self.calls += 1
+        if self.gate is not None:
+            self.gate.wait(10)
+        if self.error is not None:
+            raise self.error
+        return list(self.machines)
+
+
+def test_a_write_made_while_a_listing_is_in_flight_is_in_its_answer():
+    cloud = Cloud(machine("1"))
+    cloud.gate = threading.Event()
+    listing = Listing(cloud.list, lambda: 5.0, ManualClock())
+    answers: list[list[Machine]] = []
+    reader = threading.Thread(target=lambda: answers.append(listing.machines("ci")))
+    reader.start()
+    while cloud.calls == 0:
+        threading.Event().wait(0.001)
+
+    listing.created(machine("2"))
+    listing.deleted("1")
+    cloud.gate.set()
+    reader.join()
+
+    assert [(m.id, m.status) for m in answers[0]] == [
+        ("1", Status.DELETING),
+        ("2", Status.RUNNING),
+    ]
+
+
+def test_the_threads_waiting_for_a_failed_listing_get_its_error():
+    cloud = Cloud()
+    cloud.gate = threading.Event()
+    cloud.error = CloudError("Hetzner did not answer in time", "timeout")
+    listing = Listing(cloud.list, lambda: 5.0, ManualClock())
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            listing.machines("ci")
+        except CloudError as error:
+            errors.append(error)
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    while cloud.calls == 0:
+        threading.Event().wait(0.001)
+    threading.Event().wait(0.05)
+    cloud.gate.set()
+    for reader in readers:
+        reader.join()
+
+    assert len(errors) == 4
+    assert cloud.calls == 1
+
+
+def test_a_write_is_dropped_once_a_later_listing_agrees():
+    clock = ManualClock()
+    cloud = Cloud()
+    listing = Listing(cloud.list, lambda: 5.0, clock)
+    listing.machines("ci")
+    listing.created(machine("2"))
+    cloud.machines = [machine("2", status=Status.STARTING)]
+    clock.advance(5)
+
+    assert [m.status for m in listing.machines("ci")] == [Status.STARTING]
+    cloud.machines = []
+    clock.advance(5)
+    assert listing.machines("ci") == []
+
+
+def test_a_create_the_cloud_does_not_list_yet_is_kept_until_it_settles():
+    clock = ManualClock()
+    cloud = Cloud()
+    listing = Listing(cloud.list, lambda: 5.0, clock, settle=60)
+    listing.created(machine("2"))
+    clock.advance(5)
+
+    assert [m.id for m in listing.machines("ci")] == ["2"]
+    clock.advance(60)
+    listing.machines("ci")
+    clock.advance(5)
+    assert listing.machines("ci") == []
+
+
+@pytest.mark.parametrize("window", [0.0, -1.0])
+def test_a_window_of_zero_lists_every_time(window):
+    cloud = Cloud(machine("1"))
+    listing = Listing(cloud.list, lambda: window, ManualClock())
+
+    listing.machines("ci")
+    listing.machines("ci")
+
+    assert cloud.calls == 2
