@@ -131,3 +131,22 @@ def test_errors_as_a_child_process_too(run_cli):
     usage = run_cli("frobnicate")
     assert usage.returncode == USAGE
     assert "invalid choice" in one_error_line(usage.stderr)
+
+
+def test_ci_preview_of_an_unknown_stack_names_it(run_cli):
+    done = run_cli("ci-preview", "--base", "HEAD", "--stacks", "local,nope")
+    assert done.returncode == ERROR
+    assert one_error_line(done.stderr) == (
+        "no stack file for stack nope in stacks/: fix --stacks (or $ORCA_CI_STACKS)"
+    )
+
+
+def test_ci_preview_of_an_unknown_base_says_to_fetch_it(run_cli):
+    done = run_cli("ci-preview", "--base", "no-such-revision")
+    assert done.returncode == ERROR
+    assert "fetch-depth: 0" in one_error_line(done.stderr)
+
+
+def test_ci_preview_without_affected_stacks_prints_nothing(run_cli):
+    done = run_cli("ci-preview", "--base", "HEAD")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
