@@ -43,7 +43,8 @@ EPILOG = f"""\
 exit status:
   {OK}    success; for preview: no changes
   {ERROR}    an error (one line on stderr: '{PROG}: error: ...')
-  {CHANGES}    preview: the stack has changes to apply
+  {CHANGES}    preview: the stack has changes to apply (ci-preview: 0 even with changes,
+       1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
   {INTERRUPTED}  interrupted (Ctrl-C)

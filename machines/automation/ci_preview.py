@@ -65,6 +65,10 @@ def run(
         except MachinesError as error:
             results.append(StackResult(stack=stack, error=one_line(str(error))))
             continue
+        except Exception as error:  # one stack's surprise must not lose the others
+            said = f"preview of stack {stack} failed: {type(error).__name__}: {error}"
+            results.append(StackResult(stack=stack, error=one_line(said)))
+            continue
         try:
             pools = pool_changes(diff, project=project)
         except MachinesError as error:

@@ -22,6 +22,7 @@ from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import Diff
 from machines.automation.engine import StackNotFoundError
 from machines.automation.project import project_root, read_yaml, stack_file
+from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
 from machines.models import Machine
 from machines.program.config import BaseDeployment, StackConfig, load
@@ -121,10 +122,8 @@ def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> 
 
 def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:
     """The stack's ``pools`` output: what it keeps now; empty for a stack not brought up."""
-    from machines.automation.stacks import outputs  # noqa: PLC0415 (stacks imports this)
-
     try:
-        values = outputs(stack, project=project)
+        values = stack_outputs(stack, project=project)
     except StackNotFoundError:
         return {}
     pools = values.get("pools")
