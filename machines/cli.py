@@ -43,7 +43,8 @@ EPILOG = f"""\
 exit status:
   {OK}    success; for preview: no changes
   {ERROR}    an error (one line on stderr: '{PROG}: error: ...')
-  {CHANGES}    preview: the stack has changes to apply
+  {CHANGES}    preview: the stack has changes to apply (ci-preview: 0 even with changes,
+       1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
   {INTERRUPTED}  interrupted (Ctrl-C); 143: terminated (SIGTERM), the engine cancelled cleanly
@@ -135,6 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
     preview.add_argument(
         "--markdown", metavar="FILE", type=Path, help="write the diff as Markdown, for a PR"
     )
+    preview.add_argument(
+        "--refresh",
+        action="store_true",
+        help="read the cloud first, so drift shows (the default; for scripts relying on it)",
+    )
+    preview.add_argument(
+        "--expect-no-changes",
+        action="store_true",
+        help="fail (exit 1) if the stack would change: drift from its configuration",
+    )
+    _ci_commands(command, stack_command)
     destroy = stack_command("destroy", _destroy, "delete every resource of the stack")
     destroy.add_argument("--yes", action="store_true", help="confirm (needed without a terminal)")
     stack_command("refresh", _refresh, "read the cloud back into the stack's state")
@@ -182,6 +194,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _ci_commands(
+    command: Callable[[str, Callable[[argparse.Namespace], int], str], _Parser],
+    stack_command: Callable[[str, Callable[[argparse.Namespace], int], str], _Parser],
+) -> None:
+    """``ci-preview`` (what CI posts on a pull request) and ``status`` (an operator's view)."""
+    ci = command(
+        "ci-preview",
+        _ci_preview,
+        "preview every stack a change between two git revisions affects, as one PR comment",
+    )
+    ci.add_argument("--base", required=True, metavar="REV", help="the revision merged into")
+    ci.add_argument("--head", default="HEAD", metavar="REV", help="the change (default HEAD)")
+    ci.add_argument(
+        "--markdown", metavar="FILE", type=Path, help="write the comment there (empty: no stack)"
+    )
+    ci.add_argument(
+        "--summary-only", action="store_true", help="one line per stack, no per-stack details"
+    )
+    ci.add_argument(
+        "--stacks",
+        default=os.environ.get("ORCA_CI_STACKS", ""),
+        metavar="S1,S2",
+        help="consider only these stacks (default: $ORCA_CI_STACKS, else every stack file)",
+    )
+    ci.add_argument("-q", "--quiet", action="store_true", help="do not show the engine's progress")
+    status = stack_command("status", _status, "show each pool: machines, stock and monthly cost")
+    status.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
 def _progress(args: argparse.Namespace) -> Callable[[str], object]:
     if args.quiet:
         return lambda _line: None
@@ -208,7 +249,50 @@ def _preview(args: argparse.Namespace) -> int:
         print(diff.text())
     else:
         print(f"stack {args.stack}: {diff.summary()}")
+    if args.expect_no_changes and diff.has_changes:
+        raise MachinesError(
+            f"stack {args.stack} has drifted from its configuration: {diff.summary()} "
+            f"(see the diff above; apply with '{PROG} up {args.stack}' or fix the configuration)"
+        )
     return CHANGES if diff.has_changes else OK
+
+
+def _ci_preview(args: argparse.Namespace) -> int:
+    from machines.automation import affected, ci_preview  # noqa: PLC0415 (loads pulumi)
+
+    affected.check_checked_out(args.head)
+    stacks = affected.stacks_of()
+    wanted = [s.strip() for s in args.stacks.split(",") if s.strip()]
+    if wanted:
+        unknown = sorted(set(wanted) - set(stacks))
+        if unknown:
+            raise MachinesError(
+                f"no stack file for stack {', '.join(unknown)} in stacks/: fix --stacks "
+                "(or $ORCA_CI_STACKS)"
+            )
+        stacks = [s for s in stacks if s in wanted]
+    chosen = affected.affected_stacks(affected.changed_files(args.base, args.head), stacks)
+    results = ci_preview.run(chosen, on_output=_progress(args))
+    body = ci_preview.render(results, summary_only=args.summary_only)
+    if args.markdown is not None:
+        args.markdown.write_text(body, encoding="utf-8")
+    else:
+        sys.stdout.write(body)
+    for result in results:
+        if result.failed:
+            print(f"{PROG}: stack {result.stack}: {result.error}", file=sys.stderr)
+    return ERROR if any(r.failed for r in results) else OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    from machines.automation import status  # noqa: PLC0415 (loads pulumi)
+
+    found = status.status(args.stack)
+    if args.json:
+        print(json.dumps(found.report(), indent=2))
+    else:
+        print(found.table())
+    return OK
 
 
 def _destroy(args: argparse.Namespace) -> int:

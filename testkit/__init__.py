@@ -23,5 +23,7 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.clock``          ``ManualClock``: time that passes when the test or bench says so
 ``testkit.simulation``     ``simulate``: an autoscaler's rounds against providers, checked
 ``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)
+``testkit.commands``       ``machines_cli`` (the CLI as CI runs it), ``git``, ``commit``
+``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``
 =========================  ==================================================================
 """

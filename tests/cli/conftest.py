@@ -13,6 +13,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 
 CLI_VARIABLES = (
+    "ORCA_CI_STACKS",
     "ORCA_PROVIDER",
     "ORCA_OWNER",
     "ORCA_PULUMI_PROJECT",

@@ -141,3 +141,22 @@ def test_a_user_data_file_that_is_not_utf8_is_named(hetzner_env, tmp_path, capsy
     line = one_error_line(capsys.readouterr().err)
     assert str(latin1) in line
     assert "not UTF-8" in line
+
+
+def test_ci_preview_of_an_unknown_stack_names_it(run_cli):
+    done = run_cli("ci-preview", "--base", "HEAD", "--stacks", "local,nope")
+    assert done.returncode == ERROR
+    assert one_error_line(done.stderr) == (
+        "no stack file for stack nope in stacks/: fix --stacks (or $ORCA_CI_STACKS)"
+    )
+
+
+def test_ci_preview_of_an_unknown_base_says_to_fetch_it(run_cli):
+    done = run_cli("ci-preview", "--base", "no-such-revision")
+    assert done.returncode == ERROR
+    assert "fetch-depth: 0" in one_error_line(done.stderr)
+
+
+def test_ci_preview_without_affected_stacks_prints_nothing(run_cli):
+    done = run_cli("ci-preview", "--base", "HEAD")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

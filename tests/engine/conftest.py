@@ -25,6 +25,7 @@ from testkit.hetzner import TOKEN
 HCLOUD_PLUGIN = "hcloud"
 
 ENGINE_VARIABLES = (
+    "ORCA_CI_STACKS",
     "ORCA_PROVIDER",
     "ORCA_OWNER",
     "PULUMI_CONFIG_PASSPHRASE",

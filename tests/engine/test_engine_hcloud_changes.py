@@ -77,7 +77,7 @@ def test_destroy_detaches_the_firewall_from_the_runtimes_machines_too(deployment
     provider = automation.provider("local")
     assert provider.firewall == "local-pools"
     made = provider.create(
-        MachineSpec(name="local-x86-9", machine_type="cx23", location="fsn1", pool="x86")
+        MachineSpec(name="local-x86-a9", machine_type="cx23", location="fsn1", pool="x86")
     )
     assert made.ok, made.reason
     assert made.machine is not None

@@ -1,0 +1,219 @@
+"""One pull-request comment for every stack a change affects: previews, pools and money.
+
+The body starts with a hidden ``MARKER`` (CI finds its earlier comment by it and edits it
+instead of adding one per push), then one line per stack, then each stack's details in a
+collapsible section. Past ``LIMIT`` characters (GitHub refuses comments over 65,536) it
+falls back to the summary alone, as ``summary_only`` asks. A failed preview shows the
+engine's error line, masked, never a traceback. No stack affected: an empty body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from machines.automation.cost import money
+from machines.automation.diff import Diff
+from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
+from machines.automation.stacks import OnOutput, preview
+from machines.errors import MachinesError
+from machines.secrets import mask
+
+MARKER = "<!-- orca-machines-preview -->"
+"""Hidden in the comment; the workflows update the comment that carries it."""
+
+LIMIT = 60_000
+"""Characters a body may have before details are left out (GitHub takes 65,536)."""
+
+TITLE = "## orca-machines preview"
+
+COST_NOTE = (
+    "Monthly cost: net list prices from the cloud's own price list; autoscaler machines "
+    "at their current number."
+)
+
+
+class StackResult(BaseModel):
+    """One stack's preview: its diff and pools, or the error that stopped it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stack: str
+    diff: Diff | None = None
+    pools: StackPools | None = None
+    error: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.diff is None
+
+
+def run(
+    stacks: Sequence[str],
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+) -> list[StackResult]:
+    """Preview each stack; a failure is kept as that stack's result, the others still run."""
+    results = []
+    for stack in stacks:
+        try:
+            diff = preview(stack, project=project, on_output=on_output)
+        except MachinesError as error:
+            results.append(StackResult(stack=stack, error=one_line(str(error))))
+            continue
+        except Exception as error:  # one stack's surprise must not lose the others
+            said = f"preview of stack {stack} failed: {type(error).__name__}: {error}"
+            results.append(StackResult(stack=stack, error=one_line(said)))
+            continue
+        try:
+            pools = pool_changes(diff, project=project)
+        except MachinesError as error:
+            pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
+        results.append(StackResult(stack=stack, diff=diff, pools=pools))
+    return results
+
+
+def render(results: Sequence[StackResult], *, summary_only: bool = False) -> str:
+    """The comment's Markdown; empty when no stack was previewed."""
+    if not results:
+        return ""
+    if not summary_only:
+        body = _body(results, details=True)
+        if len(body) <= LIMIT:
+            return body
+        return _body(
+            results,
+            details=False,
+            note=f"Details left out: they take {len(body):,} characters, more than a comment "
+            "holds. The job's log has every stack's full diff.",
+        )
+    return _body(results, details=False, note="Summary only: the job's log has the full diffs.")
+
+
+def one_line(text: str) -> str:
+    """An error as one masked line: what the engine said, never a traceback or a secret."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return mask("; ".join(lines))[:1000]
+
+
+def _body(results: Sequence[StackResult], *, details: bool, note: str = "") -> str:
+    failed = sum(r.failed for r in results)
+    changed = sum(1 for r in results if r.diff is not None and r.diff.has_changes)
+    head = (
+        f"{len(results)} stack{'' if len(results) == 1 else 's'} previewed: "
+        f"{changed} with changes, {failed} failed."
+    )
+    lines = [
+        MARKER,
+        TITLE,
+        "",
+        head,
+        "",
+        "| Stack | Preview | Monthly cost |",
+        "| --- | --- | --- |",
+    ]
+    lines += [_summary_row(r) for r in results]
+    sentences = [
+        f"- `{_cell(r.stack)}` {p.sentence()}"
+        for r in results
+        if r.pools is not None
+        for p in r.pools.pools
+    ]
+    if sentences:
+        lines += ["", *sentences]
+    lines += ["", f"<sub>{COST_NOTE}</sub>"]
+    if note:
+        lines += ["", f"_{note}_"]
+    for result in results:
+        if result.failed:
+            lines += ["", *_failure(result)]
+        elif details:
+            lines += ["", *_details(result)]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_row(result: StackResult) -> str:
+    name = f"`{_cell(result.stack)}`"
+    if result.diff is None:
+        return f"| {name} | ❌ preview failed | |"
+    cost = result.pools.cost_line() if result.pools is not None else ""
+    mark = "🟡" if result.diff.has_changes else "✅"
+    return f"| {name} | {mark} {result.diff.summary()} | {_cell(cost)} |"
+
+
+def _failure(result: StackResult) -> list[str]:
+    return [
+        f"<details open><summary>❌ <b>{_html(result.stack)}</b>: preview failed</summary>",
+        "",
+        "```text",
+        result.error.replace("```", "'''"),
+        "```",
+        "",
+        "</details>",
+    ]
+
+
+def _details(result: StackResult) -> list[str]:
+    diff = result.diff
+    assert diff is not None
+    lines = [
+        f"<details><summary><b>{_html(result.stack)}</b>: {_html(diff.summary())}</summary>",
+        "",
+    ]
+    pools = result.pools
+    if pools is not None and pools.pools:
+        lines += [
+            "| Pool | Kept before → after | Autoscaler now | Deletes | Monthly cost |",
+            "| --- | --- | --- | --- | --- |",
+            *(_pool_row(p, pools.currency) for p in pools.pools),
+            "",
+        ]
+    if pools is not None and pools.notes:
+        lines += [*(f"> {_cell(n)}" for n in pools.notes), ""]
+    if diff.has_changes:
+        lines += [
+            "| Op | Type | Name | Changed |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {c.op} | `{_cell(c.type)}` | `{_cell(c.name)}` | "
+                f"{', '.join(f'`{_cell(k)}`' for k in c.keys)} |"
+                for c in diff.sorted()
+            ),
+            "",
+        ]
+    else:
+        lines += ["No changes.", ""]
+    return [*lines, "</details>"]
+
+
+def _pool_row(pool: PoolChange, currency: str) -> str:
+    def side(s: PoolSide | None) -> str:
+        return "—" if s is None else f"{s.kept} x {s.machine_type} in {s.location}"
+
+    autoscaler = "unknown" if pool.autoscaler is None else str(pool.autoscaler)
+    deletes = [f"{pool.deletes_kept} kept"] if pool.deletes_kept else []
+    theirs = pool.deletes_autoscaler
+    if theirs is None:
+        deletes.append("unknown autoscaler")
+    elif theirs:
+        deletes.append(f"{theirs} autoscaler")
+    return (
+        f"| `{_cell(pool.pool)}` | {side(pool.before)} → {side(pool.after)} | {autoscaler} | "
+        f"{', '.join(deletes) or '—'} | {_arrow(pool.cost_before, pool.cost_after, currency)} |"
+    )
+
+
+def _arrow(before: Decimal | None, after: Decimal | None, currency: str) -> str:
+    return f"{money(before, currency)} → {money(after, currency)}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

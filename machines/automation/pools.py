@@ -1,0 +1,317 @@
+"""What a change does to each pool: machines kept before and after, the autoscaler's, cost.
+
+Before is what the stack keeps now (its ``pools`` output; nothing for a stack never
+brought up), after is what the stack file asks for. The counts of kept, autoscaler and
+deleted machines are the preview's own (``Diff.pools``, the pool contract: the stack's
+machines carry ``orca-managed-by=pulumi``; a pool the change removes takes the
+autoscaler's machines with it). Costs come from the cloud's price list (``cost``) for the
+machines listed now, autoscaler machines at their current number, those being deleted
+left out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from machines.automation.cost import PriceList, money, price_list
+from machines.automation.diff import Diff
+from machines.automation.engine import StackNotFoundError
+from machines.automation.project import project_root, read_yaml, stack_file
+from machines.automation.stacks import outputs as stack_outputs
+from machines.errors import MachinesError
+from machines.models import Machine
+from machines.program.config import BaseDeployment, StackConfig, load
+from machines.provider import Provider
+from machines.reaping import autoscaled
+from machines.secrets import mask
+
+POOL_TYPE = "orca:machines:Pool"
+
+
+class PoolSide(BaseModel):
+    """A pool as the stack keeps it on one side of a change."""
+
+    model_config = ConfigDict(frozen=True)
+
+    machine_type: str
+    location: str
+    kept: int
+
+
+class PoolChange(BaseModel):
+    """One pool a change touches; ``autoscaler`` is None when the cloud could not be listed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pool: str
+    before: PoolSide | None
+    after: PoolSide | None
+    autoscaler: int | None
+    deletes_kept: int
+    deletes_autoscaler: int | None
+    cost_before: Decimal | None
+    cost_after: Decimal | None
+
+    def sentence(self) -> str:
+        """What the change does to the pool, in the words a reviewer reads first."""
+        name = f"pool `{self.pool}`"
+        before, after = self.before, self.after
+        if after is None:
+            theirs = _autoscaler(self.deletes_autoscaler)
+            return f"removes {name}: {_kept(self.deletes_kept)} and {theirs}"
+        if before is None:
+            return f"adds {name}: {_kept(after.kept)} of {after.machine_type} in {after.location}"
+        parts = []
+        if (before.machine_type, before.location) != (after.machine_type, after.location):
+            parts.append(
+                f"moves {name} from {before.machine_type} in {before.location} "
+                f"to {after.machine_type} in {after.location}"
+            )
+        if before.kept != after.kept:
+            parts.append(f"resizes {name}: {before.kept} → {after.kept} kept machines")
+        if not parts:
+            parts.append(f"changes {name}")
+        text = "; ".join(parts)
+        if self.deletes_kept:
+            text += f" (deletes {_kept(self.deletes_kept)})"
+        return text
+
+
+class StackPools(BaseModel):
+    """The pools a stack's change touches, with the stack's monthly cost before and after."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stack: str
+    pools: tuple[PoolChange, ...] = ()
+    currency: str = ""
+    cost_before: Decimal | None = None
+    cost_after: Decimal | None = None
+    notes: tuple[str, ...] = ()
+
+    def cost_line(self) -> str:
+        """``monthly cost: 12.34 EUR → 18.02 EUR (+5.68 EUR)``."""
+        before, after = self.cost_before, self.cost_after
+        if before is None and after is None:
+            return money(None, self.currency)
+        line = f"{money(before, self.currency)} → {money(after, self.currency)}"
+        if before is not None and after is not None and before != after:
+            line += (
+                f" ({'+' if after > before else '-'}{money(abs(after - before), self.currency)})"
+            )
+        return line
+
+
+def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
+    """The stack's configuration from its stack file, validated (secrets not decrypted)."""
+    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
+    if not isinstance(config, Mapping):
+        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
+    return load(StackConfig.from_stack_file(config), stack)
+
+
+def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:
+    """The runtime provider of the deployment, its settings over ``environ``."""
+    return Provider.of(deployment.provider, deployment.owner, {**environ, **deployment.env()})
+
+
+def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:
+    """The stack's ``pools`` output: what it keeps now; empty for a stack not brought up."""
+    try:
+        values = stack_outputs(stack, project=project)
+    except StackNotFoundError:
+        return {}
+    pools = values.get("pools")
+    return (
+        {str(k): v for k, v in pools.items() if isinstance(v, dict)}
+        if isinstance(pools, dict)
+        else {}
+    )
+
+
+def kept_ids(pool: Mapping[str, object]) -> set[str]:
+    """The ids of the machines a ``pools`` output entry lists."""
+    listed = pool.get("machines")
+    if not isinstance(listed, list):
+        return set()
+    return {str(m.get("id")) for m in listed if isinstance(m, dict) and m.get("id")}
+
+
+def is_kept(machine: Machine) -> bool:
+    """A machine the stack keeps (``orca-managed-by=pulumi``), not the autoscaler's."""
+    return bool(machine.managed_by)
+
+
+def touched_pools(
+    diff: Diff,
+    before: Mapping[str, PoolSide],
+    after: Mapping[str, PoolSide],
+    owner: str,
+) -> list[str]:
+    """Pools whose kept side differs, or whose component or machines the diff changes."""
+    names = set(before) | set(after)
+    touched = {n for n in names if before.get(n) != after.get(n)}
+    for change in diff.changes:
+        if change.type == POOL_TYPE:
+            touched.add(change.name)
+        for name in names:
+            prefix = f"{owner}-{name}-"
+            if change.name.startswith(prefix) and change.name[len(prefix) :].isdigit():
+                touched.add(name)
+    return sorted(touched)
+
+
+def pool_changes(
+    diff: Diff,
+    *,
+    project: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    prices: PriceList | None = None,
+) -> StackPools:
+    """The pools ``diff`` touches in its stack, counted against the cloud now."""
+    env = os.environ if environ is None else environ
+    stack = diff.stack
+    deployment = deployment_of(stack, project)
+    outputs = kept_now(stack, project)
+    before = {
+        name: PoolSide(
+            machine_type=str(pool.get("machineType", "")),
+            location=str(pool.get("location", "")),
+            kept=len(kept_ids(pool)),
+        )
+        for name, pool in outputs.items()
+    }
+    after = {
+        p.name: PoolSide(machine_type=p.machine_type, location=p.location, kept=p.size)
+        for p in deployment.pools
+    }
+    prices = prices or price_list(deployment.provider, {**env, **deployment.env()})
+    notes: list[str] = []
+    provider: Provider | None = None
+    try:
+        provider = runtime_provider(deployment, env)
+    except MachinesError as error:
+        notes.append(f"autoscaler machines unknown: {mask(str(error))}")
+
+    listed: dict[str, list[Machine] | None] = {}
+    for name in sorted(set(before) | set(after)):
+        listed[name] = _listing(provider, name, notes)
+
+    counted = {count.pool: count for count in diff.pools}
+    changes: list[PoolChange] = []
+    for name in touched_pools(diff, before, after, deployment.owner):
+        machines = listed.get(name)
+        theirs = None if machines is None else autoscaled(machines)
+        count = counted.get(name)
+        kept_deletes = _deleted_kept(diff, deployment.owner, name, before, after)
+        their_deletes = None if theirs is None else (len(theirs) if name not in after else 0)
+        if count is not None:
+            kept_deletes = count.deletes - len(count.reaped)
+            their_deletes = len(count.reaped)
+        changes.append(
+            PoolChange(
+                pool=name,
+                before=before.get(name),
+                after=after.get(name),
+                autoscaler=count.autoscaled if count is not None else _len(theirs),
+                deletes_kept=kept_deletes,
+                deletes_autoscaler=their_deletes,
+                cost_before=_cost(prices, before.get(name), theirs, keep=True),
+                cost_after=_cost(prices, after.get(name), theirs, keep=name in after),
+            )
+        )
+    if prices.unknown:
+        notes.append(prices.unknown)
+    return StackPools(
+        stack=stack,
+        pools=tuple(changes),
+        currency=prices.currency,
+        cost_before=_total(prices, before, listed, side="before"),
+        cost_after=_total(prices, after, listed, side="after"),
+        notes=tuple(notes),
+    )
+
+
+def _listing(provider: Provider | None, pool: str, notes: list[str]) -> list[Machine] | None:
+    if provider is None:
+        return None
+    try:
+        return provider.machines(pool)
+    except MachinesError as error:
+        notes.append(f"pool {pool}: autoscaler machines unknown: {mask(str(error))}")
+        return None
+
+
+def _deleted_kept(
+    diff: Diff, owner: str, pool: str, before: Mapping[str, PoolSide], after: Mapping[str, PoolSide]
+) -> int:
+    prefix = f"{owner}-{pool}-"
+    deleted = sum(
+        1
+        for c in diff.changes
+        if c.op == "delete" and c.name.startswith(prefix) and c.name[len(prefix) :].isdigit()
+    )
+    if deleted:
+        return deleted
+    was, now = before.get(pool), after.get(pool)
+    if was is None:
+        return 0
+    return was.kept if now is None else max(was.kept - now.kept, 0)
+
+
+def _cost(
+    prices: PriceList, side: PoolSide | None, autoscaler: Sequence[Machine] | None, *, keep: bool
+) -> Decimal | None:
+    """Kept machines at the side's type and location, plus the autoscaler's when they stay."""
+    total = Decimal(0)
+    if side is not None and side.kept:
+        one = prices.monthly(side.machine_type, side.location)
+        if one is None:
+            return None
+        total += one * side.kept
+    if keep:
+        if autoscaler is None:
+            return None
+        theirs = prices.total((m.machine_type, m.location) for m in autoscaler)
+        if theirs is None:
+            return None
+        total += theirs
+    return total
+
+
+def _total(
+    prices: PriceList,
+    sides: Mapping[str, PoolSide],
+    listed: Mapping[str, list[Machine] | None],
+    *,
+    side: str,
+) -> Decimal | None:
+    total = Decimal(0)
+    names: Iterable[str] = sorted(set(sides) | (set(listed) if side == "before" else set()))
+    for name in names:
+        machines = listed.get(name)
+        theirs = None if machines is None else autoscaled(machines)
+        cost = _cost(prices, sides.get(name), theirs, keep=name in sides)
+        if cost is None:
+            return None
+        total += cost
+    return total
+
+
+def _len(machines: Sequence[Machine] | None) -> int | None:
+    return None if machines is None else len(machines)
+
+
+def _kept(n: int) -> str:
+    return f"{n} kept machine{'' if n == 1 else 's'}"
+
+
+def _autoscaler(n: int | None) -> str:
+    if n is None:
+        return "an unknown number of autoscaler machines"
+    return f"{n} autoscaler machine{'' if n == 1 else 's'}"

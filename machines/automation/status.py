@@ -1,0 +1,196 @@
+"""An operator's view of a stack's pools: what runs, where the type is in stock, the cost.
+
+Per pool: type, location, architecture, the stack's kept machines and the autoscaler's
+by status, ``max`` (when the stack sets one), the locations with stock of its type now,
+and the monthly cost of what runs now, machines being deleted left out (the cloud's
+prices, ``cost``). Kept machines are those labelled ``orca-managed-by=pulumi``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from machines.automation.cost import PriceList, money, price_list
+from machines.automation.pools import (
+    deployment_of,
+    is_kept,
+    kept_now,
+    runtime_provider,
+)
+from machines.automation.stock import Stock, stock
+from machines.errors import MachinesError
+from machines.models import Machine, Status
+from machines.provider import Provider
+from machines.secrets import mask
+
+
+class PoolStatus(BaseModel):
+    """One pool now; machine counts are per status, None when the cloud could not be listed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pool: str
+    machine_type: str
+    location: str
+    arch: str
+    size: int
+    max: int | None
+    kept: dict[str, int] | None
+    autoscaler: dict[str, int] | None
+    stock: Stock
+    monthly: Decimal | None
+
+
+class StackStatus(BaseModel):
+    """Every pool of a stack now, with the currency of its prices and what could not be read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stack: str
+    provider: str
+    owner: str
+    currency: str
+    pools: tuple[PoolStatus, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def monthly(self) -> Decimal | None:
+        total = Decimal(0)
+        for pool in self.pools:
+            if pool.monthly is None:
+                return None
+            total += pool.monthly
+        return total
+
+    def table(self) -> str:
+        """The pools as an aligned text table, then the stack's total and any notes."""
+        header = [
+            "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX",
+            "KEPT", "AUTOSCALER", "IN STOCK", "MONTHLY",
+        ]  # fmt: skip
+        rows = [header] + [
+            [
+                p.pool,
+                p.machine_type,
+                p.location,
+                p.arch,
+                str(p.size),
+                "-" if p.max is None else str(p.max),
+                _counts(p.kept),
+                _counts(p.autoscaler),
+                p.stock.text(),
+                money(p.monthly, self.currency),
+            ]
+            for p in self.pools
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+        ]
+        lines.append(
+            f"stack {self.stack} ({self.provider}, owner {self.owner}): "
+            f"{money(self.monthly, self.currency)} a month, autoscaler machines at their "
+            "current number"
+        )
+        return "\n".join([*lines, *self.notes])
+
+    def report(self) -> dict[str, object]:
+        """JSON-ready: the pools, money as strings (exact), and the stack's total."""
+        data = self.model_dump(mode="json")
+        data["monthly"] = None if self.monthly is None else str(self.monthly)
+        return data
+
+
+def status(
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    prices: PriceList | None = None,
+) -> StackStatus:
+    """Each pool of the stack (its file and what it keeps now) against the cloud now."""
+    env = os.environ if environ is None else environ
+    deployment = deployment_of(stack, project)
+    settings = {**env, **deployment.env()}
+    outputs = kept_now(stack, project)
+    prices = prices or price_list(deployment.provider, settings)
+    notes: list[str] = []
+    provider: Provider | None = None
+    try:
+        provider = runtime_provider(deployment, env)
+    except MachinesError as error:
+        notes.append(f"machines unknown: {mask(str(error))}")
+    configured = {p.name: p for p in deployment.pools}
+    pools = []
+    for name in [*configured, *sorted(set(outputs) - set(configured))]:
+        pool = configured.get(name)
+        kept = outputs.get(name, {})
+        machine_type = pool.machine_type if pool else str(kept.get("machineType", ""))
+        location = pool.location if pool else str(kept.get("location", ""))
+        machines = None
+        if provider is not None:
+            try:
+                machines = provider.machines(name)
+            except MachinesError as error:
+                notes.append(f"pool {name}: machines unknown: {mask(str(error))}")
+        mine = None if machines is None else [m for m in machines if is_kept(m)]
+        theirs = None if machines is None else [m for m in machines if not is_kept(m)]
+        billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
+        pools.append(
+            PoolStatus(
+                pool=name,
+                machine_type=machine_type,
+                location=location,
+                arch=_arch(provider, machine_type, kept),
+                size=pool.size if pool else 0,
+                max=_max(pool),
+                kept=_by_status(mine),
+                autoscaler=_by_status(theirs),
+                stock=stock(deployment.provider, machine_type, provider, settings),
+                monthly=None
+                if machines is None
+                else prices.total((m.machine_type, m.location) for m in billed),
+            )
+        )
+    if prices.unknown:
+        notes.append(prices.unknown)
+    return StackStatus(
+        stack=stack,
+        provider=deployment.provider,
+        owner=deployment.owner,
+        currency=prices.currency,
+        pools=tuple(pools),
+        notes=tuple(notes),
+    )
+
+
+def _arch(provider: Provider | None, machine_type: str, kept: Mapping[str, object]) -> str:
+    if provider is not None:
+        try:
+            return provider.arch(machine_type)
+        except MachinesError:
+            pass
+    return str(kept.get("arch") or "unknown")
+
+
+def _max(pool: object) -> int | None:
+    value = getattr(pool, "max", None)
+    return value if isinstance(value, int) else None
+
+
+def _by_status(machines: list[Machine] | None) -> dict[str, int] | None:
+    if machines is None:
+        return None
+    return dict(sorted(Counter(str(getattr(m, "status", "unknown")) for m in machines).items()))
+
+
+def _counts(counts: Mapping[str, int] | None) -> str:
+    if counts is None:
+        return "unknown"
+    return ",".join(f"{n} {s}" for s, n in counts.items()) or "0"

@@ -1,0 +1,92 @@
+"""The CI files pass their linters and keep to the project's rules: a broken one fails here."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emulator.process import PROJECT_ROOT
+from machines.automation import CHECKOUT, ENGINE_DIR
+from machines.automation.ci_preview import MARKER
+
+WORKFLOWS = sorted((PROJECT_ROOT / ".github" / "workflows").glob("*.yml"))
+GITLAB = PROJECT_ROOT / ".gitlab-ci.yml"
+ACTIONLINT = CHECKOUT / ENGINE_DIR / "bin" / "actionlint"
+CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_both_workflows_exist():
+    assert [w.name for w in WORKFLOWS] == ["drift.yml", "preview.yml"]
+
+
+def test_github_workflows_pass_actionlint():
+    if not ACTIONLINT.is_file():
+        pytest.fail("actionlint is not installed: run scripts/install-tools", pytrace=False)
+    done = run(ACTIONLINT, "-no-color", *WORKFLOWS)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_gitlab_ci_passes_gitlab_s_schema():
+    done = run(CHECK_JSONSCHEMA, "--builtin-schema", "vendor.gitlab-ci", GITLAB)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: pull_request\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - run: echo ${{ steps.nope.outputs.x }}\n"
+    )
+    done = run(ACTIONLINT, "-no-color", broken)
+    assert done.returncode == 1
+    assert "nope" in done.stdout
+
+
+def test_the_gitlab_schema_catches_a_broken_file(tmp_path):
+    broken = tmp_path / ".gitlab-ci.yml"
+    broken.write_text("preview:\n  script: 3\n  when: sometimes\n")
+    done = run(CHECK_JSONSCHEMA, "--builtin-schema", "vendor.gitlab-ci", broken)
+    assert done.returncode == 1
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS], ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit(path):
+    jobs = yaml.safe_load(path.read_text())["jobs"]
+    uses = [s["uses"] for job in jobs.values() for s in job["steps"] if "uses" in s]
+    assert uses
+    assert [u for u in uses if not PINNED.match(u)] == []
+
+
+def test_the_preview_workflow_finds_its_comment_by_the_bodys_marker():
+    text = (PROJECT_ROOT / ".github" / "workflows" / "preview.yml").read_text()
+    assert f'body-includes: "{MARKER}"' in text
+    assert "machines ci-preview --base" in text
+    assert yaml.safe_load(GITLAB.read_text())["variables"]["MARKER"] == MARKER
+
+
+@pytest.mark.parametrize(
+    "name", ["HCLOUD_TOKEN", "AWS_SECRET_ACCESS_KEY", "PULUMI_CONFIG_PASSPHRASE"]
+)
+def test_secrets_come_from_the_secret_store(name):
+    for path in WORKFLOWS:
+        jobs = yaml.safe_load(path.read_text())["jobs"]
+        for job in jobs.values():
+            assert job["env"][name] == f"${{{{ secrets.{name} }}}}"
+    assert name not in yaml.safe_load(GITLAB.read_text())["variables"]

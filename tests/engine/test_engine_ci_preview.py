@@ -1,0 +1,167 @@
+"""ci-preview, status and drift through the real engine against the emulator.
+
+The module's tests run in order on one ``local`` stack in a git repository made of the
+project copy: up, then the autoscaler adds machines, then commits change the stack file or
+the program, and ``python -m machines ci-preview`` is run as CI runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from machines import MachineSpec, automation
+from machines.automation.ci_preview import MARKER
+from machines.cli import ERROR, OK
+from testkit.commands import commit, git
+from testkit.commands import machines_cli as cli
+from testkit.hetzner import TOKEN
+
+pytestmark = pytest.mark.engine
+
+
+def edit_pools(project: Path, pools: list[dict[str, object]]) -> None:
+    path = project / "stacks" / "Pulumi.local.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["config"]["orca-machines:pools"] = pools
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
+    """The emulator's own price, read with the official client: the independent check."""
+    kind = deployment.hcloud.server_types.get_by_name(machine_type)
+    [price] = [p for p in kind.prices if p["location"] == location]
+    return Decimal(price["price_monthly"]["net"])
+
+
+@pytest.fixture(scope="module")
+def repo(deployment):
+    """The project copy as a git repository, the stack brought up, the autoscaler at work."""
+    project = deployment.project
+    git(project, "init", "-q", "-b", "main")
+    commit(project, message="base")
+    automation.up("local", on_output=lambda _line: None)
+    provider = automation.provider("local")
+    for n in (1, 2):
+        spec = MachineSpec(name=f"auto-arm-{n}", machine_type="cax11", location="fsn1", pool="arm")
+        assert provider.create(spec).ok
+    return project
+
+
+def test_no_stack_affected_is_an_empty_body_and_success(repo, tmp_path):
+    (repo / "NOTES.txt").write_text("not part of the program\n")
+    commit(repo, message="notes")
+    body = tmp_path / "comment.md"
+    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    assert (done.returncode, done.stdout, done.stderr) == (OK, "", "")
+    assert body.read_text() == ""
+
+
+def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deployment, tmp_path):
+    pools = yaml.safe_load((repo / "stacks" / "Pulumi.local.yaml").read_text())["config"][
+        "orca-machines:pools"
+    ]
+    edit_pools(repo, [{**pools[0], "size": 3}])
+    commit(repo, message="drop arm, grow x86")
+    body = tmp_path / "comment.md"
+    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    assert done.returncode == OK, done.stderr
+    text = body.read_text()
+    cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
+    before = (2 * cx23 + 3 * cax11).quantize(Decimal("0.01"))
+    after = (3 * cx23).quantize(Decimal("0.01"))
+    assert text.startswith(MARKER + "\n")
+    [row] = [line for line in text.splitlines() if line.startswith("| `local` |")]
+    assert row.startswith("| `local` | 🟡 1 to create, ")
+    assert ", 0 to replace, 3 to delete | " in row
+    assert f"{before} EUR → {after} EUR" in text
+    assert "- `local` removes pool `arm`: 1 kept machine and 2 autoscaler machines" in text
+    assert "- `local` resizes pool `x86`: 2 → 3 kept machines" in text
+    assert "| `arm` | 1 x cax11 in fsn1 → — | 2 | 1 kept, 2 autoscaler |" in text
+    assert "<details><summary><b>local</b>" in text
+    assert "`local-arm-1`" in text
+    assert TOKEN not in text
+
+
+def test_summary_only_leaves_the_details_out(repo, tmp_path):
+    body = tmp_path / "comment.md"
+    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "--summary-only", "-q")
+    assert done.returncode == OK, done.stderr
+    text = body.read_text()
+    assert "removes pool `arm`" in text
+    assert "<details" not in text
+    assert "Summary only" in text
+
+
+def test_a_failed_preview_is_a_failure_block_with_the_engines_line(repo, tmp_path):
+    pools = yaml.safe_load((repo / "stacks" / "Pulumi.local.yaml").read_text())["config"][
+        "orca-machines:pools"
+    ]
+    edit_pools(repo, [{**pools[0], "size": -1}])
+    commit(repo, message="a broken size")
+    body = tmp_path / "comment.md"
+    try:
+        done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    finally:
+        git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert done.returncode == ERROR
+    text = body.read_text()
+    assert "| `local` | ❌ preview failed | |" in text
+    assert (
+        "preview of stack local failed: StackConfigError: stack local: pools[0].size: "
+        "must be >= 0" in text
+    )
+    assert "Traceback" not in text
+    assert TOKEN not in text
+    assert "stack local: preview of stack local failed" in done.stderr
+
+
+def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
+    deployment.emulator.control.set_stock([{"server_type": "cax11", "location": "hel1"}])
+    try:
+        done = cli("status", "local")
+    finally:
+        deployment.emulator.control.set_stock([])
+    assert done.returncode == OK, done.stderr
+    header, x86, arm, total = done.stdout.splitlines()
+    assert header.split() == [
+        "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "KEPT", "AUTOSCALER", "IN",
+        "STOCK", "MONTHLY",
+    ]  # fmt: skip
+    cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
+    assert x86.split() == [
+        "x86", "cx23", "fsn1", "amd64", "3", "-", "2", "running", "0", "fsn1,hel1,nbg1",
+        str((2 * cx23).quantize(Decimal("0.01"))), "EUR",
+    ]  # fmt: skip
+    assert arm.split() == [
+        "arm", "cax11", "fsn1", "arm64", "0", "-", "1", "running", "2", "running", "fsn1,nbg1",
+        str((3 * cax11).quantize(Decimal("0.01"))), "EUR",
+    ]  # fmt: skip
+    assert total == (
+        f"stack local (hetzner, owner local): {(2 * cx23 + 3 * cax11).quantize(Decimal('0.01'))} "
+        "EUR a month, autoscaler machines at their current number"
+    )
+
+
+def test_status_json_has_exact_money(repo, deployment):
+    done = cli("status", "local", "--json")
+    assert done.returncode == OK, done.stderr
+    report = json.loads(done.stdout)
+    assert [p["pool"] for p in report["pools"]] == ["x86", "arm"]
+    assert report["pools"][1]["autoscaler"] == {"running": 2}
+    assert Decimal(report["pools"][0]["monthly"]) == 2 * net_monthly(deployment, "cx23", "fsn1")
+
+
+def test_drift_fails_preview_expect_no_changes(repo, deployment):
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    clean = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
+    assert clean.returncode == OK, clean.stderr
+    [server] = [s for s in deployment.hcloud.servers.get_all() if s.name == "local-x86-1"]
+    server.delete()
+    drifted = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
+    assert drifted.returncode == ERROR
+    assert "stack local has drifted from its configuration: 1 to create" in drifted.stderr
