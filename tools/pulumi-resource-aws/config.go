@@ -163,15 +163,15 @@ func endpointsOf(cfg view) (map[string]string, error) {
 
 // providerConfig is what Configure needs, environment fallbacks applied.
 type providerConfig struct {
-	region                            string
-	accessKey, secretKey, token       string
-	profile                           string
-	sharedCredentialsFiles            []string
-	sharedConfigFiles                 []string
-	endpoints                         map[string]string
-	skipCredentialsValidation         bool
-	skipRequestingAccountID           bool
-	unknown                           bool // a value depends on another resource's output
+	region                      string
+	accessKey, secretKey, token string
+	profile                     string
+	sharedCredentialsFiles      []string
+	sharedConfigFiles           []string
+	endpoints                   map[string]string
+	skipCredentialsValidation   bool
+	skipRequestingAccountID     bool
+	unknown                     bool // a value depends on another resource's output
 }
 
 // envBool reads a boolean environment variable; absent or unreadable is false.

@@ -605,15 +605,21 @@ func setInstanceProfile(ctx context.Context, c *clients, inst *ec2types.Instance
 	if err != nil {
 		return err
 	}
+	// Wait until the association names the profile (the terraform provider waits until the
+	// instance does; moto's server never updates the instance after a replacement).
 	return poll(ctx, func(ctx context.Context) (bool, error) {
-		inst, err := findInstance(ctx, c, id)
+		out, err := c.ec2.DescribeIamInstanceProfileAssociations(ctx, &ec2.DescribeIamInstanceProfileAssociationsInput{
+			Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: []string{id}}},
+		})
 		if err != nil {
-			return false, err
+			return false, apiError(err)
 		}
 		got := ""
-		if inst.IamInstanceProfile != nil {
-			arn := aws.ToString(inst.IamInstanceProfile.Arn)
-			got = arn[strings.LastIndex(arn, "/")+1:]
+		for _, a := range out.IamInstanceProfileAssociations {
+			if a.State == ec2types.IamInstanceProfileAssociationStateAssociated && a.IamInstanceProfile != nil {
+				arn := aws.ToString(a.IamInstanceProfile.Arn)
+				got = arn[strings.LastIndex(arn, "/")+1:]
+			}
 		}
 		return got == name, nil
 	})
@@ -651,10 +657,19 @@ func modifyWithStopStart(ctx context.Context, c *clients, in *ec2.ModifyInstance
 	if _, err := waitInstance(ctx, c, id, []string{"pending", "running", "shutting-down", "stopping"}, "stopped"); err != nil {
 		return fmt.Errorf("waiting for EC2 Instance (%s) stop: %w", id, err)
 	}
-	if _, err := c.ec2.ModifyInstanceAttribute(ctx, in); err != nil {
+	_, err := c.ec2.ModifyInstanceAttribute(ctx, in)
+	if in.UserData != nil && hasCode(err, "InvalidUserData.Malformed") {
+		// The terraform provider sends the data once encoded (the SDK encodes the blob), which
+		// AWS takes; moto's server wants the blob to hold base64 text, so say it that way too.
+		encoded := *in
+		encoded.UserData = &ec2types.SecureBlobAttributeValue{
+			Value: []byte(base64.StdEncoding.EncodeToString(in.UserData.Value))}
+		_, err = c.ec2.ModifyInstanceAttribute(ctx, &encoded)
+	}
+	if err != nil {
 		return fmt.Errorf("modifying EC2 Instance (%s) %s attribute: %w", id, attr, apiError(err))
 	}
-	_, err := retryWhile(ctx, propagationTimeout, func(err error) bool {
+	_, err = retryWhile(ctx, propagationTimeout, func(err error) bool {
 		return hasMessage(err, "InvalidParameterValue", "LaunchPlan instance type does not match attribute value")
 	}, func(ctx context.Context) (*ec2.StartInstancesOutput, error) {
 		return c.ec2.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}})

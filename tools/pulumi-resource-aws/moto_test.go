@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +127,8 @@ func motoURL(t *testing.T) string {
 		cmd.Env = append(os.Environ(), "MOTO_AMIS_PATH="+amis, "MOTO_ENABLE_AMI_VALIDATION=true",
 			"MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true")
 		cmd.Stdout, cmd.Stderr = log, log
+		// moto dies with the test process, however that ends.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if moto.err = cmd.Start(); moto.err != nil {
 			return
 		}
