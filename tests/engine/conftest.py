@@ -1,17 +1,19 @@
 """Fixtures for tests with the real Pulumi engine: it must be there, or every test fails.
 
 Nothing is skipped: CI builds the engine (scripts/install-pulumi) before the tests, so a
-missing engine or hcloud plugin is a failure that says how to install them. Each module
-gets its own emulator, a copy of the project (so config set through automation never
-rewrites the committed stack files) and a throwaway file backend.
+missing engine, hcloud or aws plugin is a failure that says how to install them. Each module
+gets its own emulator or moto server, a copy of the project (so config set through automation
+never rewrites the committed stack files) and a throwaway backend.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +22,10 @@ from hcloud import Client
 
 from emulator.process import Emulator, running_emulator
 from machines import automation
+from testkit import moto_server
 from testkit.hetzner import TOKEN
 
-HCLOUD_PLUGIN = "hcloud"
+PLUGINS = ("hcloud", "aws")
 
 ENGINE_VARIABLES = (
     "ORCA_PROVIDER",
@@ -58,18 +61,18 @@ def _plugins(binary: Path) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def engine() -> Path:
-    """The engine's bin directory, with the hcloud resource plugin installed, or a failure."""
+    """The engine's bin directory, with the hcloud and aws resource plugins, or a failure."""
     binary = automation.engine_bin()
     if binary is None:
         pytest.fail(f"the Pulumi engine is not installed: {automation.INSTALL_HINT}", pytrace=False)
-    if not any(
-        p.get("name") == HCLOUD_PLUGIN and p.get("kind") == "resource" for p in _plugins(binary)
-    ):
-        pytest.fail(
-            "the hcloud resource plugin is not installed in the engine's PULUMI_HOME: "
-            f"{automation.INSTALL_HINT}",
-            pytrace=False,
-        )
+    installed = {p.get("name") for p in _plugins(binary) if p.get("kind") == "resource"}
+    for name in PLUGINS:
+        if name not in installed:
+            pytest.fail(
+                f"the {name} resource plugin is not installed in the engine's PULUMI_HOME: "
+                f"{automation.INSTALL_HINT}",
+                pytrace=False,
+            )
     return binary
 
 
@@ -106,3 +109,77 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         automation.set_config("local", {"hcloud:endpoint": emulator.url})
         client = Client(token=TOKEN, api_endpoint=emulator.url, poll_interval=0.05)
         yield Deployment(project, state, emulator, client)
+
+
+EC2_STACK = "moto"
+EC2_PASSPHRASE = "orca-machines-moto"
+
+
+@dataclass(frozen=True)
+class Ec2Deployment:
+    """A project copy whose ``moto`` stack is the EC2 example stack aimed at moto's server."""
+
+    project: Path
+    state: Path
+    moto: moto_server.MotoServer
+    network: moto_server.Network
+    policy: str
+
+
+def ec2_stack_config(url: str, network: moto_server.Network, policy: str) -> dict[str, object]:
+    """What the example stack needs changed to run on moto: endpoints, network, policy."""
+    return {
+        "aws:endpoints": [{"ec2": url, "iam": url, "sts": url}],
+        "orca-machines:subnets": network.subnets,
+        "orca-machines:securityGroup": {
+            "name": "pools",
+            "vpc": network.vpc,
+            "ingress": [
+                {
+                    "protocol": "tcp",
+                    "port": "22",
+                    "sourceIps": ["203.0.113.0/24"],
+                    "description": "ssh from the office",
+                }
+            ],
+        },
+        "orca-machines:instanceProfile": {"name": "workers", "policies": [policy]},
+    }
+
+
+@contextmanager
+def aws_process_env(patch: pytest.MonkeyPatch, project: Path, backend: str) -> Iterator[None]:
+    """This process (and the engine it starts) on moto's credentials, the copy and a backend."""
+    moto_server.isolate(patch)
+    for name in ENGINE_VARIABLES:
+        patch.delenv(name, raising=False)
+    for name, value in moto_server.CREDENTIALS.items():
+        patch.setenv(name, value)
+    patch.delenv("AWS_ENDPOINT_URL", raising=False)
+    patch.delenv("AWS_REGION", raising=False)
+    patch.setenv("ORCA_PULUMI_PROJECT", str(project))
+    patch.setenv("PULUMI_BACKEND_URL", backend)
+    patch.setenv("PULUMI_CONFIG_PASSPHRASE", EC2_PASSPHRASE)
+    yield
+
+
+@pytest.fixture(scope="module")
+def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Deployment]:
+    """The ``moto`` stack: ``stacks/Pulumi.ec2-example.yaml`` in a project copy, pointed at
+    moto's server (endpoints, its VPC and subnets, a policy it has) with a file backend.
+    """
+    root = tmp_path_factory.mktemp("engine-ec2")
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{EC2_STACK}.yaml")
+    state = root / "state"
+    state.mkdir()
+    with (
+        moto_server.running(root) as moto,
+        pytest.MonkeyPatch.context() as patch,
+        aws_process_env(patch, project, state.as_uri()),
+    ):
+        network = moto_server.build_network(moto.url)
+        policy = moto_server.managed_policy(moto.url)
+        automation.set_config(EC2_STACK, ec2_stack_config(moto.url, network, policy))
+        yield Ec2Deployment(project, state, moto, network, policy)
