@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from hcloud import Client
@@ -183,3 +184,57 @@ def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Depl
         policy = moto_server.managed_policy(moto.url)
         automation.set_config(EC2_STACK, ec2_stack_config(moto.url, network, policy))
         yield Ec2Deployment(project, state, moto, network, policy)
+
+
+S3_STACK = "shared-state"
+STATE_BUCKET = "orca-pulumi-state"
+
+
+@dataclass(frozen=True)
+class S3Deployment:
+    """A project copy whose state lives in a bucket of moto's server (Pulumi's S3 backend)."""
+
+    project: Path
+    backend: str
+    moto: moto_server.MotoServer
+
+
+def s3_backend_url(url: str, bucket: str) -> str:
+    """``PULUMI_BACKEND_URL`` for a bucket on an S3-compatible server (path-style addressing)."""
+    return f"s3://{bucket}?" + urlencode(
+        {"endpoint": url, "s3ForcePathStyle": "true", "region": moto_server.REGION}
+    )
+
+
+@pytest.fixture(scope="module")
+def s3_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Deployment]:
+    """A small EC2 stack (one instance, an existing group and profile) on moto, its state in
+    a moto bucket: the backend teams share instead of a checkout's ``.pulumi-state``."""
+    root = tmp_path_factory.mktemp("engine-s3")
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{S3_STACK}.yaml")
+    with moto_server.running(root) as moto, pytest.MonkeyPatch.context() as patch:
+        backend = s3_backend_url(moto.url, STATE_BUCKET)
+        with aws_process_env(patch, project, backend):
+            moto_server.client(moto.url, "s3").create_bucket(
+                Bucket=STATE_BUCKET,
+                CreateBucketConfiguration={"LocationConstraint": moto_server.REGION},
+            )
+            world = moto_server.build_world(moto.url)
+            config = {
+                "aws:endpoints": [{"ec2": moto.url, "iam": moto.url, "sts": moto.url}],
+                "orca-machines:subnets": world.subnets,
+                "orca-machines:securityGroup": world.security_group,
+                "orca-machines:instanceProfile": moto_server.PROFILE,
+                "orca-machines:pools": [
+                    {
+                        "name": "ci",
+                        "machineType": "t3.micro",
+                        "location": "eu-central-1a",
+                        "size": 1,
+                    }
+                ],
+            }
+            automation.set_config(S3_STACK, config)
+            yield S3Deployment(project, backend, moto)
