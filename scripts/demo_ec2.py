@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from machines import MachinesError, MachineSpec, Provider, automation
-from tests.ec2 import moto_server
+from testkit import moto_server
 
 STACK = "moto"
 

@@ -18,7 +18,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import CHANGES, OK
-from tests.ec2 import moto_server
+from testkit import moto_server
 from tests.engine.conftest import EC2_STACK, ec2_stack_config
 
 pytestmark = pytest.mark.engine

@@ -11,7 +11,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import ERROR, OK
-from tests.ec2 import moto_server
+from testkit import moto_server
 from tests.engine.conftest import S3_STACK, STATE_BUCKET
 
 pytestmark = pytest.mark.engine

@@ -66,7 +66,7 @@ class Ec2Settings(BaseModel):
             self.security_group,
             self.instance_profile,
             self.image,
-            self.endpoint_url,
+            endpoint_url=self.endpoint_url,
         )
 
 
@@ -76,6 +76,7 @@ def ec2_env(
     security_group: str,
     instance_profile: str,
     image: str = "",
+    *,
     endpoint_url: str = "",
 ) -> dict[str, str]:
     """Variables for an EC2 deployment."""

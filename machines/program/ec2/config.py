@@ -132,7 +132,7 @@ class Ec2Deployment(BaseDeployment):
             security_group_id,
             self.instance_profile_name(),
             self.image,
-            self.ec2_endpoint(),
+            endpoint_url=self.ec2_endpoint(),
         )
 
     def problems(self) -> list[tuple[str, str]]:
