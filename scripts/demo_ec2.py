@@ -58,14 +58,14 @@ def runtime_api(provider: Provider) -> None:
     ):
         created = provider.create(
             MachineSpec(
-                name=f"prod-ci-{n}",
+                name=f"ci-a{n}",
                 machine_type=machine_type,
                 location=zone,
                 pool="ci",
                 user_data="#cloud-config\n",
             )
         )
-        print(f"create prod-ci-{n}: {created.outcome} {created.reason}".rstrip())
+        print(f"create ci-a{n}: {created.outcome} {created.reason}".rstrip())
     show_pools(provider, ["ci"])
     machines = provider.machines("ci")
     for machine in machines:

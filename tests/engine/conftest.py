@@ -113,6 +113,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 
 
 EC2_STACK = "moto"
+EC2_USER_DATA_KEY = "orca-machines:pools[1].userData"
+EC2_USER_DATA = "#cloud-config\npackage_update: true\n"
 EC2_PASSPHRASE = "orca-machines-moto"
 
 
@@ -183,6 +185,8 @@ def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Depl
         network = moto_server.build_network(moto.url)
         policy = moto_server.managed_policy(moto.url)
         automation.set_config(EC2_STACK, ec2_stack_config(moto.url, network, policy))
+        # As the example stack advises: user data as a secret, so no backend file has it.
+        automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: EC2_USER_DATA}, path=True, secret=True)
         yield Ec2Deployment(project, state, moto, network, policy)
 
 

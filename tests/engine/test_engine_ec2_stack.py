@@ -19,7 +19,8 @@ from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import CHANGES, OK
 from testkit import moto_server
-from tests.engine.conftest import EC2_STACK, ec2_stack_config
+from testkit.specs import spec
+from tests.engine.conftest import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 
 pytestmark = pytest.mark.engine
 
@@ -68,6 +69,7 @@ def test_up_creates_tagged_instances_and_the_shared_infrastructure(ec2_deploymen
             "orca": "pool",
             "orca-pool": pool,
             "orca-owner": "prod",
+            "orca-managed-by": "pulumi",
         }
         assert instance["IamInstanceProfile"]["Arn"].endswith("/prod-workers")
         assert instance["InstanceType"] == {"arm": "t4g.small", "x86": "t3.small"}[pool]
@@ -107,6 +109,7 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         "ORCA_EC2_SUBNETS": ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
         "ORCA_EC2_SECURITY_GROUP": group,
         "ORCA_EC2_INSTANCE_PROFILE": "prod-workers",
+        "ORCA_POOL_MAX": "arm=10",
     }
     provider = automation.provider(EC2_STACK)
     assert sorted(m.name for m in provider.machines("arm")) == ["prod-arm-1", "prod-arm-2"]
@@ -116,40 +119,36 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
 def test_preview_after_up_has_no_changes(ec2_deployment):
     done = cli("preview", EC2_STACK, "--diff")
     assert done.returncode == OK, done.stderr
-    assert done.stdout.strip() == f"stack {EC2_STACK}: no changes"
+    assert done.stdout.splitlines() == [
+        "pool arm: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
+        "pool x86: 1 kept by the stack, 0 made by the autoscaler, 0 to delete",
+        f"stack {EC2_STACK}: no changes",
+    ]
 
 
 def test_user_data_never_appears_in_plain_text(ec2_deployment):
-    # The state and its backups; the backend's history also records the stack's
-    # configuration, where a value set without --secret is plain text (see the example stack).
-    stored = [*(ec2_deployment.state / ".pulumi" / "stacks").rglob("*.json")]
-    stored += (ec2_deployment.state / ".pulumi" / "backups").rglob("*.json")
-    state = "\n".join(p.read_text() for p in stored)
-    assert "prod-x86-1" in state
-    assert USER_DATA not in state
+    stored = [p for p in ec2_deployment.state.rglob("*") if p.is_file()]
+    backend = "\n".join(p.read_text(errors="replace") for p in stored)
+    assert "prod-x86-1" in backend
+    assert USER_DATA not in backend
     shown = cli("outputs", EC2_STACK)
     assert shown.returncode == OK, shown.stderr
     assert "prod-x86-1" in shown.stdout
     assert USER_DATA not in shown.stdout
 
-    automation.set_config(
-        EC2_STACK, {"orca-machines:pools[1].userData": "#cloud-config\npackages: [jq]\n"}, path=True
-    )
+    changed = "#cloud-config\npackages: [jq]\n"
+    automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: changed}, path=True, secret=True)
     lines: list[str] = []
     try:
         diff = automation.preview(EC2_STACK, on_output=lines.append)
     finally:
-        automation.set_config(
-            EC2_STACK,
-            {"orca-machines:pools[1].userData": f"#cloud-config\n{USER_DATA}\n"},
-            path=True,
-        )
-    [change] = diff.changes
-    assert (change.op, change.name) == ("update", "prod-x86-1")
-    shown = "\n".join([*lines, diff.markdown()])
+        automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: EC2_USER_DATA}, path=True, secret=True)
+    instance_changes = [(c.op, c.name) for c in diff.changes if c.type == INSTANCE]
+    assert instance_changes == [("update", "prod-x86-1")]
+    shown_text = "\n".join([*lines, diff.markdown()])
     assert "userData" in diff.markdown()
-    assert "packages: [jq]" not in shown
-    assert USER_DATA not in shown
+    assert "packages: [jq]" not in shown_text
+    assert USER_DATA not in shown_text
 
 
 def test_a_size_change_previews_exactly_one_create(ec2_deployment):
@@ -158,6 +157,8 @@ def test_a_size_change_previews_exactly_one_create(ec2_deployment):
     assert done.returncode == CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {INSTANCE}  prod-arm-3",
+        "pool arm: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
+        "pool x86: 1 kept by the stack, 0 made by the autoscaler, 0 to delete",
         f"stack {EC2_STACK}: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]
 
@@ -189,18 +190,40 @@ def test_an_unrelated_change_touches_no_instance(ec2_deployment):
 
 
 def test_refresh_keeps_what_the_autoscaler_made_out_of_the_stack(ec2_deployment):
-    provider = automation.provider(EC2_STACK)
-    made = provider.create(moto_server.spec("prod-ci-1", pool="ci"))
+    made = automation.provider(EC2_STACK).create(
+        spec("arm-a1", cloud="ec2", machine_type="t4g.small", pool="arm")
+    )
     assert made.ok, made.reason
-    try:
-        counts = automation.refresh(EC2_STACK)
-        assert counts.get("update", 0) == counts.get("delete", 0) == 0
-        assert not automation.preview(EC2_STACK).has_changes
-    finally:
-        assert provider.delete(made.machine.id)
+    counts = automation.refresh(EC2_STACK)
+    assert counts.get("update", 0) == counts.get("delete", 0) == 0
+    diff = automation.preview(EC2_STACK)
+    assert not diff.has_changes
+    arm = next(p for p in diff.pools if p.pool == "arm")
+    assert (arm.kept, arm.autoscaled) == (3, 1)
+    assert instances(ec2_deployment)["arm-a1"]["tags"].get("orca-managed-by") is None
 
 
-def test_destroy_through_the_cli_leaves_nothing_behind(ec2_deployment):
+def test_removing_a_pool_reaps_the_autoscalers_instances_there_only(ec2_deployment):
+    made = automation.provider(EC2_STACK).create(
+        spec(
+            "x86-a1",
+            cloud="ec2",
+            machine_type="t3.small",
+            location=moto_server.ZONES[1],
+            pool="x86",
+        )
+    )
+    assert made.ok, made.reason
+    pools = [{"name": "arm", "machineType": "t4g.small", "location": "eu-central-1a", "size": 3}]
+    automation.set_config(EC2_STACK, {"orca-machines:pools": pools})
+    diff = automation.up(EC2_STACK)
+    assert {(c.op, c.name) for c in diff.changes if c.type == INSTANCE} == {
+        ("delete", "prod-x86-1")
+    }
+    assert set(instances(ec2_deployment)) == {"prod-arm-1", "prod-arm-2", "prod-arm-3", "arm-a1"}
+
+
+def test_destroy_through_the_cli_reaps_and_leaves_nothing_behind(ec2_deployment):
     done = cli("destroy", EC2_STACK, "--yes")
     assert done.returncode == OK, done.stderr
     assert instances(ec2_deployment) == {}

@@ -16,6 +16,8 @@ from tests.engine.conftest import S3_STACK, STATE_BUCKET
 
 pytestmark = pytest.mark.engine
 
+INSTANCE = "aws:ec2/instance:Instance"
+
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     """``python -m machines ARGS``, inheriting the deployment's environment."""
@@ -40,7 +42,7 @@ def test_automation_and_the_cli_share_state_in_a_bucket_with_its_lock(s3_deploym
     diff = automation.up(
         S3_STACK, on_output=lambda _line: locks_seen.append(keys(".pulumi/locks/"))
     )
-    assert [c.name for c in diff.changes if c.op == "create"][-1] == "prod-ci-1"
+    assert [c.name for c in diff.changes if c.type == INSTANCE] == ["prod-ci-1"]
     held = next(seen for seen in locks_seen if seen)
     assert len(held) == 1
     assert keys(".pulumi/locks/") == []
