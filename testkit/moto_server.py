@@ -199,16 +199,47 @@ class World:
     env: dict[str, str]
 
 
-def build_world(url: str) -> World:
-    """A VPC with a subnet in each of two zones, a security group and an instance profile."""
+@dataclass(frozen=True)
+class Network:
+    """A VPC and a subnet in each of the region's two zones: what an account already has."""
+
+    vpc: str
+    subnets: dict[str, str]
+
+
+def build_network(url: str) -> Network:
+    """A VPC with a subnet in each of two zones."""
     ec2 = client(url)
-    iam = client(url, "iam")
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     subnets = {}
     for index, zone in enumerate(ZONES, start=1):
         cidr = f"10.0.{index}.0/24"
         made = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)
         subnets[zone] = made["Subnet"]["SubnetId"]
+    return Network(vpc, subnets)
+
+
+def managed_policy(url: str, name: str = "orca-workers") -> str:
+    """A customer-managed IAM policy to attach to roles; its ARN.
+
+    moto loads AWS's own managed policies only when asked to (slowly), so stacks under test
+    attach one of these instead.
+    """
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"}],
+    }
+    made = client(url, "iam").create_policy(PolicyName=name, PolicyDocument=json.dumps(document))
+    arn: str = made["Policy"]["Arn"]
+    return arn
+
+
+def build_world(url: str) -> World:
+    """A VPC with a subnet in each of two zones, a security group and an instance profile."""
+    ec2 = client(url)
+    iam = client(url, "iam")
+    network = build_network(url)
+    vpc, subnets = network.vpc, network.subnets
     group = ec2.create_security_group(
         GroupName="orca-workers", Description="orca workers", VpcId=vpc
     )["GroupId"]

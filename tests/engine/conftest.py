@@ -1,28 +1,32 @@
 """Fixtures for tests with the real Pulumi engine: it must be there, or every test fails.
 
 Nothing is skipped: CI builds the engine (scripts/install-pulumi) before the tests, so a
-missing engine or hcloud plugin is a failure that says how to install them. Each module
-gets its own emulator, a copy of the project (so config set through automation never
-rewrites the committed stack files) and a throwaway file backend.
+missing engine, hcloud or aws plugin is a failure that says how to install them. Each module
+gets its own emulator or moto server, a copy of the project (so config set through automation
+never rewrites the committed stack files) and a throwaway backend.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from hcloud import Client
 
 from emulator.process import Emulator, running_emulator
 from machines import automation
+from testkit import moto_server
 from testkit.hetzner import TOKEN
 
-HCLOUD_PLUGIN = "hcloud"
+PLUGINS = ("hcloud", "aws")
 
 ENGINE_VARIABLES = (
     "ORCA_CI_STACKS",
@@ -59,18 +63,18 @@ def _plugins(binary: Path) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def engine() -> Path:
-    """The engine's bin directory, with the hcloud resource plugin installed, or a failure."""
+    """The engine's bin directory, with the hcloud and aws resource plugins, or a failure."""
     binary = automation.engine_bin()
     if binary is None:
         pytest.fail(f"the Pulumi engine is not installed: {automation.INSTALL_HINT}", pytrace=False)
-    if not any(
-        p.get("name") == HCLOUD_PLUGIN and p.get("kind") == "resource" for p in _plugins(binary)
-    ):
-        pytest.fail(
-            "the hcloud resource plugin is not installed in the engine's PULUMI_HOME: "
-            f"{automation.INSTALL_HINT}",
-            pytrace=False,
-        )
+    installed = {p.get("name") for p in _plugins(binary) if p.get("kind") == "resource"}
+    for name in PLUGINS:
+        if name not in installed:
+            pytest.fail(
+                f"the {name} resource plugin is not installed in the engine's PULUMI_HOME: "
+                f"{automation.INSTALL_HINT}",
+                pytrace=False,
+            )
     return binary
 
 
@@ -107,3 +111,135 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         automation.set_config("local", {"hcloud:endpoint": emulator.url})
         client = Client(token=TOKEN, api_endpoint=emulator.url, poll_interval=0.05)
         yield Deployment(project, state, emulator, client)
+
+
+EC2_STACK = "moto"
+EC2_USER_DATA_KEY = "orca-machines:pools[1].userData"
+EC2_USER_DATA = "#cloud-config\npackage_update: true\n"
+EC2_PASSPHRASE = "orca-machines-moto"
+
+
+@dataclass(frozen=True)
+class Ec2Deployment:
+    """A project copy whose ``moto`` stack is the EC2 example stack aimed at moto's server."""
+
+    project: Path
+    state: Path
+    moto: moto_server.MotoServer
+    network: moto_server.Network
+    policy: str
+
+
+def ec2_stack_config(url: str, network: moto_server.Network, policy: str) -> dict[str, object]:
+    """What the example stack needs changed to run on moto: endpoints, network, policy."""
+    return {
+        "aws:endpoints": [{"ec2": url, "iam": url, "sts": url}],
+        "orca-machines:subnets": network.subnets,
+        "orca-machines:securityGroup": {
+            "name": "pools",
+            "vpc": network.vpc,
+            "ingress": [
+                {
+                    "protocol": "tcp",
+                    "port": "22",
+                    "sourceIps": ["203.0.113.0/24"],
+                    "description": "ssh from the office",
+                }
+            ],
+        },
+        "orca-machines:instanceProfile": {"name": "workers", "policies": [policy]},
+    }
+
+
+@contextmanager
+def aws_process_env(patch: pytest.MonkeyPatch, project: Path, backend: str) -> Iterator[None]:
+    """This process (and the engine it starts) on moto's credentials, the copy and a backend."""
+    moto_server.isolate(patch)
+    for name in ENGINE_VARIABLES:
+        patch.delenv(name, raising=False)
+    for name, value in moto_server.CREDENTIALS.items():
+        patch.setenv(name, value)
+    patch.delenv("AWS_ENDPOINT_URL", raising=False)
+    patch.delenv("AWS_REGION", raising=False)
+    patch.setenv("ORCA_PULUMI_PROJECT", str(project))
+    patch.setenv("PULUMI_BACKEND_URL", backend)
+    patch.setenv("PULUMI_CONFIG_PASSPHRASE", EC2_PASSPHRASE)
+    yield
+
+
+@pytest.fixture(scope="module")
+def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Deployment]:
+    """The ``moto`` stack: ``stacks/Pulumi.ec2-example.yaml`` in a project copy, pointed at
+    moto's server (endpoints, its VPC and subnets, a policy it has) with a file backend.
+    """
+    root = tmp_path_factory.mktemp("engine-ec2")
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{EC2_STACK}.yaml")
+    state = root / "state"
+    state.mkdir()
+    with (
+        moto_server.running(root) as moto,
+        pytest.MonkeyPatch.context() as patch,
+        aws_process_env(patch, project, state.as_uri()),
+    ):
+        network = moto_server.build_network(moto.url)
+        policy = moto_server.managed_policy(moto.url)
+        automation.set_config(EC2_STACK, ec2_stack_config(moto.url, network, policy))
+        # As the example stack advises: user data as a secret, so no backend file has it.
+        automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: EC2_USER_DATA}, path=True, secret=True)
+        yield Ec2Deployment(project, state, moto, network, policy)
+
+
+S3_STACK = "shared-state"
+STATE_BUCKET = "orca-pulumi-state"
+
+
+@dataclass(frozen=True)
+class S3Deployment:
+    """A project copy whose state lives in a bucket of moto's server (Pulumi's S3 backend)."""
+
+    project: Path
+    backend: str
+    moto: moto_server.MotoServer
+
+
+def s3_backend_url(url: str, bucket: str) -> str:
+    """``PULUMI_BACKEND_URL`` for a bucket on an S3-compatible server (path-style addressing)."""
+    return f"s3://{bucket}?" + urlencode(
+        {"endpoint": url, "s3ForcePathStyle": "true", "region": moto_server.REGION}
+    )
+
+
+@pytest.fixture(scope="module")
+def s3_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Deployment]:
+    """A small EC2 stack (one instance, an existing group and profile) on moto, its state in
+    a moto bucket: the backend teams share instead of a checkout's ``.pulumi-state``."""
+    root = tmp_path_factory.mktemp("engine-s3")
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{S3_STACK}.yaml")
+    with moto_server.running(root) as moto, pytest.MonkeyPatch.context() as patch:
+        backend = s3_backend_url(moto.url, STATE_BUCKET)
+        with aws_process_env(patch, project, backend):
+            moto_server.client(moto.url, "s3").create_bucket(
+                Bucket=STATE_BUCKET,
+                CreateBucketConfiguration={"LocationConstraint": moto_server.REGION},
+            )
+            world = moto_server.build_world(moto.url)
+            config = {
+                "aws:endpoints": [{"ec2": moto.url, "iam": moto.url, "sts": moto.url}],
+                "orca-machines:subnets": world.subnets,
+                "orca-machines:securityGroup": world.security_group,
+                "orca-machines:instanceProfile": moto_server.PROFILE,
+                "orca-machines:pools": [
+                    {
+                        "name": "ci",
+                        "machineType": "t3.micro",
+                        "location": "eu-central-1a",
+                        "size": 1,
+                    }
+                ],
+            }
+            automation.set_config(S3_STACK, config)
+            yield S3Deployment(project, backend, moto)

@@ -69,7 +69,12 @@ class Ec2Settings(BaseModel):
     def env(self) -> dict[str, str]:
         """The variables that reproduce these settings (credentials are left out)."""
         return ec2_env(
-            self.region, self.subnets, self.security_group, self.instance_profile, self.image
+            self.region,
+            self.subnets,
+            self.security_group,
+            self.instance_profile,
+            self.image,
+            endpoint_url=self.endpoint_url,
         )
 
 
@@ -79,10 +84,13 @@ def ec2_env(
     security_group: str,
     instance_profile: str,
     image: str = "",
+    *,
+    endpoint_url: str = "",
 ) -> dict[str, str]:
     """Variables for an EC2 deployment."""
     env = {
         AWS_REGION: region,
+        AWS_ENDPOINT_URL: endpoint_url,
         ORCA_EC2_SUBNETS: ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
         ORCA_EC2_SECURITY_GROUP: security_group,
         ORCA_EC2_INSTANCE_PROFILE: instance_profile,

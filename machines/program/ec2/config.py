@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
@@ -19,6 +20,7 @@ from machines.program.config import (
 )
 
 AWS_REGION_KEY = "aws:region"
+AWS_ENDPOINTS_KEY = "aws:endpoints"
 
 
 class IngressRule(Model):
@@ -92,7 +94,7 @@ InstanceProfileItem = Annotated[
 class Ec2Deployment(BaseDeployment):
     """A deployment on EC2: instances in a subnet per location, a security group, a profile."""
 
-    provider_keys: ClassVar[tuple[str, ...]] = (AWS_REGION_KEY,)
+    provider_keys: ClassVar[tuple[str, ...]] = (AWS_REGION_KEY, AWS_ENDPOINTS_KEY)
     missing_hints: ClassVar[dict[str, str]] = {AWS_REGION_KEY: "name the stack's region"}
     provider_namespace: ClassVar[str] = "aws"
     provider_config: ClassVar[frozenset[str]] = frozenset(
@@ -140,6 +142,17 @@ class Ec2Deployment(BaseDeployment):
     security_group: SecurityGroupItem
     instance_profile: InstanceProfileItem
     image: str = ""
+    endpoints: tuple[dict[str, str], ...] = Field(default=(), alias=AWS_ENDPOINTS_KEY)
+    """The aws provider's custom endpoints; the runtime gets the ``ec2`` one."""
+
+    @field_validator("endpoints", mode="before")
+    @classmethod
+    def _endpoints(cls, value: object) -> object:
+        return json.loads(value) if isinstance(value, str) and value[:1] == "[" else value
+
+    def ec2_endpoint(self) -> str:
+        """The EC2 endpoint of ``aws:endpoints``, or empty for AWS's own."""
+        return next((e["ec2"] for e in self.endpoints if e.get("ec2")), "")
 
     def instance_profile_name(self) -> str:
         """The instance profile's name, existing or created."""
@@ -157,6 +170,7 @@ class Ec2Deployment(BaseDeployment):
             security_group_id,
             self.instance_profile_name(),
             self.image,
+            endpoint_url=self.ec2_endpoint(),
         )
 
     def problems(self) -> list[tuple[str, str]]:

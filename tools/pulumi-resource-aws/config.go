@@ -1,0 +1,332 @@
+package main
+
+// The provider's configuration, read as pulumi-aws reads it: aws:region (else AWS_REGION,
+// AWS_DEFAULT_REGION), aws:accessKey / aws:secretKey / aws:token / aws:profile and the shared
+// files, else the SDK's standard credential chain (AWS_ACCESS_KEY_ID..., AWS_PROFILE, the shared
+// files), aws:endpoints (a list of maps; this stand-in calls EC2, IAM and STS only, so those
+// three keys are the ones it takes; AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> work too,
+// as in the SDK), and the skip* switches. Every other pulumi-aws key is refused with a message
+// naming this stand-in.
+//
+// A default provider's configuration reaches the plugin as strings (lists and maps
+// JSON-encoded, booleans "true"/"false"); an explicit provider's as typed values. Both are read.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+// configKinds are the configuration keys this stand-in reads, with their types.
+var configKinds = map[string]kind{
+	"region":                    kString,
+	"accessKey":                 kString,
+	"secretKey":                 kString,
+	"token":                     kString,
+	"profile":                   kString,
+	"sharedCredentialsFiles":    kStringList,
+	"sharedConfigFiles":         kStringList,
+	"endpoints":                 kObjectList,
+	"skipCredentialsValidation": kBool,
+	"skipMetadataApiCheck":      kBool,
+	"skipRequestingAccountId":   kBool,
+	"skipRegionValidation":      kBool,
+}
+
+// secretConfigKeys are the configuration keys pulumi-aws marks secret.
+var secretConfigKeys = []string{"accessKey", "secretKey", "token"}
+
+// unsupportedConfigKeys are pulumi-aws 7's other configuration keys.
+var unsupportedConfigKeys = []string{
+	"allowedAccountIds", "assumeRoleWithWebIdentity", "assumeRoles", "customCaBundle", "defaultTags",
+	"ec2MetadataServiceEndpoint", "ec2MetadataServiceEndpointMode", "forbiddenAccountIds",
+	"httpProxy", "httpsProxy", "ignoreTags", "insecure", "maxRetries", "noProxy", "retryMode",
+	"s3UsEast1RegionalEndpoint", "s3UsePathStyle", "stsRegion", "tagPolicyCompliance",
+	"tokenBucketRateLimiterCapacity", "useDualstackEndpoint", "useFipsEndpoint", "userAgents",
+}
+
+// engineConfigKeys are set by the engine on every provider, not by users.
+var engineConfigKeys = []string{"version", "pluginDownloadURL"}
+
+// endpointServices are the services this stand-in calls, so the endpoints it takes.
+var endpointServices = []string{"ec2", "iam", "sts"}
+
+var regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d+$`)
+
+// normalizeConfig turns string-encoded values into typed ones (see the file comment); a value
+// that cannot be read is left as it is, for checkConfig to report.
+func normalizeConfig(cfg resource.PropertyMap) resource.PropertyMap {
+	out := resource.PropertyMap{}
+	for k, v := range cfg {
+		out[k] = v
+		kd, ok := configKinds[string(k)]
+		if !ok || !v.IsString() || v.ContainsUnknowns() {
+			continue
+		}
+		s := v.StringValue()
+		switch kd {
+		case kBool:
+			if b, err := strconv.ParseBool(s); err == nil {
+				out[k] = boolProp(b)
+			}
+		case kStringList, kObjectList:
+			var decoded any
+			if err := json.Unmarshal([]byte(s), &decoded); err == nil {
+				out[k] = resource.NewPropertyValue(decoded)
+			}
+		}
+	}
+	return out
+}
+
+// checkConfig validates a revealed, normalized configuration (unknown values are skipped).
+func checkConfig(cfg view) []*pulumirpc.CheckFailure {
+	var failures []*pulumirpc.CheckFailure
+	for _, k := range sortedKeys(cfg) {
+		key := string(k)
+		v, ok := cfg.get(key)
+		if !ok || slices.Contains(engineConfigKeys, key) || strings.HasPrefix(key, "__") {
+			continue
+		}
+		kd, known := configKinds[key]
+		switch {
+		case slices.Contains(unsupportedConfigKeys, key):
+			failures = append(failures, failure(key,
+				"aws:%s is not supported by %s; it reads only aws:region, the credentials "+
+					"(accessKey, secretKey, token, profile, shared files), aws:endpoints (ec2, iam, sts) "+
+					"and the skip* switches", key, standIn))
+			continue
+		case !known:
+			failures = append(failures, failure(key, "aws:%s is not a configuration key of the aws provider", key))
+			continue
+		case v.ContainsUnknowns():
+			continue
+		}
+		if msg := checkKind(kd, v); msg != "" {
+			failures = append(failures, failure(key, "aws:%s %s", key, msg))
+		}
+	}
+	if r := cfg.str("region"); r != "" && !cfg.boolean("skipRegionValidation") && !regionPattern.MatchString(r) {
+		failures = append(failures, failure("region",
+			"aws:region %q is not a region name such as eu-central-1", r))
+	}
+	if _, err := endpointsOf(cfg); err != nil {
+		failures = append(failures, failure("endpoints", "%v", err))
+	}
+	return failures
+}
+
+// endpointsOf reads aws:endpoints: a list of maps from a service's name to its URL.
+func endpointsOf(cfg view) (map[string]string, error) {
+	out := map[string]string{}
+	for i, entry := range cfg.objects("endpoints") {
+		for _, k := range sortedKeys(entry) {
+			service := string(k)
+			v, ok := entry.get(service)
+			if !ok || v.ContainsUnknowns() {
+				continue
+			}
+			if !slices.Contains(endpointServices, service) {
+				return nil, fmt.Errorf("aws:endpoints[%d].%s is not supported by %s: it calls only "+
+					"EC2, IAM and STS, so it takes endpoints for ec2, iam and sts", i, service, standIn)
+			}
+			if !v.IsString() {
+				return nil, fmt.Errorf("aws:endpoints[%d].%s must be a URL", i, service)
+			}
+			u, err := url.Parse(v.StringValue())
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fmt.Errorf("aws:endpoints[%d].%s %q is not an http(s) URL such as "+
+					"http://127.0.0.1:5000", i, service, v.StringValue())
+			}
+			out[service] = v.StringValue()
+		}
+	}
+	return out, nil
+}
+
+// providerConfig is what Configure needs, environment fallbacks applied.
+type providerConfig struct {
+	region                      string
+	accessKey, secretKey, token string
+	profile                     string
+	sharedCredentialsFiles      []string
+	sharedConfigFiles           []string
+	endpoints                   map[string]string
+	skipCredentialsValidation   bool
+	skipRequestingAccountID     bool
+	unknown                     bool // a value depends on another resource's output
+}
+
+// envBool reads a boolean environment variable; absent or unreadable is false.
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(name))
+	return b
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func readConfig(cfg view) (providerConfig, error) {
+	pc := providerConfig{
+		region:                 cfg.str("region"),
+		accessKey:              cfg.str("accessKey"),
+		secretKey:              cfg.str("secretKey"),
+		token:                  cfg.str("token"),
+		profile:                cfg.str("profile"),
+		sharedCredentialsFiles: cfg.strs("sharedCredentialsFiles"),
+		sharedConfigFiles:      cfg.strs("sharedConfigFiles"),
+	}
+	for _, k := range []string{"region", "accessKey", "secretKey", "token", "profile", "endpoints"} {
+		if cfg.isUnknown(k) {
+			pc.unknown = true
+		}
+	}
+	if pc.region == "" {
+		pc.region = firstEnv("AWS_REGION", "AWS_DEFAULT_REGION")
+	}
+	pc.skipCredentialsValidation = cfg.boolean("skipCredentialsValidation")
+	if !cfg.has("skipCredentialsValidation") {
+		pc.skipCredentialsValidation = envBool("AWS_SKIP_CREDENTIALS_VALIDATION")
+	}
+	pc.skipRequestingAccountID = cfg.boolean("skipRequestingAccountId")
+	if !cfg.has("skipRequestingAccountId") {
+		pc.skipRequestingAccountID = envBool("AWS_SKIP_REQUESTING_ACCOUNT_ID")
+	}
+	endpoints, err := endpointsOf(cfg)
+	if err != nil {
+		return pc, err
+	}
+	pc.endpoints = endpoints
+	return pc, nil
+}
+
+// noRegion and noCredentials are pulumi-aws's own messages (provider/errors/*.txt), plus
+// what this stand-in reads.
+const (
+	noRegion = "Missing region information\nMake sure you have set your AWS region, e.g. " +
+		"`pulumi config set aws:region us-west-2` (or AWS_REGION)."
+	noCredentials = "No valid credential sources found.\nSet aws:accessKey and aws:secretKey " +
+		"(as secrets), aws:profile, or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_PROFILE " +
+		"environment variables; " + standIn + " never asks the instance metadata service."
+)
+
+// clients are the configured API clients and what the resources need to know of the account.
+type clients struct {
+	ec2       *ec2.Client
+	iam       *iam.Client
+	region    string
+	partition string
+	accountID string
+	types     *instanceTypes
+}
+
+// newClients builds the SDK clients of a configuration and, unless skipped, validates the
+// credentials and learns the account ID with STS GetCallerIdentity, as the terraform provider
+// does when it is configured.
+func newClients(ctx context.Context, pc providerConfig) (*clients, error) {
+	if pc.region == "" {
+		return nil, errors.New(noRegion)
+	}
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRegion(pc.region),
+		// Never the instance metadata service: it is off this machine's loopback.
+		awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled),
+		awsconfig.WithAppID("pulumi-resource-aws-standin"),
+	}
+	if pc.accessKey != "" || pc.secretKey != "" {
+		if pc.accessKey == "" || pc.secretKey == "" {
+			return nil, errors.New("aws:accessKey and aws:secretKey go together: set both, or neither")
+		}
+		opts = append(opts, awsconfig.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(pc.accessKey, pc.secretKey, pc.token)))
+	}
+	if pc.profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(pc.profile))
+	}
+	if len(pc.sharedCredentialsFiles) > 0 {
+		opts = append(opts, awsconfig.WithSharedCredentialsFiles(pc.sharedCredentialsFiles))
+	}
+	if len(pc.sharedConfigFiles) > 0 {
+		opts = append(opts, awsconfig.WithSharedConfigFiles(pc.sharedConfigFiles))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the AWS configuration: %w", err)
+	}
+	c := &clients{
+		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+			if ep := pc.endpoints["ec2"]; ep != "" {
+				o.BaseEndpoint = aws.String(ep)
+			}
+		}),
+		iam: iam.NewFromConfig(cfg, func(o *iam.Options) {
+			if ep := pc.endpoints["iam"]; ep != "" {
+				o.BaseEndpoint = aws.String(ep)
+			}
+		}),
+		region:    pc.region,
+		partition: partitionOf(pc.region),
+	}
+	c.types = newInstanceTypes(c.ec2)
+	if pc.skipCredentialsValidation && pc.skipRequestingAccountID {
+		return c, nil
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if pc.skipCredentialsValidation {
+			return c, nil
+		}
+		return nil, fmt.Errorf("%s\n(%v)", noCredentials, err)
+	}
+	stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if ep := pc.endpoints["sts"]; ep != "" {
+			o.BaseEndpoint = aws.String(ep)
+		}
+	})
+	who, err := stsClient.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		if pc.skipCredentialsValidation {
+			return c, nil
+		}
+		return nil, fmt.Errorf("validating provider credentials: retrieving caller identity from STS: %w "+
+			"(set aws:skipCredentialsValidation and aws:skipRequestingAccountId to skip this call, "+
+			"or point aws:endpoints' sts at the same server)", apiError(err))
+	}
+	if !pc.skipRequestingAccountID {
+		c.accountID = aws.ToString(who.Account)
+	}
+	return c, nil
+}
+
+// partitionOf is the ARN partition of a region.
+func partitionOf(region string) string {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	}
+	return "aws"
+}
