@@ -109,17 +109,18 @@ def preview(
     With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
     behind the stack's back show as created again.
     """
-    selected = select(stack, project=project, create=True)
-    listed = pool_listing(stack, project)
-    collect = Changes()
-    with engine_errors(stack, "preview", project):
-        selected.preview(
+    return _diffed(
+        stack,
+        project,
+        "preview",
+        lambda selected, collect: selected.preview(
             on_output=on_output or print_progress,
             on_event=collect,
             color="never",
             refresh=refresh,
-        )
-    return _with_pools(collect.diff(stack), listed)
+        ),
+        create=True,
+    )
 
 
 def up(
@@ -146,19 +147,20 @@ def _up(
     refresh: bool,
     target: list[str] | None = None,
 ) -> Diff:
-    selected = select(stack, project=project, create=True)
-    listed = pool_listing(stack, project)
-    collect = Changes()
-    with engine_errors(stack, "up", project):
-        selected.up(
+    return _diffed(
+        stack,
+        project,
+        "up",
+        lambda selected, collect: selected.up(
             on_output=on_output or print_progress,
             on_event=collect,
             color="never",
             refresh=refresh,
             target=target,
             target_dependents=bool(target),
-        )
-    return _with_pools(collect.diff(stack), listed)
+        ),
+        create=True,
+    )
 
 
 def destroy(
@@ -167,17 +169,36 @@ def destroy(
     """Delete every resource of the stack, the autoscaler's machines of its pools too (each
     pool's reaper deletes them); the stack and its settings stay."""
     with stack_lock(stack, project):
-        selected = select(stack, project=project)
-        listed = pool_listing(stack, project)
-        collect = Changes()
-        with engine_errors(stack, "destroy", project):
-            selected.destroy(
+        return _diffed(
+            stack,
+            project,
+            "destroy",
+            lambda selected, collect: selected.destroy(
                 on_output=on_output or print_progress,
                 on_event=collect,
                 color="never",
                 refresh=True,
-            )
-        return _with_pools(collect.diff(stack), listed)
+            ),
+            create=False,
+        )
+
+
+def _diffed(
+    stack: str,
+    project: str | Path | None,
+    action: str,
+    run: Callable[[auto.Stack, Changes], object],
+    *,
+    create: bool,
+) -> Diff:
+    """Run one engine operation on the selected stack, collecting its changes per resource
+    and, from the pools' listing taken before it, per pool."""
+    selected = select(stack, project=project, create=create)
+    listed = pool_listing(stack, project)
+    collect = Changes()
+    with engine_errors(stack, action, project):
+        run(selected, collect)
+    return _with_pools(collect.diff(stack), listed)
 
 
 def refresh(
