@@ -144,7 +144,7 @@ def test_summary_of_a_missing_plugin_says_how_to_get_it():
     text = (
         " stdout: Diagnostics:\n  pulumi:providers:hcloud (default_1_43_3):\n"
         "    error: Could not automatically download and install resource plugin "
-        "'pulumi-resource-hcloud' at version v1.43.3\n\n stderr: "
+        "'pulumi-resource-hcloud' at version v1.39.1\n\n stderr: "
     )
     assert engine_summary(text).endswith(
         "(the hcloud plugin is missing: run scripts/install-pulumi, "
