@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import runpy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -68,9 +69,12 @@ def stack_file(path: Path) -> dict[str, Any]:
 class CloudMocks(pulumi.runtime.Mocks):
     """Answers the program's resources and invokes as Hetzner's and AWS's providers would."""
 
-    def __init__(self) -> None:
+    def __init__(self, servers: Sequence[dict[str, Any]] = ()) -> None:
+        """``servers``: what Hetzner holds already, each with ``name``, ``serverType`` and
+        ``labels``, answered to ``getServers`` by its label selector."""
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.servers = list(servers)
         self._ids = itertools.count(1001)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
@@ -78,6 +82,14 @@ class CloudMocks(pulumi.runtime.Mocks):
         if args.token == "hcloud:index/getServerType:getServerType":
             name = args.args["name"]
             return {"id": 1, "name": name, "architecture": SERVER_TYPES[name], "cores": 2}, []
+        if args.token == "hcloud:index/getServers:getServers":
+            terms = dict(t.split("=", 1) for t in args.args["withSelector"].split(",") if "=" in t)
+            found = [
+                {"name": s["name"], "serverType": s["serverType"], "labels": s["labels"]}
+                for s in self.servers
+                if all(s["labels"].get(k) == v for k, v in terms.items())
+            ]
+            return {"id": args.args["withSelector"], "servers": found}, []
         if args.token == "hcloud:index/getFirewall:getFirewall":
             name = args.args["name"]
             return {"id": FIREWALL_IDS[name], "name": name, "labels": {}}, []
@@ -274,7 +286,12 @@ def ec2(**keys: Any) -> dict[str, Any]:
     return config
 
 
-def run(config: dict[str, Any], stack: str = "test", secret_keys: tuple[str, ...] = ()) -> Run:
+def run(
+    config: dict[str, Any],
+    stack: str = "test",
+    secret_keys: tuple[str, ...] = (),
+    cloud: CloudMocks | None = None,
+) -> Run:
     """Run the program on a configuration written like a stack file's ``config:``."""
     parsed = StackConfig.from_stack_file(config)
-    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)))
+    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)), cloud)

@@ -50,8 +50,9 @@ class DeclaredMachine:
 class Cloud(Protocol):
     """How one cloud makes a pool's machines, given what the deployment shares."""
 
-    def arch(self, machine_type: str, parent: pulumi.Resource) -> pulumi.Output[str]:
-        """Docker's name of the machine type's architecture."""
+    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
+        """Docker's name of the pool's machine type's architecture; a cloud that cannot
+        change a kept machine's architecture refuses such a change here."""
         ...
 
     def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
@@ -127,7 +128,7 @@ class MachinePool(pulumi.ComponentResource):
             env=args.env,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.arch = args.cloud.arch(pool.machine_type, self)
+        self.arch = args.cloud.arch(pool, self)
         image = args.cloud.image(self.arch, self)
         self.machines = []
         for index in range(1, pool.size + 1):

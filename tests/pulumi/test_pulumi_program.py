@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.labels import stack_labels
 from machines.program.config import PROJECT
 from testkit.program_harness import (
     AMIS,
     FIREWALL_IDS,
     STACKS,
+    CloudMocks,
     ec2,
     hetzner,
     is_secret,
@@ -219,3 +223,31 @@ def test_the_reapers_carry_a_secret_token_only_as_a_secret() -> None:
         plain = {k: v for k, v in reaper.inputs.items() if k not in ("credentials", "__provider")}
         assert token not in repr(plain)
         assert is_secret(reaper.inputs["__provider"])
+
+
+def kept_server(name: str, server_type: str, pool: str, owner: str = "test") -> dict[str, object]:
+    """A server the stack already keeps in ``pool``, as Hetzner lists it."""
+    return {"name": name, "serverType": server_type, "labels": stack_labels(pool, owner)}
+
+
+def test_a_type_change_to_another_architecture_is_refused_before_anything_is_made() -> None:
+    cloud = CloudMocks([kept_server("test-arm-1", "cax11", "arm")])
+    config = hetzner()
+    config[POOLS][1]["machineType"] = "cx23"
+
+    with pytest.raises(Exception, match="pool arm: machineType cx23 .amd64. runs another") as e:
+        run(config, cloud=cloud)
+
+    assert "cax11 (arm64)" in str(e.value)
+    assert "refused before anything is touched" in str(e.value)
+    assert not [name for (typ, name) in cloud.inputs if typ == SERVER]
+
+
+def test_a_type_change_within_the_architecture_is_declared() -> None:
+    cloud = CloudMocks([kept_server("test-arm-1", "cax11", "arm")])
+    config = hetzner()
+    config[POOLS][1]["machineType"] = "cax21"
+
+    result = run(config, cloud=cloud)
+
+    assert reveal(result.named(SERVER, "test-arm-1").inputs["serverType"]) == "cax21"

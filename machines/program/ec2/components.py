@@ -46,9 +46,9 @@ class Ec2Cloud:
         self._instance_profile = instance_profile
         self._image = image
 
-    def arch(self, machine_type: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
         instance_type = aws.ec2.get_instance_type_output(
-            instance_type=machine_type, opts=pulumi.InvokeOptions(parent=parent)
+            instance_type=pool.machine_type, opts=pulumi.InvokeOptions(parent=parent)
         )
         return instance_type.supported_architectures.apply(preferred_arch)
 

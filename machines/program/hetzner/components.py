@@ -1,4 +1,10 @@
-"""Hetzner's part of the program: its shared SSH keys and firewall, and its servers."""
+"""Hetzner's part of the program: its shared SSH keys and firewall, and its servers.
+
+A ``serverType`` change is applied in place by the official plugin (power off,
+``change_type``, power on), and Hetzner refuses a type of another architecture, after the
+plugin has powered the server off (terraform-provider-hcloud #853): such a change is refused
+here while the program is evaluated, before the engine touches a server.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import pulumi
 import pulumi_hcloud as hcloud
 
 from machines.arch import docker_arch
-from machines.labels import owner_labels
+from machines.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.models import machine_address
 from machines.program.components import Built, named, secret_user_data
 from machines.program.config import Pool
@@ -18,27 +24,32 @@ from machines.program.hetzner.config import Firewall, HetznerDeployment
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"
 
 
+class ArchitectureChangeError(Exception):
+    """A pool's new server type runs another architecture than its kept servers."""
+
+
 class HetznerCloud:
     """Hetzner servers like the runtime's: image by name, keys by name, firewall by id."""
 
     def __init__(
         self,
+        archs: pulumi.Output[dict[str, str]],
         image: str,
         ssh_keys: Sequence[pulumi.Input[str]],
         firewall_ids: pulumi.Input[Sequence[pulumi.Input[int]]] | None,
     ) -> None:
+        self._archs = archs
         self._image = image
         self._ssh_keys = ssh_keys
         self._firewall_ids = firewall_ids
 
-    def arch(self, machine_type: str, parent: pulumi.Resource) -> pulumi.Output[str]:
-        server_type = hcloud.get_server_type_output(
-            name=machine_type, opts=pulumi.InvokeOptions(parent=parent)
-        )
-        return server_type.architecture.apply(docker_arch)
+    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
+        return self._archs.apply(lambda archs: archs[pool.name])
 
     def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
-        return pulumi.Output.from_input(self._image)
+        """The image by name; it waits for ``arch``, so no server is declared before the
+        pool's architecture check has passed."""
+        return arch.apply(lambda _: self._image)
 
     def machine(
         self,
@@ -66,11 +77,61 @@ class HetznerCloud:
         return server.id, address
 
 
+def _type_arch(machine_type: str) -> pulumi.Output[str]:
+    return hcloud.get_server_type_output(name=machine_type).architecture.apply(docker_arch)
+
+
+def pool_archs(deployment: HetznerDeployment) -> pulumi.Output[dict[str, str]]:
+    """Each pool's architecture, known only once no pool's type change would move kept
+    servers to another architecture: everything the deployment declares waits for it."""
+
+    def checked(pool: Pool) -> pulumi.Output[str]:
+        selector = (
+            f"{pool_selector(pool.name, deployment.owner)},{MANAGED_BY_LABEL}={MANAGED_BY_PULUMI}"
+        )
+        kept = hcloud.get_servers_output(with_selector=selector)
+        others = kept.servers.apply(
+            lambda servers: sorted({s.server_type for s in servers} - {pool.machine_type})
+        )
+        return pulumi.Output.all(_type_arch(pool.machine_type), others).apply(
+            lambda values: _same_arch(pool, str(values[0]), [str(t) for t in values[1]])
+        )
+
+    names = [pool.name for pool in deployment.pools]
+    return pulumi.Output.all(*(checked(pool) for pool in deployment.pools)).apply(
+        lambda archs: dict(zip(names, (str(a) for a in archs), strict=True))
+    )
+
+
+def _same_arch(pool: Pool, new_arch: str, old_types: list[str]) -> pulumi.Output[str]:
+    old_archs = [_type_arch(t) for t in old_types]
+    return pulumi.Output.all(*old_archs).apply(
+        lambda archs: _refuse_other_arch(pool, new_arch, dict(zip(old_types, archs, strict=True)))
+    )
+
+
+def _refuse_other_arch(pool: Pool, new_arch: str, old: dict[str, str]) -> str:
+    """``new_arch``, unless a kept server's type runs another architecture."""
+    other = {t: a for t, a in old.items() if a != new_arch}
+    if other:
+        was = ", ".join(f"{t} ({a})" for t, a in sorted(other.items()))
+        raise ArchitectureChangeError(
+            f"pool {pool.name}: machineType {pool.machine_type} ({new_arch}) runs another "
+            f"architecture than the pool's servers of {was}; Hetzner cannot change a server's "
+            "architecture in place (the plugin would power it off and leave it off), so this "
+            "change is refused before anything is touched: keep a type of the same "
+            "architecture, or add a new pool of the new type and remove this one"
+        )
+    return new_arch
+
+
 @dataclass(frozen=True)
 class HetznerSharedArgs:
-    """What a Hetzner deployment shares: the deployment's keys and firewall settings."""
+    """What a Hetzner deployment shares: the deployment's keys and firewall settings, made
+    once ``ready`` is known (the pools' architecture check)."""
 
     deployment: HetznerDeployment
+    ready: pulumi.Output[object]
 
 
 class HetznerShared(pulumi.ComponentResource):
@@ -88,7 +149,7 @@ class HetznerShared(pulumi.ComponentResource):
     ) -> None:
         super().__init__(HETZNER_SHARED_TYPE, name, None, opts)
         d = args.deployment
-        labels = owner_labels(d.owner)
+        labels = args.ready.apply(lambda _: owner_labels(d.owner))
         self.ssh_keys = []
         for key, key_name in zip(d.ssh_keys, d.ssh_key_names(), strict=True):
             if isinstance(key, str):
@@ -112,7 +173,7 @@ class HetznerShared(pulumi.ComponentResource):
         )
 
     def _firewall(
-        self, firewall: str | Firewall | None, name: str, labels: dict[str, str]
+        self, firewall: str | Firewall | None, name: str, labels: pulumi.Output[dict[str, str]]
     ) -> pulumi.Output[list[int]] | None:
         if firewall is None:
             return None
@@ -136,6 +197,7 @@ class HetznerShared(pulumi.ComponentResource):
 
 def build(deployment: HetznerDeployment) -> Built:
     """The deployment's shared keys and firewall, and a cloud that makes its servers."""
-    shared = HetznerShared("shared", HetznerSharedArgs(deployment))
-    cloud = HetznerCloud(deployment.image, shared.ssh_keys, shared.firewall_ids)
+    archs = pool_archs(deployment)
+    shared = HetznerShared("shared", HetznerSharedArgs(deployment, archs))
+    cloud = HetznerCloud(archs, deployment.image, shared.ssh_keys, shared.firewall_ids)
     return Built(cloud, deployment.env())
