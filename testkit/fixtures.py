@@ -20,11 +20,12 @@ from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.provider import Provider
-from testkit import clouds, hetzner, moto_server
+from testkit import clouds, hetzner, moto_server, telemetry
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
 from testkit.fault_proxy import FaultProxy
 from testkit.specs import OWNER
+from testkit.telemetry import Recorded
 
 # Hetzner: the emulator
 
@@ -211,3 +212,13 @@ def make_clocked_ec2(
 def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
     """The EC2 provider of owner ``prod`` on ``clock``."""
     return make_clocked_ec2()
+
+
+# What the runtime reports
+
+
+@pytest.fixture
+def recorded() -> Iterator[Recorded]:
+    """The runtime's metrics and spans of this test, read with the SDK's in-memory reader."""
+    with telemetry.recording() as found:
+        yield found
