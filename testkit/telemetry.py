@@ -118,3 +118,13 @@ def recording() -> Iterator[Recorded]:
         telemetry.use()
         meter_provider.shutdown()
         tracer_provider.shutdown()
+
+
+def prometheus_name(instrument: telemetry.Instrument) -> str:
+    """The name OpenTelemetry's Prometheus exporter gives ``instrument``'s series: dots as
+    underscores, the unit ``s`` as ``_seconds``, ``_total`` for a counter (the scrape test
+    holds this to what the exporter writes)."""
+    name = instrument.name.replace(".", "_")
+    if instrument.unit == "s":
+        name += "_seconds"
+    return name + ("_total" if instrument.kind == "counter" else "")
