@@ -261,6 +261,11 @@ def _instruments() -> _Instruments:
     return made
 
 
+def tracer() -> trace.Tracer:
+    """The runtime's tracer now (automation's spans come from it too)."""
+    return _instruments().tracer
+
+
 # Providers whose state the gauges report: budget, listing and stock memory.
 
 
