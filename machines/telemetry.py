@@ -351,7 +351,7 @@ def http_request(
     ``operation`` is bounded (a path template, an action); ``rpc``: the ``rpc.*`` attributes
     of an AWS API request, on the span.
 
-    An exception leaving the block is the request's ``error.type`` (its class name).
+    An exception leaving the block is the request's ``error.type`` (``error_type``).
     """
     parts = urlsplit(url)
     default_port = 443 if parts.scheme == "https" else 80
@@ -377,12 +377,24 @@ def http_request(
         try:
             yield request
         except Exception as error:
-            attributes[ERROR_TYPE] = type(error).__qualname__
-            span.set_attribute(ERROR_TYPE, type(error).__qualname__)
-            span.set_status(trace.StatusCode.ERROR, type(error).__qualname__)
+            kind = error_type(error)
+            attributes[ERROR_TYPE] = kind
+            span.set_attribute(ERROR_TYPE, kind)
+            span.set_status(trace.StatusCode.ERROR, kind)
             raise
         finally:
             instruments.http_duration.record(time.perf_counter() - started, attributes)
+
+
+def error_type(error: BaseException) -> str:
+    """``error.type`` of an exception: its fully qualified class name, as the semantic
+    conventions ask (``requests.exceptions.ConnectionError``)."""
+    kind = type(error)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
 
 
 def tried(provider: str, operation: str, outcome: str, retried: bool) -> None:

@@ -64,8 +64,9 @@ def traced(action: str) -> Callable[[Operation], Operation]:
                 try:
                     result = operation(stack, *args, **kwargs)
                 except BaseException as error:
-                    span.set_attribute(telemetry.ERROR_TYPE, type(error).__qualname__)
-                    span.set_status(trace.StatusCode.ERROR, type(error).__qualname__)
+                    kind = telemetry.error_type(error)
+                    span.set_attribute(telemetry.ERROR_TYPE, kind)
+                    span.set_status(trace.StatusCode.ERROR, kind)
                     raise
                 span.set_attributes(summary(result))
                 return result

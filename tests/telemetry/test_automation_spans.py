@@ -49,6 +49,6 @@ def test_a_refused_resize_has_a_failed_span_naming_the_pool(recorded):
     assert span.attributes["orca.stack"] == "prod"
     assert span.attributes["orca.pool"] == "ci"
     assert span.attributes["orca.size"] == -1
-    assert span.attributes["error.type"] == "SettingsError"
+    assert span.attributes["error.type"] == "machines.errors.SettingsError"
     assert not span.status.is_ok
     assert span.events == ()
