@@ -234,6 +234,7 @@ class _Instruments:
 
 _lock = threading.Lock()
 _current: _Instruments | None = None
+_global: _Instruments | None = None
 
 
 def use(
@@ -246,18 +247,29 @@ def use(
     before an SDK is installed follow it once it is. Tests pass their own providers.
     """
     global _current  # noqa: PLW0603 (the one switch of the process's instruments)
+    if meter_provider is None and tracer_provider is None:
+        _current = _global_instruments()
+        return
     with _lock:
         _current = _Instruments(meter_provider, tracer_provider)
 
 
+def _global_instruments() -> _Instruments:
+    """The instruments on the global providers, made once: their gauges' callbacks are
+    registered once however often ``use()`` switches back to them."""
+    global _global  # noqa: PLW0603
+    with _lock:
+        if _global is None:
+            _global = _Instruments(None, None)
+        return _global
+
+
 def _instruments() -> _Instruments:
-    global _current  # noqa: PLW0603
     made = _current
     if made is None:
-        with _lock:
-            if _current is None:
-                _current = _Instruments(None, None)
-            made = _current
+        use()
+        made = _current
+        assert made is not None
     return made
 
 
