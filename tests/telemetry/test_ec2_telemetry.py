@@ -17,7 +17,7 @@ from machines.telemetry import (
     RPC_SYSTEM,
 )
 from testkit.fault_proxy import Fault, throttled, unavailable
-from testkit.hostile_server import HTML, HostileServer
+from testkit.hostile_server import EC2_SETTINGS, HTML, HostileServer
 from testkit.specs import OWNER, ec2_spec
 
 USER_DATA = "#cloud-config\nruncmd: [echo s3cr3t-user-data]"
@@ -129,17 +129,9 @@ def test_ec2_states_no_budget_but_its_listing_window(recorded, ec2_cloud):
 
 
 def test_an_answer_that_is_not_ec2s_is_counted(recorded):
-    settings = {
-        "AWS_REGION": "eu-central-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0abc",
-        "ORCA_EC2_SECURITY_GROUP": "sg-0123",
-        "ORCA_EC2_INSTANCE_PROFILE": "orca-workers",
-    }
     with HostileServer().serving() as hostile:
         hostile.answer_with(HTML)
-        provider = Provider.of("ec2", OWNER, {**settings, "AWS_ENDPOINT_URL": hostile.url})
+        provider = Provider.of("ec2", OWNER, {**EC2_SETTINGS, "AWS_ENDPOINT_URL": hostile.url})
         with pytest.raises(CloudError):
             provider.machines("ci")
 
