@@ -217,17 +217,3 @@ def test_a_foreign_delete_is_refused_and_counted(recorded, quick, hcloud):
         quick.delete(str(server))
 
     assert recorded.total("orca.machines.deletes", {OUTCOME: "refused"}) == 1
-
-
-def test_no_token_user_data_or_machine_reaches_a_metric(recorded, quick):
-    made = quick.create(spec(user_data=USER_DATA)).machine
-    quick.machines("ci")
-    quick.delete(made.id)
-
-    metric_values = recorded.metric_attribute_values()
-    span_values = recorded.span_attribute_values()
-    for secret in (TOKEN, USER_DATA, "s3cr3t-user-data"):
-        assert not any(secret in v for v in metric_values | span_values)
-    assert made.id not in metric_values
-    assert made.name not in metric_values
-    assert made.id in span_values
