@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 from pydantic import ValidationError
 
 from machines.errors import MachinesError
+from machines.labels import check_pool
 from machines.models import Machine, MachineSpec
 from machines.provider import Provider, kinds
 from machines.secrets import mask
@@ -37,6 +39,7 @@ CHANGES = 2
 NO_STOCK = 3
 USAGE = 64
 INTERRUPTED = 130
+TERMINATED = 143
 
 
 EPILOG = f"""\
@@ -191,7 +194,28 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("ids", nargs="+", metavar="ID")
     arch = pool_command("arch", _arch, "print a machine type's architecture (amd64, arm64)")
     arch.add_argument("machine_type", metavar="TYPE")
+    _metrics_command(pool_command)
     return parser
+
+
+def _metrics_command(
+    pool_command: Callable[[str, Callable[[argparse.Namespace], int], str], _Parser],
+) -> None:
+    """``metrics``: the runtime's instruments on a Prometheus endpoint, pools listed."""
+    served = pool_command(
+        "metrics",
+        _metrics,
+        "serve the runtime's metrics for Prometheus while listing pools (needs the "
+        "'prometheus' extra)",
+    )
+    served.add_argument(
+        "--pools", required=True, metavar="P1,P2", help="the pools to list every round"
+    )
+    served.add_argument("--port", type=int, default=9464, help="default 9464; 0: a free port")
+    served.add_argument("--address", default="127.0.0.1", help="default 127.0.0.1")
+    served.add_argument(
+        "--every", type=float, default=15.0, metavar="SECONDS", help="between rounds (15)"
+    )
 
 
 def _ci_commands(
@@ -415,6 +439,20 @@ def _rm(args: argparse.Namespace) -> int:
 
 def _arch(args: argparse.Namespace) -> int:
     print(_provider(args).arch(args.machine_type))
+    return OK
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    from machines import prometheus  # noqa: PLC0415 (the SDK loads for this command only)
+
+    pools = [check_pool(p.strip()) for p in args.pools.split(",")]
+    if args.every <= 0:
+        raise MachinesError(f"--every takes a positive number of seconds, not {args.every}")
+    provider = _provider(args)
+    port = prometheus.serve(args.port, args.address)
+    print(f"serving metrics on http://{args.address}:{port}/metrics", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(TERMINATED))
+    prometheus.watch(provider, pools, args.every, lambda line: print(line, flush=True))
     return OK
 
 

@@ -97,6 +97,15 @@ class Provider(ABC):
     def delete(self, machine_id: str) -> bool:
         """Delete this owner's pool machine; True once it is gone, now or before."""
 
+    def listing_age(self) -> float | None:
+        """Seconds since the listing ``machines`` answers from began, None before the first
+        (the metrics report it; it asks nothing of the cloud)."""
+        return None
+
+    def out_of_stock(self) -> list[tuple[str, str, float]]:
+        """(type, location, seconds left) of each ``no_stock`` answer remembered now."""
+        return []
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"
 

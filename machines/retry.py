@@ -24,6 +24,9 @@ MAX_DELAY = 20.0
 RetryAfter = Callable[[Exception], float | None]
 """Maps an error to None (final) or the seconds the API asked to wait (0: no opinion)."""
 
+Observe = Callable[[Exception | None, bool], None]
+"""Told of every try: its error (None: it succeeded), and whether another try follows."""
+
 
 class GaveUp(Exception):
     """A retryable error persisted until the call's time was spent; ``last`` is the error."""
@@ -54,6 +57,7 @@ def call(
     deadline: float,
     what: str,
     sleep: Callable[[float], None] = time.sleep,
+    observe: Observe | None = None,
 ) -> T:
     """Run ``fn`` until it succeeds, fails for good, or ``deadline`` seconds are spent.
 
@@ -62,28 +66,40 @@ def call(
     when it does not, plain backoff goes on, since a bucket that refills may let one through.
     Each try runs inside ``machines.deadline.bounded``: the clients cut its requests and
     body reads to the time left, so the last try ends when the call's time does.
+    ``observe`` hears of each try (the providers count them by outcome).
     """
     start = time.monotonic()
     attempt = 0
     while True:
         try:
             with wall_clock.bounded(deadline - (time.monotonic() - start)):
-                return fn()
+                result = fn()
         except Exception as error:
             asked = retry_after(error)
             if asked is None:
+                _tell(observe, error, retried=False)
                 raise
             elapsed = time.monotonic() - start
             if elapsed + asked >= deadline:
                 asked = 0.0
             delay = max(asked, backoff(attempt))
             if elapsed + delay >= deadline:
+                _tell(observe, error, retried=False)
                 raise GaveUp(error, attempt + 1, elapsed) from error
+            _tell(observe, error, retried=True)
             log.warning(
                 "%s failed (%s), retry %d in %.2f s", what, _brief(error), attempt + 1, delay
             )
             sleep(delay)
             attempt += 1
+        else:
+            _tell(observe, None, retried=False)
+            return result
+
+
+def _tell(observe: Observe | None, error: Exception | None, *, retried: bool) -> None:
+    if observe is not None:
+        observe(error, retried)
 
 
 def _brief(error: Exception) -> str:

@@ -48,6 +48,13 @@ class StockMemory:
         """The ``locations`` remembered as out of stock for ``machine_type`` now."""
         return {loc for loc in locations if self.seconds_left(machine_type, loc) > 0}
 
+    def remembered(self) -> list[tuple[str, str, float]]:
+        """(type, location, seconds until it is tried again) of each pair remembered now."""
+        now = self._clock()
+        with self._lock:
+            return sorted((t, loc, until - now) for (t, loc), until in self._until.items()
+                          if until > now)  # fmt: skip
+
     def available(self, machine_type: str, locations: Iterable[str]) -> None:
         """The cloud shows the type in stock in ``locations``: forget what it said before."""
         with self._lock:

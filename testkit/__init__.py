@@ -10,7 +10,8 @@ import the modules (``python -m bench.load`` from the project root).
                            ``ec2_provider``, ``fault_proxy`` (EC2); ``hetzner_cloud``,
                            ``ec2_cloud`` and ``cloud`` (each of them in turn, for contracts);
                            ``clock``, ``make_clocked_hetzner``, ``clocked_hetzner``,
-                           ``make_clocked_ec2``, ``clocked_ec2`` (providers on that clock)
+                           ``make_clocked_ec2``, ``clocked_ec2`` (providers on that clock);
+                           ``recorded`` (the runtime's metrics and spans), ``workload_scrape``
 ``testkit.specs``          ``spec()`` / ``ec2_spec()``: the one ``MachineSpec`` builder;
                            ``OWNER`` of the fixtures' providers
 ``testkit.hetzner``        the emulator as a process (``running``), ``TOKEN``, the official
@@ -20,6 +21,10 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.fault_proxy``    ``FaultProxy``: errors, drops and delays in front of moto per action
 ``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
                            ``of_moto``)
+``testkit.telemetry``      ``recording``/``Recorded``: the runtime's metrics and spans read
+                           back in memory (the fixture ``recorded``)
+``testkit.metrics_endpoint``  ``serving``: a process serving metrics, scraped over HTTP
+``testkit.workload``       ``python -m testkit.workload``: a short workload, metrics served
 ``testkit.clock``          ``ManualClock``: time that passes when the test or bench says so
 ``testkit.simulation``     ``simulate``: an autoscaler's rounds against providers, checked
 ``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)

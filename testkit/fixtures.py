@@ -20,11 +20,12 @@ from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.provider import Provider
-from testkit import clouds, hetzner, moto_server
+from testkit import clouds, hetzner, metrics_endpoint, moto_server, telemetry
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
 from testkit.fault_proxy import FaultProxy
 from testkit.specs import OWNER
+from testkit.telemetry import Recorded
 
 # Hetzner: the emulator
 
@@ -211,3 +212,28 @@ def make_clocked_ec2(
 def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
     """The EC2 provider of owner ``prod`` on ``clock``."""
     return make_clocked_ec2()
+
+
+# What the runtime reports
+
+
+@pytest.fixture
+def recorded() -> Iterator[Recorded]:
+    """The runtime's metrics and spans of this test, read with the SDK's in-memory reader."""
+    with telemetry.recording() as found:
+        yield found
+
+
+@pytest.fixture
+def workload_scrape(emulator: Emulator, hetzner_env: dict[str, str]) -> str:
+    """What Prometheus scrapes of ``testkit.workload`` once it is done: the emulator states a
+    budget of 3,600 an hour, fails the first create with a 503 and has no cx23 in nbg1."""
+    emulator.control.set_rate_limit(limit=3600)
+    server_error = {"kind": "error", "method": "POST", "path": "/v1/servers", "status": 503}
+    emulator.control.set_faults([{**server_error, "code": "service_error", "times": 1}])
+    emulator.control.set_stock(
+        [{"server_type": "cx23", "location": "nbg1", "code": "resource_unavailable"}]
+    )
+    with metrics_endpoint.serving(["-m", "testkit.workload"]) as endpoint:
+        assert endpoint.line() == "done"
+        return endpoint.scrape()

@@ -21,6 +21,19 @@ from typing import Literal
 Kind = Literal["answer", "trickle", "reset"]
 
 
+EC2_SETTINGS = {
+    "AWS_REGION": "eu-central-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0abc",
+    "ORCA_EC2_SECURITY_GROUP": "sg-0123",
+    "ORCA_EC2_INSTANCE_PROFILE": "orca-workers",
+    "ORCA_EC2_IMAGE": "ami-0123456789abcdef0",
+}
+"""Settings of an EC2 provider that needs nothing of the endpoint before its first call;
+add ``AWS_ENDPOINT_URL`` of the hostile server."""
+
+
 @dataclass(frozen=True)
 class Answer:
     """What the endpoint sends back to every request.

@@ -36,6 +36,7 @@ from machines.automation.project import (
     shown,
     stack_file,
 )
+from machines.automation.spans import traced
 from machines.errors import SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
@@ -97,6 +98,7 @@ def _in_backend(stack: str, root: Path) -> bool:
     return stack in names or short_name(stack) in names
 
 
+@traced("preview")
 def preview(
     stack: str,
     *,
@@ -123,6 +125,7 @@ def preview(
     )
 
 
+@traced("up")
 def up(
     stack: str,
     *,
@@ -163,6 +166,7 @@ def _up(
     )
 
 
+@traced("destroy")
 def destroy(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> Diff:
@@ -201,6 +205,7 @@ def _diffed(
     return _with_pools(collect.diff(stack), listed)
 
 
+@traced("refresh")
 def refresh(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> dict[str, int]:
@@ -213,6 +218,7 @@ def refresh(
     return {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
 
 
+@traced("resize")
 def resize(
     stack: str,
     pool: str,

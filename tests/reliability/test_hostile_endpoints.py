@@ -17,6 +17,7 @@ from machines import CloudError, MachineSpec, Provider
 from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT
 from testkit.hetzner import TOKEN
 from testkit.hostile_server import (
+    EC2_SETTINGS,
     EMPTY,
     HTML,
     Answer,
@@ -25,15 +26,6 @@ from testkit.hostile_server import (
     xml_answer,
 )
 
-EC2_SETTINGS = {
-    "AWS_REGION": "eu-central-1",
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0abc",
-    "ORCA_EC2_SECURITY_GROUP": "sg-0123",
-    "ORCA_EC2_INSTANCE_PROFILE": "orca-workers",
-    "ORCA_EC2_IMAGE": "ami-0123456789abcdef0",
-}
 QUICK = {"ORCA_REQUEST_TIMEOUT": "1", "ORCA_CALL_TIMEOUT": "2"}
 
 HETZNER_SERVERS = (

@@ -60,3 +60,12 @@ def test_ec2_provider_loads_no_hcloud_or_pulumi_library():
     code = f"from machines import Provider\nProvider.of('ec2', 'prod', {EC2_SETTINGS!r})"
 
     assert heavy_libraries_after(code) == ["boto3", "botocore"]
+
+
+def test_importing_machines_loads_no_opentelemetry():
+    probe = "import sys, machines\nprint(sorted(m for m in sys.modules if 'opentelemetry' in m))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+
+    assert done.stdout.strip() == "[]"

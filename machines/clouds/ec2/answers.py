@@ -52,6 +52,8 @@ from machines.settings import (
     ORCA_EC2_SUBNETS,
     ORCA_REQUEST_TIMEOUT,
 )
+from machines.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
+from machines.telemetry import NOT_THE_API as NOT_API
 
 NAME_TAG = "Name"
 
@@ -251,6 +253,36 @@ def retry_after(error: Exception) -> float | None:
     if isinstance(error, HTTPClientError | NoConnectionError):
         return 0.0
     return None
+
+
+THROTTLING_CODES = RETRY_CODES - {
+    "TransactionInProgressException",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "PriorRequestNotComplete",
+}
+"""The retried codes that say the account's request rate is spent (the rest: busy)."""
+
+
+def outcome(error: Exception | None) -> str:  # noqa: PLR0911 (one per kind)
+    """What one try came to, for ``machines.telemetry``."""
+    if error is None:
+        return OK
+    if isinstance(error, ClientError):
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        if code in THROTTLING_CODES:
+            return THROTTLED
+        if code in RETRY_CODES:
+            return BUSY
+        return SERVER_ERROR if status >= 500 and code not in NO_STOCK_CODES else REFUSED
+    if isinstance(error, HTTPClientError | NoConnectionError):
+        return LOST_ANSWER
+    if isinstance(error, ResponseParserError | ValidationError):
+        return NOT_API
+    if isinstance(error, CloudError) and error.code == NOT_THE_API:
+        return NOT_API
+    return REFUSED
 
 
 def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)

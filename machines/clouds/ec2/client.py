@@ -8,6 +8,7 @@ reach a log.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
-from machines import deadline
+from machines import deadline, telemetry
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.secrets import redact_logs
 from machines.settings import (
@@ -28,6 +29,8 @@ from machines.settings import (
 )
 
 POOL_CONNECTIONS = 32
+
+_ACTION = re.compile(rb"(?:^|&)Action=([A-Za-z0-9]+)")
 
 CREDENTIAL_VARIABLES = {
     AWS_ACCESS_KEY_ID: "aws_access_key_id",
@@ -80,9 +83,36 @@ def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
     return made
 
 
+def action(body: object) -> str:
+    """The EC2 action of a request's form body (``DescribeInstances``), else ``unknown``."""
+    raw = body.encode() if isinstance(body, str) else body
+    found = _ACTION.search(raw) if isinstance(raw, bytes) else None
+    return found.group(1).decode() if found else "unknown"
+
+
 def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> Any:
     """botocore's send held to the call's deadline (``machines.deadline``): the read timeout
-    is cut to the time left and the body is read within it, not one socket read at a time."""
+    is cut to the time left and the body is read within it, not one socket read at a time.
+    Each request is timed and traced (``machines.telemetry.http_request``)."""
+    name = action(request.body)
+    with telemetry.http_request(
+        "ec2",
+        request.method,
+        request.url,
+        name,
+        span_name=f"EC2.{name}",
+        rpc={
+            telemetry.RPC_SYSTEM: "aws-api",
+            telemetry.RPC_SERVICE: "EC2",
+            telemetry.RPC_METHOD: name,
+        },
+    ) as traced:
+        response = _send_bounded(send, request_timeout, request)
+        traced.answered(response.status_code)
+        return response
+
+
+def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
     request.context["read_timeout"] = deadline.timeout(request_timeout)
     wanted_stream = request.stream_output
     request.stream_output = True

@@ -25,6 +25,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from botocore.exceptions import (
@@ -32,7 +33,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from machines import retry
+from machines import retry, telemetry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.budget import Budget, BudgetMeter
 from machines.clouds.ec2.answers import (
@@ -53,6 +54,7 @@ from machines.clouds.ec2.answers import (
     foreign_reason,
     instance_id_of,
     machine,
+    outcome,
     retry_after,
     whose,
 )
@@ -145,6 +147,7 @@ class Ec2Provider(Provider):
         self._listing = Listing(self._list_owner, lambda: self._meter.window(1), clock)
         self._offers_lock = threading.Lock()
         self._offers: dict[str, tuple[float, list[str]]] = {}
+        telemetry.watch(self)
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> Ec2Provider:
@@ -164,6 +167,7 @@ class Ec2Provider(Provider):
                 self._archs[machine_type] = known
         return known
 
+    @telemetry.traced_create
     def create(self, spec: MachineSpec) -> Created:
         """Launch one instance for ``spec``, or return the live one of that name already made.
 
@@ -204,6 +208,7 @@ class Ec2Provider(Provider):
             self._listing.created(created.machine)
         return created
 
+    @telemetry.traced_machines
     def machines(self, pool: str) -> list[Machine]:
         """The instances of ``pool`` and this owner that are not terminated, by name."""
         check_pool(pool)
@@ -232,6 +237,13 @@ class Ec2Provider(Provider):
     def budget(self) -> Budget:
         return self._meter.budget()
 
+    def listing_age(self) -> float | None:
+        return self._listing.age()
+
+    def out_of_stock(self) -> list[tuple[str, str, float]]:
+        return self._stock.remembered()
+
+    @telemetry.traced_delete
     def delete(self, machine_id: str) -> bool:
         """Terminate this owner's pool instance; True when it is gone or going, or unknown."""
         machine_id = instance_id_of(machine_id)
@@ -342,7 +354,11 @@ class Ec2Provider(Provider):
 
         try:
             instance = retry.call(
-                launch_or_find, retry_after, deadline=self._timeouts.call, what=where
+                launch_or_find,
+                retry_after,
+                deadline=self._timeouts.call,
+                what=where,
+                observe=partial(self._tried, "RunInstances"),
             )
         except retry.GaveUp as gave_up:
             error = cloud_error(where, "RunInstances", gave_up.last, gave_up.attempts)
@@ -538,11 +554,20 @@ class Ec2Provider(Provider):
         """One API call with retries, its failures turned into ``CloudError``."""
         where = f"EC2 {operation} at {self._endpoint}"
         try:
-            return retry.call(fn, retry_after, deadline=self._timeouts.call, what=where)
+            return retry.call(
+                fn,
+                retry_after,
+                deadline=self._timeouts.call,
+                what=where,
+                observe=partial(self._tried, operation),
+            )
         except retry.GaveUp as gave_up:
             raise cloud_error(where, operation, gave_up.last, gave_up.attempts) from None
         except BOTO_ERRORS as error:
             raise cloud_error(where, operation, error, 1) from None
+
+    def _tried(self, operation: str, error: Exception | None, retried: bool) -> None:
+        telemetry.tried(self.kind, operation, outcome(error), retried)
 
 
 def _lost_launch(spec: MachineSpec, error: CloudError) -> CloudError:

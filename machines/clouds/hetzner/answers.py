@@ -17,6 +17,8 @@ from machines.settings import (
     HCLOUD_ENDPOINT,
     HCLOUD_TOKEN,
 )
+from machines.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
+from machines.telemetry import NOT_THE_API as NOT_API
 
 NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
 """What Hetzner answers when it has no capacity for a type in a location right now."""
@@ -113,6 +115,27 @@ def retry_after(error: Exception, rate_limit_reset: str | None, status: int) -> 
     if isinstance(code, int):
         status = code
     return 0.0 if code in RETRY_CODES or status >= 500 else None
+
+
+def outcome(error: Exception | None, status: int) -> str:  # noqa: PLR0911 (one per kind)
+    """What one try came to, for ``machines.telemetry``: ``status`` is the HTTP status of
+    the answer that carried ``error``."""
+    if error is None:
+        return OK
+    if isinstance(error, requests.ConnectionError | requests.Timeout):
+        return LOST_ANSWER
+    if isinstance(error, ANSWER_ERRORS):
+        return NOT_API
+    if not isinstance(error, APIException):
+        return REFUSED
+    code = error.code
+    if code in {"rate_limit_exceeded", 429}:
+        return THROTTLED
+    if isinstance(code, int):
+        return SERVER_ERROR if code >= 500 else NOT_API
+    if status >= 500:
+        return SERVER_ERROR
+    return BUSY if code in RETRY_CODES else REFUSED
 
 
 def cloud_error(what: str, error: Exception, attempts: int, endpoint: str = "") -> CloudError:

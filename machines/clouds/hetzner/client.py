@@ -2,28 +2,60 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from hcloud import Client
 from requests.adapters import HTTPAdapter
 
-from machines import deadline
+from machines import deadline, telemetry
 from machines.clouds.hetzner.settings import HetznerSettings
+
+_NUMBER = re.compile(r"/[0-9]+(?=/|$)")
+
+
+def operation(method: str, url: str, base_path: str = "") -> str:
+    """A request's operation as the metrics name it: its method and path template below
+    the API's base, ids as ``{id}`` (``GET /servers/{id}``), never a query."""
+    path = urlsplit(url).path
+    if base_path and path.startswith(base_path):
+        path = path[len(base_path) :] or "/"
+    return f"{method} {_NUMBER.sub('/{id}', path)}"
 
 
 class DeadlineAdapter(HTTPAdapter):
     """requests' adapter held to the call's deadline: the request's timeout is cut to the
-    time left, and the body is read within it (``machines.deadline.read_body``)."""
+    time left, and the body is read within it (``machines.deadline.read_body``). Each
+    request is timed and traced (``machines.telemetry.http_request``)."""
 
-    def __init__(self, request_timeout: float) -> None:
+    def __init__(self, request_timeout: float, base_path: str = "") -> None:
         super().__init__()
         self._request_timeout = request_timeout
+        self._base_path = base_path.rstrip("/")
 
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: Any
+    ) -> requests.Response:
+        method, url = request.method or "GET", request.url or ""
+        full = operation(method, url)
+        with telemetry.http_request(
+            "hetzner",
+            method,
+            url,
+            operation(method, url, self._base_path),
+            span_name=full,
+            url_template=full.partition(" ")[2],
+        ) as traced:
+            response = self._send(request, stream, **kwargs)
+            traced.answered(response.status_code)
+            return response
+
+    def _send(
+        self, request: requests.PreparedRequest, stream: bool, **kwargs: Any
     ) -> requests.Response:
         seconds = deadline.timeout(self._request_timeout)
         kwargs["timeout"] = (seconds, seconds)
@@ -80,7 +112,7 @@ class Clients:
             base = client._client
             base._retry_max_retries = 0
             base._session.hooks["response"].append(self._remember_answer)
-            adapter = DeadlineAdapter(timeout)
+            adapter = DeadlineAdapter(timeout, urlsplit(self._settings.endpoint).path)
             base._session.mount("http://", adapter)
             base._session.mount("https://", adapter)
             self._local.client = client

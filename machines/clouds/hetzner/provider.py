@@ -40,7 +40,7 @@ from hcloud.server_types import BoundServerType, ServerType
 from hcloud.servers import BoundServer
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
-from machines import retry
+from machines import retry, telemetry
 from machines.arch import docker_arch, hetzner_arch
 from machines.budget import Budget, BudgetMeter
 from machines.clouds.hetzner.answers import (
@@ -49,6 +49,7 @@ from machines.clouds.hetzner.answers import (
     NotTheApi,
     cloud_error,
     machine,
+    outcome,
     retry_after,
     server_id_of,
 )
@@ -85,6 +86,11 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 50
 """The API's largest page: ``machines(pool)`` costs one request per 50 machines."""
 
+SERVER = "GET /servers/{id}"
+SERVERS = "GET /servers"
+DELETE_SERVER = "DELETE /servers/{id}"
+"""Operations of requests made in more than one place (``machines.telemetry``)."""
+
 
 class HetznerProvider(Provider):
     """Servers in one Hetzner Cloud project, labelled for one owner."""
@@ -114,6 +120,7 @@ class HetznerProvider(Provider):
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
+        telemetry.watch(self)
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> HetznerProvider:
@@ -128,6 +135,7 @@ class HetznerProvider(Provider):
     def arch(self, machine_type: str) -> str:
         return docker_arch(self._type(machine_type).architecture)
 
+    @telemetry.traced_create
     def create(self, spec: MachineSpec) -> Created:
         refused = self.refusal(spec)
         if refused is not None:
@@ -140,6 +148,7 @@ class HetznerProvider(Provider):
             self.release(spec)
         return created
 
+    @telemetry.traced_machines
     def machines(self, pool: str) -> list[Machine]:
         check_pool(pool)
         if self._settings.freshness.list_ttl <= 0:
@@ -161,10 +170,17 @@ class HetznerProvider(Provider):
     def budget(self) -> Budget:
         return self._meter.budget(self._pages)
 
+    def listing_age(self) -> float | None:
+        return self._listing.age()
+
+    def out_of_stock(self) -> list[tuple[str, str, float]]:
+        return self._stock.remembered()
+
+    @telemetry.traced_delete
     def delete(self, machine_id: str) -> bool:
         server_id = server_id_of(machine_id)
         try:
-            server = self._call(f"get server {server_id}", partial(self._server, server_id))
+            server = self._call(f"get server {server_id}", partial(self._server, server_id), SERVER)
         except CloudError as error:
             if error.code == "not_found":
                 return True
@@ -186,6 +202,7 @@ class HetznerProvider(Provider):
             self._call(
                 f"delete server {server_id}",
                 lambda: self._client().servers.delete(server),
+                DELETE_SERVER,
             )
         except CloudError as error:
             if error.code != "not_found":
@@ -207,6 +224,7 @@ class HetznerProvider(Provider):
         result = self._call(
             f"list failed actions of server {server.id}",
             lambda: self._client().servers.get_actions_list(server, status=["error"]),
+            "GET /servers/{id}/actions",
         )
         return any(action.command == "create_server" for action in result.actions)
 
@@ -240,9 +258,10 @@ class HetznerProvider(Provider):
                     user_data=spec.user_data or None,
                     labels=labels,
                 ),
+                "POST /servers",
             )
             made = self._call(
-                "read the created server", partial(machine, response.server, spec.pool)
+                "read the created server", partial(machine, response.server, spec.pool), None
             )
         except CloudError as error:
             return self._refused(spec, error, deprecated)
@@ -285,7 +304,11 @@ class HetznerProvider(Provider):
             f"{spec.location}): its create action failed ({why})"
         )
         try:
-            self._call(f"delete server {server.id}", lambda: self._client().servers.delete(server))
+            self._call(
+                f"delete server {server.id}",
+                lambda: self._client().servers.delete(server),
+                DELETE_SERVER,
+            )
         except CloudError as not_deleted:
             if not_deleted.code != "not_found":
                 return Created.failure(
@@ -297,7 +320,9 @@ class HetznerProvider(Provider):
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
         server = self._call(
-            f"find server {spec.name}", lambda: self._client().servers.get_by_name(spec.name)
+            f"find server {spec.name}",
+            lambda: self._client().servers.get_by_name(spec.name),
+            SERVERS,
         )
         if server is None:
             return Created.failure(
@@ -309,7 +334,9 @@ class HetznerProvider(Provider):
                 "deleted: try again in a moment or choose another name"
             )
         if belongs_to(server.labels or {}, self.owner, spec.pool):
-            found = self._call(f"read server {server.id}", partial(machine, server, spec.pool))
+            found = self._call(
+                f"read server {server.id}", partial(machine, server, spec.pool), None
+            )
             different = mismatch(spec, found)
             return Created.failure(different) if different else Created.success(found)
         return Created.failure(
@@ -358,7 +385,9 @@ class HetznerProvider(Provider):
         A location the cloud shows available again clears what a ``no_stock`` left in
         the stock memory for it.
         """
-        types = self._call("list server types", self._client().server_types.get_all)
+        types = self._call(
+            "list server types", self._client().server_types.get_all, "GET /server_types"
+        )
         self._types = {t.name: TypeInfo.of(t) for t in types if t.name and t.architecture}
         self._offers = {t.name: _locations(t, self._clock()) for t in types if t.name}
         self._offers_at = self._clock()
@@ -372,6 +401,7 @@ class HetznerProvider(Provider):
                 image = self._call(
                     f"find image {self.image}",
                     lambda: self._client().images.get_by_name_and_architecture(self.image, hetzner),
+                    "GET /images",
                 )
                 if image is None or image.id is None:
                     raise MachinesError(
@@ -389,6 +419,7 @@ class HetznerProvider(Provider):
                     key = self._call(
                         f"find SSH key {name}",
                         partial(self._ssh_key, name),
+                        "GET /ssh_keys",
                     )
                     if key is None or key.id is None:
                         raise MachinesError(
@@ -407,6 +438,7 @@ class HetznerProvider(Provider):
                 firewall = self._call(
                     f"find firewall {self.firewall}",
                     lambda: self._client().firewalls.get_by_name(self.firewall),
+                    "GET /firewalls",
                 )
                 if firewall is None or firewall.id is None:
                     raise MachinesError(
@@ -425,7 +457,9 @@ class HetznerProvider(Provider):
         page: int | None = 1
         pages = 0
         while page is not None:
-            machines, page = self._call(what, partial(self._servers_page, selector, pool, page))
+            machines, page = self._call(
+                what, partial(self._servers_page, selector, pool, page), SERVERS
+            )
             pages += 1
             found += machines
         if pool is None:
@@ -459,8 +493,9 @@ class HetznerProvider(Provider):
     def _client(self) -> Client:
         return self._clients.get()
 
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """One API call with retries, its failures turned into ``CloudError``."""
+    def _call(self, what: str, fn: Callable[[], T], operation: str | None) -> T:
+        """One API call with retries, its failures turned into ``CloudError``; each try is
+        counted under ``operation`` (None: ``fn`` reads an answer, it sends no request)."""
         try:
             return retry.call(
                 fn,
@@ -469,11 +504,15 @@ class HetznerProvider(Provider):
                 ),
                 deadline=self._settings.timeouts.call,
                 what=what,
+                observe=None if operation is None else partial(self._tried, operation),
             )
         except retry.GaveUp as gave_up:
             raise cloud_error(what, gave_up.last, gave_up.attempts, self.endpoint) from None
         except (*ANSWER_ERRORS, APIException, requests.RequestException) as error:
             raise cloud_error(what, error, 1, self.endpoint) from None
+
+    def _tried(self, operation: str, error: Exception | None, retried: bool) -> None:
+        telemetry.tried(self.kind, operation, outcome(error, self._clients.last_status()), retried)
 
 
 def _locations(server_type: BoundServerType, now: float) -> list[tuple[str, bool]]:
