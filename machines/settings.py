@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field
 
 from machines.errors import SettingsError
+from machines.models import Market
 
 HCLOUD_TOKEN = "HCLOUD_TOKEN"  # noqa: S105 (the variable's name, not a token)
 HCLOUD_ENDPOINT = "HCLOUD_ENDPOINT"
@@ -51,6 +52,10 @@ ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 ORCA_POOL_MAX = "ORCA_POOL_MAX"
 """Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: the stack exports it
 with its settings, and ``create`` refuses a machine that would pass it."""
+
+ORCA_POOL_MARKET = "ORCA_POOL_MARKET"
+"""Each pool's market (``machines.models.Market``), ``ci=spot,lab=spot-then-on-demand``;
+pools it leaves out are on-demand. The stack exports it with its settings."""
 
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
@@ -252,6 +257,47 @@ def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
     if not limits:
         return {}
     return {ORCA_POOL_MAX: ",".join(f"{pool}={n}" for pool, n in limits.items())}
+
+
+def pool_market(env: Mapping[str, str]) -> dict[str, Market]:
+    """``ORCA_POOL_MARKET`` as pool to market; pools it leaves out are on-demand."""
+    example = "ci=spot,lab=spot-then-on-demand"
+    known = ", ".join(m.value for m in Market)
+    markets: dict[str, Market] = {}
+    for item in _items(env, ORCA_POOL_MARKET, example):
+        pool, sep, value = item.partition("=")
+        if not (sep and pool):
+            raise SettingsError(
+                f"{ORCA_POOL_MARKET} item {item!r} is not POOL=MARKET: write it like {example}"
+            )
+        if value not in {m.value for m in Market}:
+            raise SettingsError(
+                f"{ORCA_POOL_MARKET} item {item!r}: {value!r} is not a market: use {known}"
+            )
+        if pool in markets:
+            raise SettingsError(f"{ORCA_POOL_MARKET} names pool {pool!r} more than once")
+        markets[pool] = Market(value)
+    return markets
+
+
+def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
+    """The ``ORCA_POOL_MARKET`` variable of the pools not on-demand, or nothing."""
+    chosen = {pool: m for pool, m in markets.items() if m != Market.ON_DEMAND}
+    if not chosen:
+        return {}
+    return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
+
+
+def market_refusal(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
+    """Why a pool's market is refused on a cloud that does not sell it; empty when it does."""
+    if market in markets:
+        return ""
+    sold = " or ".join(sorted(m.value for m in markets))
+    return (
+        f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
+        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value} or move "
+        "the pool to an EC2 stack"
+    )
 
 
 def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:

@@ -117,7 +117,8 @@ def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployme
 
 def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:
     """The runtime provider of the deployment, its settings over ``environ``."""
-    return Provider.of(deployment.provider, deployment.owner, {**environ, **deployment.env()})
+    settings = deployment.runtime_env(deployment.env())
+    return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
 
 
 def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:

@@ -200,6 +200,15 @@ def test_a_pools_max_is_exported_with_the_runtime_settings() -> None:
         assert "ORCA_POOL_MAX" not in run(config).outputs["env"]
 
 
+def test_a_pools_market_is_exported_with_the_runtime_settings_unless_on_demand() -> None:
+    pools = copy.deepcopy(ec2()[POOLS])
+    pools[0]["market"] = "spot"
+    pools[1]["market"] = "on-demand"
+    env = run({**ec2(), POOLS: pools}).outputs["env"]
+    assert env["ORCA_POOL_MARKET"] == "arm=spot"
+    assert "ORCA_POOL_MARKET" not in run(ec2()).outputs["env"]
+
+
 def test_a_stack_keeps_its_machines_labelled_for_the_runtime_to_leave_alone() -> None:
     for server in run(hetzner()).of_type(SERVER):
         assert server.inputs["labels"]["orca-managed-by"] == "pulumi"

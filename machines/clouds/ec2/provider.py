@@ -57,7 +57,7 @@ from machines.clouds.ec2.answers import (
     whose,
 )
 from machines.clouds.ec2.client import client
-from machines.clouds.ec2.settings import Ec2Settings
+from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
 from machines.errors import (
     NOT_THE_API,
     CloudError,
@@ -78,7 +78,7 @@ from machines.labels import (
     pool_labels,
 )
 from machines.listing import Clock, Listing
-from machines.models import Created, Machine, MachineSpec, mismatch
+from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
 from machines.stock import StockMemory
@@ -110,6 +110,8 @@ class Ec2Provider(Provider):
     """
 
     kind: ClassVar[str] = "ec2"
+    cloud: ClassVar[str] = CLOUD
+    markets: ClassVar[frozenset[Market]] = MARKETS
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from machines.errors import SettingsError
+from machines.models import Market
 from machines.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_DEFAULT_REGION,
@@ -28,6 +29,10 @@ from machines.settings import (
     single,
     url,
 )
+
+CLOUD = "EC2"
+MARKETS = frozenset(Market)
+"""EC2 sells on-demand and spot capacity: every market."""
 
 
 class Ec2Settings(BaseModel):

@@ -54,7 +54,7 @@ from machines.clouds.hetzner.answers import (
 )
 from machines.clouds.hetzner.catalogue import TypeInfo
 from machines.clouds.hetzner.client import Clients
-from machines.clouds.hetzner.settings import HetznerSettings
+from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
 from machines.errors import (
     CloudError,
     ForeignMachineError,
@@ -90,6 +90,8 @@ class HetznerProvider(Provider):
     """Servers in one Hetzner Cloud project, labelled for one owner."""
 
     kind = "hetzner"
+    cloud = CLOUD
+    markets = MARKETS
 
     def __init__(
         self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
