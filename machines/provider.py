@@ -95,9 +95,10 @@ class Provider(ABC):
         """
 
     @abstractmethod
-    def offers(self, machine_type: str) -> list[str]:
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where ``machine_type`` can be created now, as the cloud says (cached
-        briefly), less those a recent ``no_stock`` answer is remembered for."""
+        briefly), less those a recent ``no_stock`` answer is remembered for in the market
+        of ``pool`` (default: on-demand); for ``spot-then-on-demand``, in both markets."""
 
     @abstractmethod
     def budget(self) -> Budget:

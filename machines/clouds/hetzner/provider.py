@@ -151,10 +151,11 @@ class HetznerProvider(Provider):
         self.listed(pool, found)
         return found
 
-    def offers(self, machine_type: str) -> list[str]:
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
         per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every type),
-        less those a recent ``no_stock`` answer is remembered for."""
+        less those a recent ``no_stock`` answer is remembered for. Every Hetzner pool is
+        on-demand, so ``pool`` changes nothing."""
         offered = self._offered(machine_type)
         usable = [loc for loc, available in offered if available]
         short = self._stock.short(machine_type, usable)
