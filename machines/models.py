@@ -40,6 +40,13 @@ class Market(StrEnum):
             return (Market.SPOT, Market.ON_DEMAND)
         return (self,)
 
+    @property
+    def kept(self) -> Market:
+        """The market of the machines a stack keeps in a pool of this market: spot for
+        ``spot``, else on-demand. A stack's machine cannot fall back within its create, so a
+        ``spot-then-on-demand`` pool keeps its floor on-demand and its autoscaler tries spot."""
+        return Market.SPOT if self is Market.SPOT else Market.ON_DEMAND
+
 
 class MachineSpec(BaseModel):
     """What the autoscaler asks for: one machine of a pool.

@@ -24,7 +24,7 @@ from machines.automation.engine import StackNotFoundError
 from machines.automation.project import project_root, read_yaml, stack_file
 from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
-from machines.models import Machine
+from machines.models import Machine, Market
 from machines.program.config import BaseDeployment, StackConfig, load
 from machines.provider import Provider
 from machines.reaping import autoscaled
@@ -41,6 +41,8 @@ class PoolSide(BaseModel):
     machine_type: str
     location: str
     kept: int
+    market: Market = Market.ON_DEMAND
+    """The market of the kept machines (``Market.kept`` of the pool's)."""
 
 
 class PoolChange(BaseModel):
@@ -56,6 +58,9 @@ class PoolChange(BaseModel):
     deletes_autoscaler: int | None
     cost_before: Decimal | None
     cost_after: Decimal | None
+    market: Market = Market.ON_DEMAND
+    on_demand_after: Decimal | None = None
+    """For a pool that buys spot: its machines after the change at on-demand prices."""
 
     def sentence(self) -> str:
         """What the change does to the pool, in the words a reviewer reads first."""
@@ -184,13 +189,17 @@ def pool_changes(
             machine_type=str(pool.get("machineType", "")),
             location=str(pool.get("location", "")),
             kept=len(kept_ids(pool)),
+            market=Market(str(pool.get("market") or Market.ON_DEMAND)).kept,
         )
         for name, pool in outputs.items()
     }
     after = {
-        p.name: PoolSide(machine_type=p.machine_type, location=p.location, kept=p.size)
+        p.name: PoolSide(
+            machine_type=p.machine_type, location=p.location, kept=p.size, market=p.market.kept
+        )
         for p in deployment.pools
     }
+    markets = {p.name: p.market for p in deployment.pools}
     prices = prices or price_list(deployment.provider, {**env, **deployment.env()})
     notes: list[str] = []
     provider: Provider | None = None
@@ -224,6 +233,12 @@ def pool_changes(
                 deletes_autoscaler=their_deletes,
                 cost_before=_cost(prices, before.get(name), theirs, keep=True),
                 cost_after=_cost(prices, after.get(name), theirs, keep=name in after),
+                market=markets.get(name, Market.ON_DEMAND),
+                on_demand_after=None
+                if markets.get(name, Market.ON_DEMAND) == Market.ON_DEMAND
+                else _cost(
+                    prices, after.get(name), theirs, keep=name in after, market=Market.ON_DEMAND
+                ),
             )
         )
     if prices.unknown:
@@ -266,19 +281,25 @@ def _deleted_kept(
 
 
 def _cost(
-    prices: PriceList, side: PoolSide | None, autoscaler: Sequence[Machine] | None, *, keep: bool
+    prices: PriceList,
+    side: PoolSide | None,
+    autoscaler: Sequence[Machine] | None,
+    *,
+    keep: bool,
+    market: Market | None = None,
 ) -> Decimal | None:
-    """Kept machines at the side's type and location, plus the autoscaler's when they stay."""
+    """Kept machines at the side's type, location and market, plus the autoscaler's at
+    theirs when they stay; every one at ``market`` when given."""
     total = Decimal(0)
     if side is not None and side.kept:
-        one = prices.monthly(side.machine_type, side.location)
+        one = prices.monthly(side.machine_type, side.location, market or side.market)
         if one is None:
             return None
         total += one * side.kept
     if keep:
         if autoscaler is None:
             return None
-        theirs = prices.total((m.machine_type, m.location) for m in autoscaler)
+        theirs = prices.total((m.machine_type, m.location, market or m.market) for m in autoscaler)
         if theirs is None:
             return None
         total += theirs

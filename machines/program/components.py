@@ -142,6 +142,7 @@ class MachinePool(pulumi.ComponentResource):
             "machineType": pool.machine_type,
             "location": pool.location,
             "size": pool.size,
+            "market": pool.market.value,
             "arch": self.arch,
             "machines": self.listing,
         }
