@@ -120,24 +120,44 @@ def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployme
     return load(StackConfig.from_stack_file(config), stack)
 
 
-def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:
-    """The runtime provider of the deployment, its settings over ``environ``."""
-    settings = deployment.runtime_env(deployment.env())
+def runtime_provider(
+    deployment: BaseDeployment,
+    environ: Mapping[str, str],
+    exported: Mapping[str, str] | None = None,
+) -> Provider:
+    """The runtime provider of the deployment, its settings over ``environ``: those the stack
+    exported when it was last brought up (``exported``: ids of what it created, such as a
+    security group, are known only there), else those its stack file gives."""
+    settings = {**deployment.runtime_env(deployment.env()), **(exported or {})}
     return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
 
 
-def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:
-    """The stack's ``pools`` output: what it keeps now; empty for a stack not brought up."""
+def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, object]:
+    """The stack's outputs; empty for a stack not brought up."""
     try:
-        values = stack_outputs(stack, project=project)
+        return dict(stack_outputs(stack, project=project))
     except StackNotFoundError:
         return {}
+
+
+def kept_now(
+    stack: str, project: str | Path | None = None, outputs: Mapping[str, object] | None = None
+) -> dict[str, dict[str, object]]:
+    """The stack's ``pools`` output (of ``outputs`` when given): what it keeps now; empty for
+    a stack not brought up."""
+    values = outputs_now(stack, project) if outputs is None else outputs
     pools = values.get("pools")
     return (
         {str(k): v for k, v in pools.items() if isinstance(v, dict)}
         if isinstance(pools, dict)
         else {}
     )
+
+
+def exported_env(outputs: Mapping[str, object]) -> dict[str, str]:
+    """The runtime's settings the stack exported (its ``env`` output); empty when none."""
+    env = outputs.get("env")
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
 def kept_ids(pool: Mapping[str, object]) -> set[str]:

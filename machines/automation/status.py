@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import (
     deployment_of,
+    exported_env,
     is_kept,
     kept_now,
+    outputs_now,
     runtime_provider,
 )
 from machines.automation.stock import Stock, stock
@@ -134,13 +136,15 @@ def status(
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
     env = os.environ if environ is None else environ
     deployment = deployment_of(stack, project)
-    settings = {**env, **deployment.env()}
-    outputs = kept_now(stack, project)
+    deployed = outputs_now(stack, project)
+    exported = exported_env(deployed)
+    settings = {**env, **deployment.env(), **exported}
+    outputs = kept_now(stack, project, deployed)
     prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []
     provider: Provider | None = None
     try:
-        provider = runtime_provider(deployment, env)
+        provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"machines unknown: {mask(str(error))}")
     configured = {p.name: p for p in deployment.pools}
