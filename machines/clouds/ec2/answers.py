@@ -22,6 +22,7 @@ from botocore.exceptions import ConnectionError as NoConnectionError
 from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
 from machines.errors import (
     CONNECTION,
     CREDENTIALS,
@@ -98,10 +99,12 @@ SPOT_INTERRUPTION = "Server.SpotInstanceTermination"
 
 SPOT_OPTIONS = {
     "MarketType": "spot",
-    "SpotOptions": {"SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"},
+    "SpotOptions": {
+        "SpotInstanceType": SPOT_INSTANCE_TYPE,
+        "InstanceInterruptionBehavior": SPOT_INTERRUPTION_BEHAVIOR,
+    },
 }
-"""RunInstances' InstanceMarketOptions of a pool's spot machine: a one-time request that
-terminates on interruption (no persistent request relaunching it behind the autoscaler)."""
+"""RunInstances' InstanceMarketOptions of a pool's spot machine (``settings``)."""
 
 
 def no_stock_codes(market: Market) -> frozenset[str]:

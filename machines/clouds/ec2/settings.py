@@ -34,6 +34,12 @@ CLOUD = "EC2"
 MARKETS = frozenset(Market)
 """EC2 sells on-demand and spot capacity: every market."""
 
+SPOT_INSTANCE_TYPE = "one-time"
+SPOT_INTERRUPTION_BEHAVIOR = "terminate"
+"""A pool's spot machine, the runtime's and the stack's alike: a one-time spot request that
+terminates the instance on interruption, so no persistent request relaunches it behind the
+autoscaler's back and no stopped instance is left to bill its volumes."""
+
 
 class Ec2Settings(BaseModel):
     """Settings of the EC2 provider. Credentials come from boto3's default chain."""
