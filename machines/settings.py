@@ -9,7 +9,7 @@ by the stack that made its infrastructure.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -236,20 +236,39 @@ def mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
     return mapping
 
 
+def _per_pool(
+    env: Mapping[str, str],
+    name: str,
+    example: str,
+    form: str,
+    *,
+    shaped: Callable[[str], bool] = bool,
+    wrong: Callable[[str], str] = lambda _: "",
+) -> dict[str, str]:
+    """A ``POOL=VALUE,...`` variable as pool to value: an item is refused when it is not of
+    ``form`` (``shaped`` checks the value's form), or with what ``wrong`` says of its value."""
+    values: dict[str, str] = {}
+    for item in _items(env, name, example):
+        pool, sep, value = item.partition("=")
+        if not (sep and pool and shaped(value)):
+            raise SettingsError(f"{name} item {item!r} is not {form}: write it like {example}")
+        why = wrong(value)
+        if why:
+            raise SettingsError(f"{name} item {item!r}: {why}")
+        if pool in values:
+            raise SettingsError(f"{name} names pool {pool!r} more than once")
+        values[pool] = value
+    return values
+
+
 def pool_max(env: Mapping[str, str]) -> dict[str, int]:
     """``ORCA_POOL_MAX`` as pool to max; empty when unset (no pool has a max)."""
-    example = "lab=20,ci=50"
-    limits: dict[str, int] = {}
-    for item in _items(env, ORCA_POOL_MAX, example):
-        pool, sep, value = item.partition("=")
-        if not (sep and pool and value.isascii() and value.isdigit()):
-            raise SettingsError(
-                f"{ORCA_POOL_MAX} item {item!r} is not POOL=NUMBER: write it like {example}"
-            )
-        if pool in limits:
-            raise SettingsError(f"{ORCA_POOL_MAX} names pool {pool!r} more than once")
-        limits[pool] = int(value)
-    return limits
+
+    def number(value: str) -> bool:
+        return value.isascii() and value.isdigit()
+
+    limits = _per_pool(env, ORCA_POOL_MAX, "lab=20,ci=50", "POOL=NUMBER", shaped=number)
+    return {pool: int(value) for pool, value in limits.items()}
 
 
 def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
@@ -261,23 +280,14 @@ def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
 
 def pool_market(env: Mapping[str, str]) -> dict[str, Market]:
     """``ORCA_POOL_MARKET`` as pool to market; pools it leaves out are on-demand."""
+    known = [m.value for m in Market]
+
+    def market(value: str) -> str:
+        return "" if value in known else f"{value!r} is not a market: use {', '.join(known)}"
+
     example = "ci=spot,lab=spot-then-on-demand"
-    known = ", ".join(m.value for m in Market)
-    markets: dict[str, Market] = {}
-    for item in _items(env, ORCA_POOL_MARKET, example):
-        pool, sep, value = item.partition("=")
-        if not (sep and pool):
-            raise SettingsError(
-                f"{ORCA_POOL_MARKET} item {item!r} is not POOL=MARKET: write it like {example}"
-            )
-        if value not in {m.value for m in Market}:
-            raise SettingsError(
-                f"{ORCA_POOL_MARKET} item {item!r}: {value!r} is not a market: use {known}"
-            )
-        if pool in markets:
-            raise SettingsError(f"{ORCA_POOL_MARKET} names pool {pool!r} more than once")
-        markets[pool] = Market(value)
-    return markets
+    markets = _per_pool(env, ORCA_POOL_MARKET, example, "POOL=MARKET", wrong=market)
+    return {pool: Market(value) for pool, value in markets.items()}
 
 
 def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:

@@ -332,3 +332,15 @@ def sent_params(ec2_client: Any, operation: str) -> list[dict[str, Any]]:
 
     ec2_client.meta.events.register(f"before-parameter-build.ec2.{operation}", keep)
     return seen
+
+
+def live_instances(url: str, owner: str) -> dict[str, dict[str, Any]]:
+    """The instances of ``owner`` that are not terminated, by Name tag, straight from moto."""
+    found = {}
+    filters = [{"Name": "tag:orca-owner", "Values": [owner]}]
+    for reservation in client(url).describe_instances(Filters=filters)["Reservations"]:
+        for instance in reservation["Instances"]:
+            if instance["State"]["Name"] != "terminated":
+                tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+                found[tags["Name"]] = instance
+    return found

@@ -10,51 +10,28 @@ and a market change replaces a pool's kept instances.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import ERROR, OK
 from machines.models import Ending, Market
 from testkit import moto_server
+from testkit.commands import machines_cli as cli
 from testkit.specs import spec
 from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 
 INSTANCE = "aws:ec2/instance:Instance"
-OWNER = {"Name": "tag:orca-owner", "Values": ["prod"]}
 SPOT = {"name": "ci", "machineType": "t3.small", "location": "eu-central-1a", "size": 2}
 MIXED = {"name": "mix", "machineType": "t3.small", "location": "eu-central-1a", "size": 1}
 POOLS = [{**SPOT, "market": "spot"}, {**MIXED, "market": "spot-then-on-demand"}]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
 def instances(deployment: Any) -> dict[str, dict[str, Any]]:
-    """The live instances of owner prod, by Name tag, straight from moto."""
-    ec2 = moto_server.client(deployment.moto.url)
-    found = {}
-    for reservation in ec2.describe_instances(Filters=[OWNER])["Reservations"]:
-        for instance in reservation["Instances"]:
-            if instance["State"]["Name"] != "terminated":
-                tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
-                found[tags["Name"]] = instance
-    return found
+    return moto_server.live_instances(deployment.moto.url, "prod")
 
 
 @pytest.fixture(scope="module")

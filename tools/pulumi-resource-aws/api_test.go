@@ -424,13 +424,22 @@ func spotOptions() resource.PropertyValue {
 	})
 }
 
-func TestSpotInstanceLaunchesOnTheSpotMarketAndKeepsItsOptions(t *testing.T) {
-	h := newHarness(t)
+// launchWeb creates the web instance, on the spot market when spot: its id, inputs and state.
+func (h *harness) launchWeb(spot bool) (string, resource.PropertyMap, resource.PropertyMap) {
+	h.t.Helper()
 	vpc, subnet := h.network()
 	inputs := webInputs(subnet, h.securityGroup(vpc))
-	inputs["instanceMarketOptions"] = spotOptions()
+	if spot {
+		inputs["instanceMarketOptions"] = spotOptions()
+	}
 	in := h.check(instanceToken, "web", nil, inputs)
 	id, state := h.create(instanceToken, "web", in)
+	return id, in, state
+}
+
+func TestSpotInstanceLaunchesOnTheSpotMarketAndKeepsItsOptions(t *testing.T) {
+	h := newHarness(t)
+	id, in, state := h.launchWeb(true)
 
 	if inst := h.instance(id); inst.InstanceLifecycle != ec2types.InstanceLifecycleTypeSpot {
 		t.Fatalf("instance lifecycle %q, want spot", inst.InstanceLifecycle)
@@ -445,10 +454,7 @@ func TestSpotInstanceLaunchesOnTheSpotMarketAndKeepsItsOptions(t *testing.T) {
 }
 
 func TestAnOnDemandInstanceHasNoMarketOptions(t *testing.T) {
-	h := newHarness(t)
-	vpc, subnet := h.network()
-	in := h.check(instanceToken, "web", nil, webInputs(subnet, h.securityGroup(vpc)))
-	_, state := h.create(instanceToken, "web", in)
+	_, _, state := newHarness(t).launchWeb(false)
 	if _, ok := state["instanceMarketOptions"]; ok || state["instanceLifecycle"].StringValue() != "" {
 		t.Fatalf("state: %v %v", state["instanceMarketOptions"], state["instanceLifecycle"])
 	}
@@ -456,11 +462,7 @@ func TestAnOnDemandInstanceHasNoMarketOptions(t *testing.T) {
 
 func TestAnInterruptedInstanceReadsAsGoneSayingWhy(t *testing.T) {
 	h := newHarness(t)
-	vpc, subnet := h.network()
-	inputs := webInputs(subnet, h.securityGroup(vpc))
-	inputs["instanceMarketOptions"] = spotOptions()
-	in := h.check(instanceToken, "web", nil, inputs)
-	id, state := h.create(instanceToken, "web", in)
+	id, in, state := h.launchWeb(true)
 
 	h.interrupt(id)
 
@@ -477,9 +479,7 @@ func TestAnInterruptedInstanceReadsAsGoneSayingWhy(t *testing.T) {
 
 func TestADeletedInstanceReadsAsGoneWithoutANotice(t *testing.T) {
 	h := newHarness(t)
-	vpc, subnet := h.network()
-	in := h.check(instanceToken, "web", nil, webInputs(subnet, h.securityGroup(vpc)))
-	id, state := h.create(instanceToken, "web", in)
+	id, _, state := h.launchWeb(false)
 	h.delete(instanceToken, "web", id, state)
 	_, err := findInstance(context.Background(), h.c, id)
 	var gone goneError
