@@ -268,3 +268,18 @@ def test_listing_asks_for_interrupted_machines_only_where_a_pool_buys_spot(
     calls = count_calls(without._client)
     without.machines("ci")
     assert calls["DescribeInstances"] == 1
+
+
+def test_a_spot_then_on_demand_pool_still_tries_spot_while_on_demand_is_remembered_short(
+    provider: Ec2Provider, fault_proxy: FaultProxy
+) -> None:
+    fault_proxy.set_faults(
+        Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity", times=1)
+    )
+    assert provider.create(ec2_spec("ci-1")).no_stock
+
+    created = provider.create(ec2_spec("mixed-1", pool="mixed"))
+
+    assert created.machine is not None
+    assert created.machine.market == Market.SPOT
+    assert provider.create(ec2_spec("ci-2")).no_stock

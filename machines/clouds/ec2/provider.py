@@ -199,11 +199,12 @@ class Ec2Provider(Provider):
                     for m in wanted
                 )
             )
-        if len(tries) < len(wanted):
+        for skipped in (m for m in wanted if m not in tries):
             log.info(
-                "%s; launching %r on-demand",
-                self._stock.reason("EC2", spec.machine_type, spec.location, market=Market.SPOT),
+                "%s; launching %r %s",
+                self._stock.reason("EC2", spec.machine_type, spec.location, market=skipped),
                 spec.name,
+                tries[0],
             )
         with self._name_lock(spec.name):
             try:
