@@ -203,7 +203,9 @@ def pool_changes(
     env = os.environ if environ is None else environ
     stack = diff.stack
     deployment = deployment_of(stack, project)
-    outputs = kept_now(stack, project)
+    deployed = outputs_now(stack, project)
+    exported = exported_env(deployed)
+    outputs = kept_now(stack, project, deployed)
     before = {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),
@@ -220,11 +222,11 @@ def pool_changes(
         for p in deployment.pools
     }
     markets = {p.name: p.market for p in deployment.pools}
-    prices = prices or price_list(deployment.provider, {**env, **deployment.env()})
+    prices = prices or price_list(deployment.provider, {**env, **deployment.env(), **exported})
     notes: list[str] = []
     provider: Provider | None = None
     try:
-        provider = runtime_provider(deployment, env)
+        provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"autoscaler machines unknown: {mask(str(error))}")
 

@@ -4,17 +4,20 @@ The example stack's pools are replaced by a ``spot`` pool and a ``spot-then-on-d
 the tests run in order on one stack: up keeps one-time spot instances in the spot pool (the
 other keeps its floor on-demand), the runtime gets the markets, an interrupted kept instance
 (moto cannot interrupt: ``MotoServer.interrupt``) is drift the refreshing preview names and
-``up`` replaces, ``status`` prices the spot pool at the spot price beside the on-demand one,
-and a market change replaces a pool's kept instances.
+``up`` replaces, ``status`` and the CI comment price the spot pool at the spot price beside
+the on-demand one, and a market change replaces a pool's kept instances.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from machines import automation
+from machines.automation.ci_preview import StackResult, render
+from machines.automation.pools import pool_changes
 from machines.cli import ERROR, OK
 from machines.models import Ending, Market
 from testkit import moto_server
@@ -115,6 +118,22 @@ def test_a_market_change_replaces_the_pools_kept_instances(spot_stack: Any) -> N
     assert [(c.op, c.name, c.keys) for c in diff.changes if c.type == INSTANCE] == [
         ("replace", "prod-mix-1", ("instanceMarketOptions",))
     ]
+
+
+def test_the_ci_comment_prices_the_spot_pool_beside_on_demand(spot_stack: Any) -> None:
+    diff = automation.preview(EC2_STACK)
+    changes = pool_changes(diff)
+
+    [mix] = [p for p in changes.pools if p.pool == "mix"]
+    assert mix.after is not None
+    assert (mix.market, mix.after.market) == (Market.SPOT, Market.SPOT)
+    # one kept and one autoscaler machine at moto's spot price; on-demand is unreachable here
+    assert mix.cost_after == 2 * Decimal("0.00001") * 730
+    assert mix.on_demand_after is None
+    assert (
+        "| `mix` | 1 x t3.small in eu-central-1a → 1 x t3.small (spot) in eu-central-1a | 1 | — "
+        "| price unknown → 0.01 USD (spot; on-demand price unknown) |"
+    ) in render([StackResult(stack=EC2_STACK, diff=diff, pools=changes)])
 
 
 def test_destroy_leaves_nothing_behind(spot_stack: Any) -> None:
