@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from machines.models import Machine, Status
+from machines.models import Ending, Machine, Status
 
 Clock = Callable[[], float]
 """Seconds, as ``time.time`` counts them; tests and benchmarks pass a clock of their own."""
@@ -142,7 +142,7 @@ class Listing:
             if w.machine is not None and w.machine.pool == pool and w.machine.id not in seen
         ]
         return [
-            m.model_copy(update={"status": Status.DELETING})
+            m.model_copy(update={"status": Status.DELETING, "ending": Ending.DELETED})
             if m.id in self._deleted and m.status != Status.DELETING
             else m
             for m in listed

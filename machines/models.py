@@ -22,6 +22,32 @@ class Status(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Market(StrEnum):
+    """Where a pool's machines are bought: EC2's on-demand or spot capacity, or spot first.
+
+    ``spot-then-on-demand`` launches spot capacity and, when there is none, on-demand in
+    the same ``create``. Only EC2 sells spot capacity; Hetzner Cloud has on-demand only.
+    """
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    SPOT_THEN_ON_DEMAND = "spot-then-on-demand"
+
+    @property
+    def tries(self) -> tuple[Market, ...]:
+        """The markets a create tries, in order: spot first for ``spot-then-on-demand``."""
+        if self is Market.SPOT_THEN_ON_DEMAND:
+            return (Market.SPOT, Market.ON_DEMAND)
+        return (self,)
+
+    @property
+    def kept(self) -> Market:
+        """The market of the machines a stack keeps in a pool of this market: spot for
+        ``spot``, else on-demand. A stack's machine cannot fall back within its create, so a
+        ``spot-then-on-demand`` pool keeps its floor on-demand and its autoscaler tries spot."""
+        return Market.SPOT if self is Market.SPOT else Market.ON_DEMAND
+
+
 class MachineSpec(BaseModel):
     """What the autoscaler asks for: one machine of a pool.
 
@@ -47,13 +73,22 @@ class MachineSpec(BaseModel):
         return check_pool(pool)
 
 
+class Ending(StrEnum):
+    """Why a machine is going or gone, as the cloud says: empty while it is not."""
+
+    NONE = ""
+    DELETED = "deleted"  # someone asked for it: the autoscaler, the stack or a person
+    INTERRUPTED = "interrupted"  # the cloud took its spot capacity back
+
+
 class Machine(BaseModel):
     """A machine as the cloud reports it. Every field is a string.
 
     ``address`` is the public IPv4 address, else the public IPv6 network (EC2: else the
     private address), else empty while none is assigned. ``managed_by`` is ``"pulumi"`` for
     a machine the stack keeps (the runtime never deletes it) and ``""`` for one
-    ``Provider.create`` made.
+    ``Provider.create`` made. ``market`` is ``spot`` or ``on-demand``; ``ending`` says why a
+    machine that is going (``deleting``) goes: ``deleted`` or ``interrupted``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -66,6 +101,13 @@ class Machine(BaseModel):
     address: str
     pool: str
     managed_by: str = ""
+    market: Market = Market.ON_DEMAND
+    ending: Ending = Ending.NONE
+
+    @property
+    def interrupted(self) -> bool:
+        """The cloud took the machine's spot capacity back: it is going or gone."""
+        return self.ending == Ending.INTERRUPTED
 
 
 def machine_address(*candidates: str | None) -> str:

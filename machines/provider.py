@@ -17,10 +17,10 @@ from typing import ClassVar
 
 from machines.budget import Budget
 from machines.clouds import PROVIDERS
-from machines.errors import UnknownProviderError
+from machines.errors import SettingsError, UnknownProviderError
 from machines.labels import STACK_NAME_RULE, check_owner, is_stack_name
-from machines.models import Created, Machine, MachineSpec, Status
-from machines.settings import ORCA_POOL_MAX, pool_max
+from machines.models import Created, Machine, MachineSpec, Market, Status
+from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, market_refusal, pool_market, pool_max
 
 COUNT_FRESH_SECONDS = 30.0
 """How long a pool's listing counts for ``max``: within it, ``create`` asks nothing more."""
@@ -38,11 +38,15 @@ class Provider(ABC):
     """
 
     kind: ClassVar[str]
+    cloud: ClassVar[str]
+    markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
+    """The markets the cloud sells (``clouds.<kind>.settings.MARKETS``)."""
 
     def __init__(self, owner: str, image: str) -> None:
         self.owner = check_owner(owner)
         self.image = image
         self.pool_max: Mapping[str, int] = {}
+        self.pool_market: Mapping[str, Market] = {}
         self._counts: dict[str, tuple[float, int]] = {}
         self._counts_lock = threading.Lock()
 
@@ -54,11 +58,18 @@ class Provider(ABC):
             raise UnknownProviderError(
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
             )
-        limits = pool_max(os.environ if environ is None else environ)
+        env = os.environ if environ is None else environ
+        limits = pool_max(env)
+        markets = pool_market(env)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+        for pool, market in markets.items():
+            refused = market_refusal(cls.cloud, cls.markets, pool, market)
+            if refused:
+                raise SettingsError(f"{ORCA_POOL_MARKET}: {refused}")
         provider = cls.from_env(owner, environ)
         provider.pool_max = limits
+        provider.pool_market = markets
         return provider
 
     @classmethod
@@ -84,9 +95,10 @@ class Provider(ABC):
         """
 
     @abstractmethod
-    def offers(self, machine_type: str) -> list[str]:
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where ``machine_type`` can be created now, as the cloud says (cached
-        briefly), less those a recent ``no_stock`` answer is remembered for."""
+        briefly), less those a recent ``no_stock`` answer is remembered for in the market
+        of ``pool`` (default: on-demand); for ``spot-then-on-demand``, in both markets."""
 
     @abstractmethod
     def budget(self) -> Budget:
@@ -102,9 +114,14 @@ class Provider(ABC):
         (the metrics report it; it asks nothing of the cloud)."""
         return None
 
-    def out_of_stock(self) -> list[tuple[str, str, float]]:
-        """(type, location, seconds left) of each ``no_stock`` answer remembered now."""
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
+        """(type, location, market, seconds left) of each ``no_stock`` answer remembered
+        now."""
         return []
+
+    def market(self, pool: str) -> Market:
+        """The market ``pool``'s machines are bought in (``ORCA_POOL_MARKET``)."""
+        return self.pool_market.get(pool, Market.ON_DEMAND)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"

@@ -9,12 +9,13 @@ by the stack that made its infrastructure.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from machines.errors import SettingsError
+from machines.models import Market
 
 HCLOUD_TOKEN = "HCLOUD_TOKEN"  # noqa: S105 (the variable's name, not a token)
 HCLOUD_ENDPOINT = "HCLOUD_ENDPOINT"
@@ -51,6 +52,10 @@ ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 ORCA_POOL_MAX = "ORCA_POOL_MAX"
 """Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: the stack exports it
 with its settings, and ``create`` refuses a machine that would pass it."""
+
+ORCA_POOL_MARKET = "ORCA_POOL_MARKET"
+"""Each pool's market (``machines.models.Market``), ``ci=spot,lab=spot-then-on-demand``;
+pools it leaves out are on-demand. The stack exports it with its settings."""
 
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
@@ -231,20 +236,39 @@ def mapping(env: Mapping[str, str], name: str, example: str) -> dict[str, str]:
     return mapping
 
 
+def _per_pool(
+    env: Mapping[str, str],
+    name: str,
+    example: str,
+    form: str,
+    *,
+    shaped: Callable[[str], bool] = bool,
+    wrong: Callable[[str], str] = lambda _: "",
+) -> dict[str, str]:
+    """A ``POOL=VALUE,...`` variable as pool to value: an item is refused when it is not of
+    ``form`` (``shaped`` checks the value's form), or with what ``wrong`` says of its value."""
+    values: dict[str, str] = {}
+    for item in _items(env, name, example):
+        pool, sep, value = item.partition("=")
+        if not (sep and pool and shaped(value)):
+            raise SettingsError(f"{name} item {item!r} is not {form}: write it like {example}")
+        why = wrong(value)
+        if why:
+            raise SettingsError(f"{name} item {item!r}: {why}")
+        if pool in values:
+            raise SettingsError(f"{name} names pool {pool!r} more than once")
+        values[pool] = value
+    return values
+
+
 def pool_max(env: Mapping[str, str]) -> dict[str, int]:
     """``ORCA_POOL_MAX`` as pool to max; empty when unset (no pool has a max)."""
-    example = "lab=20,ci=50"
-    limits: dict[str, int] = {}
-    for item in _items(env, ORCA_POOL_MAX, example):
-        pool, sep, value = item.partition("=")
-        if not (sep and pool and value.isascii() and value.isdigit()):
-            raise SettingsError(
-                f"{ORCA_POOL_MAX} item {item!r} is not POOL=NUMBER: write it like {example}"
-            )
-        if pool in limits:
-            raise SettingsError(f"{ORCA_POOL_MAX} names pool {pool!r} more than once")
-        limits[pool] = int(value)
-    return limits
+
+    def number(value: str) -> bool:
+        return value.isascii() and value.isdigit()
+
+    limits = _per_pool(env, ORCA_POOL_MAX, "lab=20,ci=50", "POOL=NUMBER", shaped=number)
+    return {pool: int(value) for pool, value in limits.items()}
 
 
 def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
@@ -252,6 +276,38 @@ def pool_max_env(limits: Mapping[str, int]) -> dict[str, str]:
     if not limits:
         return {}
     return {ORCA_POOL_MAX: ",".join(f"{pool}={n}" for pool, n in limits.items())}
+
+
+def pool_market(env: Mapping[str, str]) -> dict[str, Market]:
+    """``ORCA_POOL_MARKET`` as pool to market; pools it leaves out are on-demand."""
+    known = [m.value for m in Market]
+
+    def market(value: str) -> str:
+        return "" if value in known else f"{value!r} is not a market: use {', '.join(known)}"
+
+    example = "ci=spot,lab=spot-then-on-demand"
+    markets = _per_pool(env, ORCA_POOL_MARKET, example, "POOL=MARKET", wrong=market)
+    return {pool: Market(value) for pool, value in markets.items()}
+
+
+def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
+    """The ``ORCA_POOL_MARKET`` variable of the pools not on-demand, or nothing."""
+    chosen = {pool: m for pool, m in markets.items() if m != Market.ON_DEMAND}
+    if not chosen:
+        return {}
+    return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
+
+
+def market_refusal(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
+    """Why a pool's market is refused on a cloud that does not sell it; empty when it does."""
+    if market in markets:
+        return ""
+    sold = " or ".join(sorted(m.value for m in markets))
+    return (
+        f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
+        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value} or move "
+        "the pool to an EC2 stack"
+    )
 
 
 def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:

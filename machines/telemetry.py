@@ -50,6 +50,7 @@ OWNER = "orca.owner"
 POOL = "orca.pool"
 MACHINE_TYPE = "orca.machine_type"
 LOCATION = "orca.location"
+MARKET = "orca.market"
 OPERATION = "orca.operation"
 OUTCOME = "orca.outcome"
 CALL = "orca.call"
@@ -322,8 +323,8 @@ def _observe_age(options: CallbackOptions) -> Iterable[Observation]:
 
 def _observe_stock(options: CallbackOptions) -> Iterable[Observation]:
     for attributes, watched in _each_watched():
-        for machine_type, location, seconds in watched.out_of_stock():
-            where = {MACHINE_TYPE: machine_type, LOCATION: location}
+        for machine_type, location, market, seconds in watched.out_of_stock():
+            where = {MACHINE_TYPE: machine_type, LOCATION: location, MARKET: market.value}
             yield Observation(seconds, {**attributes, **where})
 
 

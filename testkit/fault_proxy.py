@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,7 +34,8 @@ class Fault:
     - ``drop_after``: pass the request on (moto acts on it), then close without answering.
 
     ``times`` limits how often the rule fires (None: always); ``probability`` draws from the
-    proxy's seeded random numbers, so a run is reproducible.
+    proxy's seeded random numbers, so a run is reproducible. ``when`` limits it to requests
+    whose form has these parameters (``{"InstanceMarketOptions.MarketType": "spot"}``).
     """
 
     kind: Kind
@@ -44,11 +45,19 @@ class Fault:
     seconds: float = 0.0
     times: int | None = None
     probability: float = 1.0
+    when: tuple[tuple[str, str], ...] = ()
 
 
 def throttled(action: str | None = None, **fields: Any) -> Fault:
     """EC2's answer when the account's request rate is spent."""
     return Fault("error", action, status=503, code="RequestLimitExceeded", **fields)
+
+
+def no_spot_capacity(code: str = "InsufficientInstanceCapacity", **fields: Any) -> Fault:
+    """EC2's answer to a spot launch when there is no spot capacity for it (moto never
+    gives one); on-demand launches pass."""
+    spot = (("InstanceMarketOptions.MarketType", "spot"),)
+    return Fault("error", "RunInstances", status=500, code=code, when=spot, **fields)
 
 
 def unavailable(action: str | None = None, **fields: Any) -> Fault:
@@ -99,12 +108,15 @@ class FaultProxy:
             self.requests.clear()
             self.fired.clear()
 
-    def plan(self, action: str) -> Fault | None:
+    def plan(self, action: str, form: Mapping[str, list[str]] | None = None) -> Fault | None:
         """Count a request and pick the fault that fires for it, if any."""
+        given = form or {}
         with self._lock:
             self.requests[action] += 1
             for index, fault in enumerate(self._faults):
                 if fault.action not in (None, action) or fault.times == 0:
+                    continue
+                if any(given.get(key) != [value] for key, value in fault.when):
                     continue
                 if fault.probability < 1.0 and self._rng.random() >= fault.probability:
                     continue
@@ -151,8 +163,8 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
 
         def relay(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            action = parse_qs(body.decode(errors="replace")).get("Action", [""])[0]
-            fault = proxy.plan(action)
+            form = parse_qs(body.decode(errors="replace"))
+            fault = proxy.plan(form.get("Action", [""])[0], form)
             kind = fault.kind if fault else None
             if fault is not None and fault.kind == "error":
                 self.answer(fault.status, "text/xml", ec2_error(fault.code, "injected fault"))

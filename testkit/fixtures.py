@@ -122,6 +122,24 @@ def fault_proxy(fault_proxy_process: FaultProxy) -> FaultProxy:
     return fault_proxy_process
 
 
+SPOT_MARKETS = "spot=spot,mixed=spot-then-on-demand"
+"""``ORCA_POOL_MARKET`` of ``spot_world``: pool ``spot`` buys spot, ``mixed`` spot then
+on-demand, every other pool (``ci``) on-demand."""
+
+
+@pytest.fixture
+def spot_world(
+    moto: moto_server.MotoServer, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+) -> moto_server.World:
+    """A fresh account with pools of every market (``SPOT_MARKETS``); this process's
+    environment points at it through the fault proxy, which can refuse spot launches
+    (``fault_proxy.no_spot_capacity``) as moto never does."""
+    built = moto_server.export_world(moto.new_world(), monkeypatch)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
+    monkeypatch.setenv("ORCA_POOL_MARKET", SPOT_MARKETS)
+    return built
+
+
 # Both clouds, for the contract tests
 
 CALL_TIMEOUT = "2"

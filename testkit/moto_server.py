@@ -1,6 +1,7 @@
 """moto's server mode as a separate process on loopback, for the EC2 tests and the benchmarks.
 
-``running()`` starts it with Canonical's Ubuntu images (two dates per architecture, so
+``running()`` starts it (``moto_spot.py``: moto's server that can interrupt a spot
+instance) with Canonical's Ubuntu images (two dates per architecture, so
 "newest" means something), ``build_world()`` makes the VPC, subnets, security group and
 instance profile a provider needs and returns the environment that points one at them,
 ``export_world()`` points this process's environment at a world, away from the developer's
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -63,6 +65,8 @@ ISOLATED = (
     "ORCA_BUDGET_RESERVE",
     "ORCA_OFFERS_TTL",
     "ORCA_NO_STOCK_TTL",
+    "ORCA_POOL_MAX",
+    "ORCA_POOL_MARKET",
 )
 """Variables of the developer's shell that would change what a test sees."""
 
@@ -98,6 +102,10 @@ IMAGES = [
 ]
 
 
+MOTO_SPOT = Path(__file__).with_name("moto_spot.py")
+"""moto's server, plus the spot interruption moto does not model (``interrupt``)."""
+
+
 @dataclass(frozen=True)
 class MotoServer:
     """A running moto server: its base URL and process."""
@@ -108,6 +116,16 @@ class MotoServer:
     def reset(self) -> None:
         """Forget every resource, as if the server had just started."""
         request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
+    def interrupt(self, instance_id: str) -> None:
+        """EC2 takes the spot instance back: it terminates, its state reason
+        ``Server.SpotInstanceTermination`` (moto's own API cannot do this)."""
+        body = urllib.parse.urlencode({"InstanceId": instance_id, "Region": REGION}).encode()
+        request = urllib.request.Request(
+            f"{self.url}/orca-test/spot-interruption", data=body, method="POST"
+        )
         with urllib.request.urlopen(request, timeout=10):
             pass
 
@@ -139,7 +157,7 @@ def running(workdir: Path, timeout: float = 30.0) -> Iterator[MotoServer]:
     port = free_port()
     log = (workdir / "moto.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, str(MOTO_SPOT), "-H", "127.0.0.1", "-p", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -302,3 +320,27 @@ def count_calls(ec2_client: Any) -> Counter[str]:
 
     ec2_client.meta.events.register("before-call.ec2", count)
     return calls
+
+
+def sent_params(ec2_client: Any, operation: str) -> list[dict[str, Any]]:
+    """The parameters of each ``operation`` call (``RunInstances``) the client makes from now
+    on, as the caller gave them to boto3."""
+    seen: list[dict[str, Any]] = []
+
+    def keep(params: dict[str, Any], **_: Any) -> None:
+        seen.append(dict(params))
+
+    ec2_client.meta.events.register(f"before-parameter-build.ec2.{operation}", keep)
+    return seen
+
+
+def live_instances(url: str, owner: str) -> dict[str, dict[str, Any]]:
+    """The instances of ``owner`` that are not terminated, by Name tag, straight from moto."""
+    found = {}
+    filters = [{"Name": "tag:orca-owner", "Values": [owner]}]
+    for reservation in client(url).describe_instances(Filters=filters)["Reservations"]:
+        for instance in reservation["Instances"]:
+            if instance["State"]["Name"] != "terminated":
+                tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+                found[tags["Name"]] = instance
+    return found

@@ -20,6 +20,7 @@ from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.stacks import OnOutput, preview
 from machines.errors import MachinesError
+from machines.models import Market
 from machines.secrets import mask
 
 MARKER = "<!-- orca-machines-preview -->"
@@ -192,7 +193,10 @@ def _details(result: StackResult) -> list[str]:
 
 def _pool_row(pool: PoolChange, currency: str) -> str:
     def side(s: PoolSide | None) -> str:
-        return "—" if s is None else f"{s.kept} x {s.machine_type} in {s.location}"
+        if s is None:
+            return "—"
+        spot = " (spot)" if s.market == Market.SPOT and s.kept else ""
+        return f"{s.kept} x {s.machine_type}{spot} in {s.location}"
 
     autoscaler = "unknown" if pool.autoscaler is None else str(pool.autoscaler)
     deletes = [f"{pool.deletes_kept} kept"] if pool.deletes_kept else []
@@ -203,8 +207,16 @@ def _pool_row(pool: PoolChange, currency: str) -> str:
         deletes.append(f"{theirs} autoscaler")
     return (
         f"| `{_cell(pool.pool)}` | {side(pool.before)} → {side(pool.after)} | {autoscaler} | "
-        f"{', '.join(deletes) or '—'} | {_arrow(pool.cost_before, pool.cost_after, currency)} |"
+        f"{', '.join(deletes) or '—'} | {_arrow(pool.cost_before, pool.cost_after, currency)}"
+        f"{_on_demand(pool, currency)} |"
     )
+
+
+def _on_demand(pool: PoolChange, currency: str) -> str:
+    """Beside a pool that buys spot: what its machines after the change cost on-demand."""
+    if pool.market == Market.ON_DEMAND:
+        return ""
+    return f" ({pool.market.value}; on-demand {money(pool.on_demand_after, currency)})"
 
 
 def _arrow(before: Decimal | None, after: Decimal | None, currency: str) -> str:

@@ -1,10 +1,12 @@
 """What machines cost per month, from the cloud's own price list; never a table kept here.
 
 Hetzner publishes its prices (``GET /pricing``: ``server_types[].prices[]`` per location,
-net and gross, monthly and hourly). AWS publishes EC2's through its Price List Query API
-(``pricing:GetProducts``), reached where the credentials and the network allow; where it
-cannot be reached a price is unknown and says why, rather than a number that goes stale.
-Prices are net (without VAT), in the currency the cloud states.
+net and gross, monthly and hourly). AWS publishes EC2's on-demand prices through its Price
+List Query API (``pricing:GetProducts``), reached where the credentials and the network
+allow, and the current spot price of a type in a zone through EC2's own
+``DescribeSpotPriceHistory`` (the endpoint the runtime uses); where one cannot be reached a
+price is unknown and says why, rather than a number that goes stale. Prices are net
+(without VAT), in the currency the cloud states.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import requests
@@ -21,6 +24,7 @@ import requests
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import MachinesError
+from machines.models import Market
 from machines.secrets import mask
 
 HOURS_PER_MONTH = Decimal(730)
@@ -32,12 +36,18 @@ PRICING_REGION = "us-east-1"
 _ZONE = re.compile(r"^([a-z]{2}(?:-[a-z]+)+-\d+)[a-z]$")
 
 
+Priced = tuple[str, str, Market]
+"""A machine as priced: its type, location and market."""
+
+
 class PriceList:
-    """Monthly prices per (machine type, location), fetched once, or why they are unknown."""
+    """Monthly prices per (machine type, location, market), fetched once, or why unknown."""
 
     currency: str = ""
 
-    def monthly(self, machine_type: str, location: str) -> Decimal | None:
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
         """The net monthly price of one machine, or None when unknown (see ``unknown``)."""
         raise NotImplementedError
 
@@ -46,11 +56,11 @@ class PriceList:
         """Why prices are unknown (empty when the price list was read)."""
         return ""
 
-    def total(self, machines: Iterable[tuple[str, str]]) -> Decimal | None:
-        """The monthly price of these (type, location) machines; None if any price is unknown."""
+    def total(self, machines: Iterable[Priced]) -> Decimal | None:
+        """The monthly price of these machines; None if any price is unknown."""
         total = Decimal(0)
-        for machine_type, location in machines:
-            price = self.monthly(machine_type, location)
+        for machine_type, location, market in machines:
+            price = self.monthly(machine_type, location, market)
             if price is None:
                 return None
             total += price
@@ -65,8 +75,11 @@ class HetznerPrices(PriceList):
         self._prices: dict[tuple[str, str], Decimal] | None = None
         self._why = ""
 
-    def monthly(self, machine_type: str, location: str) -> Decimal | None:
-        return self._load().get((machine_type, location))
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """Hetzner sells on-demand only: a pool of another market is refused before this."""
+        return self._load().get((machine_type, location)) if market == Market.ON_DEMAND else None
 
     @property
     def unknown(self) -> str:
@@ -101,10 +114,13 @@ class HetznerPrices(PriceList):
 
 
 class Ec2Prices(PriceList):
-    """EC2 on-demand Linux prices from the AWS Price List Query API, per type and region.
+    """EC2 Linux prices: on-demand from the AWS Price List Query API, per type and region;
+    spot from EC2's ``DescribeSpotPriceHistory``, the current price per type and zone.
 
-    A location is a zone (``eu-central-1a``) or a region; its region's price is used.
-    One ``GetProducts`` request per (type, region), asked once.
+    On-demand: a location is a zone (``eu-central-1a``) or a region; its region's price is
+    used; one ``GetProducts`` request per (type, region), asked once. Spot: one
+    ``DescribeSpotPriceHistory`` request per (type, zone), asked once, at the endpoint and
+    with the credentials the runtime has; the newest price of ``Linux/UNIX``.
     """
 
     currency = "USD"
@@ -113,10 +129,20 @@ class Ec2Prices(PriceList):
         self._settings = settings
         self._environ = environ
         self._prices: dict[tuple[str, str], Decimal | None] = {}
+        self._spot: dict[tuple[str, str], Decimal | None] = {}
         self._why = ""
+        self._spot_why: list[str] = []
         self._client: Any = None
+        self._ec2: Any = None
 
-    def monthly(self, machine_type: str, location: str) -> Decimal | None:
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        if market == Market.SPOT:
+            spot = (machine_type, location)
+            if spot not in self._spot:
+                self._spot[spot] = self._ask_spot(*spot)
+            return self._spot[spot]
         key = (machine_type, region_of(location))
         if key not in self._prices:
             self._prices[key] = self._ask(*key)
@@ -124,7 +150,51 @@ class Ec2Prices(PriceList):
 
     @property
     def unknown(self) -> str:
-        return self._why
+        return "; ".join(why for why in (self._why, *self._spot_why) if why)
+
+    def _ask_spot(self, machine_type: str, zone: str) -> Decimal | None:
+        try:
+            hourly = self._spot_hourly(machine_type, zone)
+        except Exception as error:  # any failure of this read-only call: unknown, with why
+            self._spot_why.append(
+                f"the spot price of {machine_type} in {zone} could not be read from EC2's "
+                f"DescribeSpotPriceHistory: {_brief(error)}"
+            )
+            return None
+        if hourly is None:
+            self._spot_why.append(
+                f"EC2's DescribeSpotPriceHistory has no Linux/UNIX spot price of "
+                f"{machine_type} in {zone}"
+            )
+            return None
+        return hourly * HOURS_PER_MONTH
+
+    def _spot_hourly(self, machine_type: str, zone: str) -> Decimal | None:
+        """The newest spot price in effect now (AWS answers, for a start time of now, the
+        price each zone has had since its last change)."""
+        from machines.clouds.ec2.answers import SpotPrices  # noqa: PLC0415 (boto3 on demand)
+
+        if self._ec2 is None:
+            from machines.clouds.ec2.client import client  # noqa: PLC0415
+
+            self._ec2 = client(self._settings, self._environ)
+        answer = SpotPrices.model_validate(
+            self._ec2.describe_spot_price_history(
+                InstanceTypes=[machine_type],
+                ProductDescriptions=["Linux/UNIX"],
+                Filters=[{"Name": "availability-zone", "Values": [zone]}],
+                StartTime=datetime.now(UTC),
+                MaxResults=10,
+            )
+        )
+        prices = [p for p in answer.prices if p.type == machine_type and p.zone == zone]
+        if not prices:
+            return None
+        newest = max(prices, key=lambda p: p.at)
+        try:
+            return Decimal(newest.price)
+        except InvalidOperation:
+            raise ValueError(f"spot price {newest.price!r} is not a number") from None
 
     def _ask(self, machine_type: str, region: str) -> Decimal | None:
         if self._why:
@@ -181,7 +251,9 @@ class NoPrices(PriceList):
     def __init__(self, why: str) -> None:
         self._why = why
 
-    def monthly(self, machine_type: str, location: str) -> Decimal | None:
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
         return None
 
     @property

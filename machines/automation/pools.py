@@ -24,7 +24,7 @@ from machines.automation.engine import StackNotFoundError
 from machines.automation.project import project_root, read_yaml, stack_file
 from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
-from machines.models import Machine
+from machines.models import Machine, Market
 from machines.program.config import BaseDeployment, StackConfig, load
 from machines.provider import Provider
 from machines.reaping import autoscaled
@@ -41,6 +41,8 @@ class PoolSide(BaseModel):
     machine_type: str
     location: str
     kept: int
+    market: Market = Market.ON_DEMAND
+    """The market of the kept machines (``Market.kept`` of the pool's)."""
 
 
 class PoolChange(BaseModel):
@@ -56,6 +58,9 @@ class PoolChange(BaseModel):
     deletes_autoscaler: int | None
     cost_before: Decimal | None
     cost_after: Decimal | None
+    market: Market = Market.ON_DEMAND
+    on_demand_after: Decimal | None = None
+    """For a pool that buys spot: its machines after the change at on-demand prices."""
 
     def sentence(self) -> str:
         """What the change does to the pool, in the words a reviewer reads first."""
@@ -115,23 +120,44 @@ def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployme
     return load(StackConfig.from_stack_file(config), stack)
 
 
-def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:
-    """The runtime provider of the deployment, its settings over ``environ``."""
-    return Provider.of(deployment.provider, deployment.owner, {**environ, **deployment.env()})
+def runtime_provider(
+    deployment: BaseDeployment,
+    environ: Mapping[str, str],
+    exported: Mapping[str, str] | None = None,
+) -> Provider:
+    """The runtime provider of the deployment, its settings over ``environ``: those the stack
+    exported when it was last brought up (``exported``: ids of what it created, such as a
+    security group, are known only there), else those its stack file gives."""
+    settings = {**deployment.runtime_env(deployment.env()), **(exported or {})}
+    return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
 
 
-def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:
-    """The stack's ``pools`` output: what it keeps now; empty for a stack not brought up."""
+def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, object]:
+    """The stack's outputs; empty for a stack not brought up."""
     try:
-        values = stack_outputs(stack, project=project)
+        return dict(stack_outputs(stack, project=project))
     except StackNotFoundError:
         return {}
+
+
+def kept_now(
+    stack: str, project: str | Path | None = None, outputs: Mapping[str, object] | None = None
+) -> dict[str, dict[str, object]]:
+    """The stack's ``pools`` output (of ``outputs`` when given): what it keeps now; empty for
+    a stack not brought up."""
+    values = outputs_now(stack, project) if outputs is None else outputs
     pools = values.get("pools")
     return (
         {str(k): v for k, v in pools.items() if isinstance(v, dict)}
         if isinstance(pools, dict)
         else {}
     )
+
+
+def exported_env(outputs: Mapping[str, object]) -> dict[str, str]:
+    """The runtime's settings the stack exported (its ``env`` output); empty when none."""
+    env = outputs.get("env")
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
 def kept_ids(pool: Mapping[str, object]) -> set[str]:
@@ -177,24 +203,30 @@ def pool_changes(
     env = os.environ if environ is None else environ
     stack = diff.stack
     deployment = deployment_of(stack, project)
-    outputs = kept_now(stack, project)
+    deployed = outputs_now(stack, project)
+    exported = exported_env(deployed)
+    outputs = kept_now(stack, project, deployed)
     before = {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),
             location=str(pool.get("location", "")),
             kept=len(kept_ids(pool)),
+            market=Market(str(pool.get("market") or Market.ON_DEMAND)).kept,
         )
         for name, pool in outputs.items()
     }
     after = {
-        p.name: PoolSide(machine_type=p.machine_type, location=p.location, kept=p.size)
+        p.name: PoolSide(
+            machine_type=p.machine_type, location=p.location, kept=p.size, market=p.market.kept
+        )
         for p in deployment.pools
     }
-    prices = prices or price_list(deployment.provider, {**env, **deployment.env()})
+    markets = {p.name: p.market for p in deployment.pools}
+    prices = prices or price_list(deployment.provider, {**env, **deployment.env(), **exported})
     notes: list[str] = []
     provider: Provider | None = None
     try:
-        provider = runtime_provider(deployment, env)
+        provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"autoscaler machines unknown: {mask(str(error))}")
 
@@ -223,6 +255,12 @@ def pool_changes(
                 deletes_autoscaler=their_deletes,
                 cost_before=_cost(prices, before.get(name), theirs, keep=True),
                 cost_after=_cost(prices, after.get(name), theirs, keep=name in after),
+                market=markets.get(name, Market.ON_DEMAND),
+                on_demand_after=None
+                if markets.get(name, Market.ON_DEMAND) == Market.ON_DEMAND
+                else _cost(
+                    prices, after.get(name), theirs, keep=name in after, market=Market.ON_DEMAND
+                ),
             )
         )
     if prices.unknown:
@@ -265,19 +303,25 @@ def _deleted_kept(
 
 
 def _cost(
-    prices: PriceList, side: PoolSide | None, autoscaler: Sequence[Machine] | None, *, keep: bool
+    prices: PriceList,
+    side: PoolSide | None,
+    autoscaler: Sequence[Machine] | None,
+    *,
+    keep: bool,
+    market: Market | None = None,
 ) -> Decimal | None:
-    """Kept machines at the side's type and location, plus the autoscaler's when they stay."""
+    """Kept machines at the side's type, location and market, plus the autoscaler's at
+    theirs when they stay; every one at ``market`` when given."""
     total = Decimal(0)
     if side is not None and side.kept:
-        one = prices.monthly(side.machine_type, side.location)
+        one = prices.monthly(side.machine_type, side.location, market or side.market)
         if one is None:
             return None
         total += one * side.kept
     if keep:
         if autoscaler is None:
             return None
-        theirs = prices.total((m.machine_type, m.location) for m in autoscaler)
+        theirs = prices.total((m.machine_type, m.location, market or m.market) for m in autoscaler)
         if theirs is None:
             return None
         total += theirs

@@ -1,9 +1,12 @@
 """An operator's view of a stack's pools: what runs, where the type is in stock, the cost.
 
 Per pool: type, location, architecture, the stack's kept machines and the autoscaler's
-by status, ``max`` (when the stack sets one), the locations with stock of its type now,
-and the monthly cost of what runs now, machines being deleted left out (the cloud's
-prices, ``cost``). Kept machines are those labelled ``orca-managed-by=pulumi``.
+by status, ``max`` (when the stack sets one), its market, the locations with stock of its
+type now, and the monthly cost of what runs now, machines being deleted left out (the
+cloud's prices, ``cost``): each machine at its own market's price (a spot machine at the
+current spot price of its type and zone), and, for a pool that buys spot, beside it what
+the same machines would cost on-demand. Kept machines are those labelled
+``orca-managed-by=pulumi``.
 """
 
 from __future__ import annotations
@@ -19,13 +22,15 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import (
     deployment_of,
+    exported_env,
     is_kept,
     kept_now,
+    outputs_now,
     runtime_provider,
 )
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
-from machines.models import Machine, Status
+from machines.models import Machine, Market, Status
 from machines.provider import Provider
 from machines.secrets import mask
 
@@ -45,6 +50,16 @@ class PoolStatus(BaseModel):
     autoscaler: dict[str, int] | None
     stock: Stock
     monthly: Decimal | None
+    market: Market = Market.ON_DEMAND
+    on_demand_monthly: Decimal | None = None
+    """For a pool that buys spot: the same machines at on-demand prices."""
+
+    def money(self, currency: str) -> str:
+        """The monthly cost, with the on-demand one beside it for a pool that buys spot."""
+        text = money(self.monthly, currency)
+        if self.market == Market.ON_DEMAND:
+            return text
+        return f"{text} (on-demand {money(self.on_demand_monthly, currency)})"
 
 
 class StackStatus(BaseModel):
@@ -71,9 +86,10 @@ class StackStatus(BaseModel):
     def table(self) -> str:
         """The pools as an aligned text table, then the stack's total and any notes."""
         header = [
-            "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX",
+            "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
             "KEPT", "AUTOSCALER", "IN STOCK", "MONTHLY",
         ]  # fmt: skip
+        markets = any(p.market != Market.ON_DEMAND for p in self.pools)
         rows = [header] + [
             [
                 p.pool,
@@ -82,14 +98,17 @@ class StackStatus(BaseModel):
                 p.arch,
                 str(p.size),
                 "-" if p.max is None else str(p.max),
+                p.market.value,
                 _counts(p.kept),
                 _counts(p.autoscaler),
                 p.stock.text(),
-                money(p.monthly, self.currency),
+                p.money(self.currency),
             ]
             for p in self.pools
         ]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        if not markets:  # a stack of on-demand pools only: no column that says nothing
+            rows = [[c for i, c in enumerate(r) if i != header.index("MARKET")] for r in rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = [
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         ]
@@ -117,13 +136,15 @@ def status(
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
     env = os.environ if environ is None else environ
     deployment = deployment_of(stack, project)
-    settings = {**env, **deployment.env()}
-    outputs = kept_now(stack, project)
+    deployed = outputs_now(stack, project)
+    exported = exported_env(deployed)
+    settings = {**env, **deployment.env(), **exported}
+    outputs = kept_now(stack, project, deployed)
     prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []
     provider: Provider | None = None
     try:
-        provider = runtime_provider(deployment, env)
+        provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"machines unknown: {mask(str(error))}")
     configured = {p.name: p for p in deployment.pools}
@@ -142,6 +163,7 @@ def status(
         mine = None if machines is None else [m for m in machines if is_kept(m)]
         theirs = None if machines is None else [m for m in machines if not is_kept(m)]
         billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
+        market = pool.market if pool else Market.ON_DEMAND
         pools.append(
             PoolStatus(
                 pool=name,
@@ -155,7 +177,11 @@ def status(
                 stock=stock(deployment.provider, machine_type, provider, settings),
                 monthly=None
                 if machines is None
-                else prices.total((m.machine_type, m.location) for m in billed),
+                else prices.total((m.machine_type, m.location, m.market) for m in billed),
+                market=market,
+                on_demand_monthly=None
+                if machines is None or market == Market.ON_DEMAND
+                else prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
             )
         )
     if prices.unknown:

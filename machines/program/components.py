@@ -19,7 +19,6 @@ from machines.labels import machine_name, stack_labels
 from machines.program.clouds import CLOUDS
 from machines.program.config import BaseDeployment, Pool, StackConfig
 from machines.program.reaper import Reaper
-from machines.settings import pool_max_env
 
 POOL_TYPE = "orca:machines:Pool"
 
@@ -144,6 +143,7 @@ class MachinePool(pulumi.ComponentResource):
             "machineType": pool.machine_type,
             "location": pool.location,
             "size": pool.size,
+            "market": pool.market.value,
             "arch": self.arch,
             "machines": self.listing,
         }
@@ -153,14 +153,14 @@ def deploy(deployment: BaseDeployment) -> list[MachinePool]:
     """Declare the deployment's shared infrastructure and pools; export the stack outputs.
 
     Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``,
-    with ``ORCA_POOL_MAX`` when a pool has a max)
+    with ``ORCA_POOL_MAX`` when a pool has a max and ``ORCA_POOL_MARKET`` when one is not
+    on-demand)
     and ``pools`` (per pool: type, location, size, arch and machines with id, name,
     address and arch).
     """
     components = importlib.import_module(f"{CLOUDS[deployment.provider]}.components")
     built: Built = components.build(deployment)
-    limits = pool_max_env(deployment.pool_max())
-    env = pulumi.Output.from_input(built.env).apply(lambda settings: {**settings, **limits})
+    env = pulumi.Output.from_input(built.env).apply(deployment.runtime_env)
     pools = [
         MachinePool(
             pool.name,

@@ -29,6 +29,7 @@ from pydantic_core import ErrorDetails
 
 from machines.errors import SettingsError
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
+from machines.models import Market
 from machines.program.clouds import CLOUDS
 from machines.secrets import MASK
 from machines.settings import (
@@ -36,6 +37,9 @@ from machines.settings import (
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
     HCLOUD_TOKEN,
+    market_refusal,
+    pool_market_env,
+    pool_max_env,
 )
 
 PROJECT = "orca-machines"
@@ -181,7 +185,8 @@ class Pool(Model):
     """One pool the stack keeps: ``size`` machines of a type in a location.
 
     ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
-    together: the runtime's ``create`` refuses to pass it (``ORCA_POOL_MAX``).
+    together: the runtime's ``create`` refuses to pass it (``ORCA_POOL_MAX``). ``market``
+    is where the pool's machines, kept and autoscaled, are bought (``ORCA_POOL_MARKET``).
     """
 
     name: str
@@ -189,6 +194,7 @@ class Pool(Model):
     location: Name
     size: StrictInt = Field(ge=0, le=MAX_POOL_SIZE)
     max: StrictInt | None = Field(default=None, ge=1)
+    market: Market = Market.ON_DEMAND
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
 
     @field_validator("name")
@@ -235,6 +241,9 @@ class BaseDeployment(Model):
     ignore, sending the stack to the cloud's defaults (its real API)."""
     missing_hints: ClassVar[dict[str, str]] = {}
     models: ClassVar[tuple[type[BaseModel], ...]] = ()
+    cloud: ClassVar[str] = ""
+    markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
+    """The cloud's name and the markets it sells (``clouds.<kind>.settings``)."""
 
     provider: str
     owner: str
@@ -262,6 +271,9 @@ class BaseDeployment(Model):
                 )
                 continue
             first[pool.name] = i
+            refused = market_refusal(self.cloud, self.markets, pool.name, pool.market)
+            if refused:
+                found.append((f"pools[{i}].market", refused))
             if pool.max is not None and pool.max < pool.size:
                 found.append(
                     (
@@ -290,6 +302,18 @@ class BaseDeployment(Model):
     def pool_max(self) -> dict[str, int]:
         """Each pool's max, for pools that have one (the ``ORCA_POOL_MAX`` variable)."""
         return {pool.name: pool.max for pool in self.pools if pool.max is not None}
+
+    def pool_market(self) -> dict[str, Market]:
+        """Each pool's market (the ``ORCA_POOL_MARKET`` variable leaves on-demand out)."""
+        return {pool.name: pool.market for pool in self.pools}
+
+    def runtime_env(self, settings: Mapping[str, str]) -> dict[str, str]:
+        """The cloud's ``settings`` with what the pools add: their max and their market."""
+        return {
+            **settings,
+            **pool_max_env(self.pool_max()),
+            **pool_market_env(self.pool_market()),
+        }
 
 
 def load(config: StackConfig, stack: str) -> BaseDeployment:

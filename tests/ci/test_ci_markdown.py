@@ -144,3 +144,43 @@ def test_names_cannot_break_the_table_or_the_html():
     assert "| `a\\|b<c>` |" in text
     assert "<b>a|b&lt;c&gt;</b>" in text
     assert "`x'\\|y`" in text
+
+
+def test_a_pool_that_buys_spot_shows_its_market_and_the_on_demand_cost_beside() -> None:
+    spot = StackResult(
+        stack="aws",
+        diff=Diff(
+            stack="aws", changes=(change("create", "aws:ec2/instance:Instance", "aws-ci-3"),)
+        ),
+        pools=StackPools(
+            stack="aws",
+            currency="USD",
+            cost_before=Decimal("12.4100"),
+            cost_after=Decimal("18.6150"),
+            pools=(
+                PoolChange(
+                    pool="ci",
+                    before=PoolSide(
+                        machine_type="t3.small", location="eu-central-1a", kept=2, market="spot"
+                    ),
+                    after=PoolSide(
+                        machine_type="t3.small", location="eu-central-1a", kept=3, market="spot"
+                    ),
+                    autoscaler=0,
+                    deletes_kept=0,
+                    deletes_autoscaler=0,
+                    cost_before=Decimal("12.4100"),
+                    cost_after=Decimal("18.6150"),
+                    market="spot",
+                    on_demand_after=Decimal("45.5520"),
+                ),
+            ),
+        ),
+    )
+
+    text = render([spot])
+
+    assert (
+        "| `ci` | 2 x t3.small (spot) in eu-central-1a → 3 x t3.small (spot) in eu-central-1a "
+        "| 0 | — | 12.41 USD → 18.62 USD (spot; on-demand 45.55 USD) |"
+    ) in text

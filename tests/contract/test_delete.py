@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from machines.errors import ForeignMachineError, InvalidMachineIdError
+from machines.models import Ending, Status
 from testkit.clouds import Cloud
 
 
@@ -86,3 +87,16 @@ def test_a_malformed_id_raises_naming_it_and_deletes_nothing(cloud: Cloud) -> No
 
     assert repr(cloud.malformed_id) in str(raised.value)
     assert cloud.live() == [machine_id]
+
+
+def test_a_deleted_machine_is_listed_as_deleted_never_as_interrupted(cloud: Cloud) -> None:
+    provider = cloud.provider()
+    machine_id = made(cloud)
+    provider.machines("ci")
+    provider.delete(machine_id)
+
+    [machine] = provider.machines("ci")
+
+    assert machine.status == Status.DELETING
+    assert machine.ending == Ending.DELETED
+    assert not machine.interrupted

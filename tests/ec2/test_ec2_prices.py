@@ -1,9 +1,14 @@
-"""EC2 prices where AWS's price list cannot be reached: unknown, with the reason, once."""
+"""EC2 prices: on-demand where AWS's price list cannot be reached (unknown, with the reason,
+once), and spot prices from EC2's DescribeSpotPriceHistory on moto."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from machines.automation.cost import Ec2Prices, money, price_list, region_of
 from machines.automation.stock import stock
+from machines.models import Market
+from testkit.moto_server import free_port
 
 
 def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_world):
@@ -11,7 +16,8 @@ def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_w
     assert isinstance(prices, Ec2Prices)
     assert prices.monthly("t3.micro", "eu-central-1a") is None
     assert prices.unknown.startswith("AWS's price list could not be reached: ")
-    assert money(prices.total([("t3.micro", "eu-central-1a")]), prices.currency) == "price unknown"
+    on_demand = [("t3.micro", "eu-central-1a", Market.ON_DEMAND)]
+    assert money(prices.total(on_demand), prices.currency) == "price unknown"
 
 
 def test_after_one_failure_no_further_price_is_asked(ec2_world):
@@ -34,3 +40,50 @@ def test_ec2_stock_is_the_zones_offering_the_type(ec2_world):
     assert found.locations
     assert all(zone.startswith(ec2_world.env["AWS_REGION"]) for zone in found.locations)
     assert found.text().endswith(" (offered)")
+
+
+def test_a_spot_machine_is_priced_at_the_current_spot_price_of_its_type_and_zone(ec2_world):
+    """moto answers DescribeSpotPriceHistory with one fixed price, 0.00001 USD an hour, for
+    every type and zone it offers (AWS: the price in effect now, per zone)."""
+    prices = price_list("ec2", ec2_world.env)
+
+    spot = prices.monthly("t3.micro", "eu-central-1a", Market.SPOT)
+
+    assert spot == Decimal("0.00001") * 730
+    assert money(spot, prices.currency) == "0.01 USD"
+    assert "spot price" not in prices.unknown
+
+
+def test_spot_and_on_demand_prices_are_asked_apart(ec2_world):
+    prices = price_list("ec2", ec2_world.env)
+    machines = [
+        ("t3.micro", "eu-central-1a", Market.SPOT),
+        ("t3.micro", "eu-central-1a", Market.ON_DEMAND),
+    ]
+
+    assert prices.total(machines[:1]) == Decimal("0.00730")
+    assert prices.total(machines) is None
+    assert prices.unknown.startswith("AWS's price list could not be reached: ")
+
+
+def test_a_zone_without_a_spot_price_is_unknown_saying_so(ec2_world):
+    prices = price_list("ec2", ec2_world.env)
+
+    assert prices.monthly("t3.micro", "eu-central-1z", Market.SPOT) is None
+    assert (
+        "EC2's DescribeSpotPriceHistory has no Linux/UNIX spot price of t3.micro in eu-central-1z"
+        in prices.unknown
+    )
+
+
+def test_an_unreachable_ec2_leaves_the_spot_price_unknown_with_the_reason(ec2_world):
+    closed = f"http://127.0.0.1:{free_port()}"
+    env = {**ec2_world.env, "AWS_ENDPOINT_URL": closed, "ORCA_REQUEST_TIMEOUT": "1"}
+    prices = price_list("ec2", env)
+
+    assert prices.monthly("t3.micro", "eu-central-1a", Market.SPOT) is None
+    assert prices.unknown.startswith(
+        "the spot price of t3.micro in eu-central-1a could not be read from EC2's "
+        "DescribeSpotPriceHistory: "
+    )
+    assert "testing" not in prices.unknown

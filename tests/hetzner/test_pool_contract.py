@@ -1,6 +1,7 @@
 """The pool contract on Hetzner, against the emulator, checked through the official client:
 the stack's servers (``orca-managed-by=pulumi``) are told apart and never deleted, the
-stack's names are refused, a pool's max holds, and reaping takes only the autoscaler's."""
+stack's names are refused, a pool's max holds, a spot market is refused, and reaping takes
+only the autoscaler's."""
 
 import pytest
 from hcloud import Client
@@ -96,6 +97,26 @@ def test_a_malformed_pool_max_names_the_variable(
     monkeypatch.setenv("ORCA_POOL_MAX", "ci=many")
     with pytest.raises(SettingsError, match="ORCA_POOL_MAX item 'ci=many' is not POOL=NUMBER"):
         Provider.of("hetzner", owner=OWNER)
+
+
+@pytest.mark.parametrize("market", ["spot", "spot-then-on-demand"])
+def test_a_spot_market_is_refused_on_hetzner_naming_the_variable_and_why(
+    hetzner_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, market: str
+) -> None:
+    monkeypatch.setenv("ORCA_POOL_MARKET", f"ci={market}")
+    with pytest.raises(
+        SettingsError,
+        match=f"ORCA_POOL_MARKET: pool ci asks for market {market}, but Hetzner Cloud has no "
+        "spot market",
+    ):
+        Provider.of("hetzner", owner=OWNER)
+
+
+def test_an_on_demand_market_is_hetzners_own(
+    hetzner_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_POOL_MARKET", "ci=on-demand")
+    assert Provider.of("hetzner", owner=OWNER).market("ci") == "on-demand"
 
 
 def test_reaping_takes_only_the_autoscalers_servers_of_owner_and_pool(

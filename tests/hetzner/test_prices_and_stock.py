@@ -7,6 +7,9 @@ from decimal import Decimal
 from machines.automation.cost import HetznerPrices, money, price_list
 from machines.automation.stock import stock
 from machines.clouds.hetzner.settings import HetznerSettings
+from machines.models import Market
+
+ON_DEMAND = Market.ON_DEMAND
 
 
 def listed(hcloud, machine_type: str, location: str) -> Decimal:
@@ -27,7 +30,7 @@ def test_a_price_is_the_api_s_net_monthly_price_for_the_type_and_location(hetzne
 
 def test_a_pool_costs_the_sum_of_its_machines(hetzner_env, hcloud):
     prices = price_list("hetzner", hetzner_env)
-    machines = [("cx23", "fsn1")] * 3 + [("cax11", "hel1")] * 7
+    machines = [("cx23", "fsn1", ON_DEMAND)] * 3 + [("cax11", "hel1", ON_DEMAND)] * 7
     expected = 3 * listed(hcloud, "cx23", "fsn1") + 7 * listed(hcloud, "cax11", "hel1")
     assert prices.total(machines) == expected
     assert money(prices.total(machines), prices.currency) == f"{expected:.2f} EUR"
@@ -44,7 +47,7 @@ def test_the_price_list_is_read_once(hetzner_env, emulator):
 def test_a_type_or_location_without_a_price_is_unknown_and_so_is_the_total(hetzner_env):
     prices = price_list("hetzner", hetzner_env)
     assert prices.monthly("cx23", "mars1") is None
-    assert prices.total([("cx23", "fsn1"), ("nope", "fsn1")]) is None
+    assert prices.total([("cx23", "fsn1", ON_DEMAND), ("nope", "fsn1", ON_DEMAND)]) is None
     assert money(None, "EUR") == "price unknown"
 
 

@@ -186,6 +186,20 @@ BAD = {
         "stack test: sshKeys[0].name: name 'CI' is not a host name",
     ),
     "same key twice": (hetzner(sshKeys=["ops", "ops"]), "stack test: sshKeys[1]: SSH key 'ops'"),
+    "spot pool on hetzner": (
+        with_pool(hetzner(), 0, market="spot"),
+        "stack test: pools[0].market: pool x86 asks for market spot, but Hetzner Cloud has no "
+        "spot market (it sells on-demand only): set the pool's market to on-demand",
+    ),
+    "spot-then-on-demand pool on hetzner": (
+        with_pool(hetzner(), 1, market="spot-then-on-demand"),
+        "stack test: pools[1].market: pool arm asks for market spot-then-on-demand, but "
+        "Hetzner Cloud has no spot market",
+    ),
+    "unknown market": (
+        with_pool(ec2(), 0, market="preemptible"),
+        "stack test: pools[0].market: must be 'on-demand', 'spot' or 'spot-then-on-demand'",
+    ),
     "unknown rule key": (
         ec2(securityGroup={"name": "g", "vpc": "vpc-1", "ingress": [{"protocol": "tcp"}]}),
         "stack test: securityGroup.ingress[0].sourceIps: is missing",
@@ -319,3 +333,16 @@ def test_plain_user_data_is_warned_about_and_secret_user_data_is_not() -> None:
 
     secret = StackConfig.from_stack_file(with_pool(hetzner(), 1, userData={"secure": "v1:abc"}))
     assert plain_user_data(secret, load(secret, "test")) == []
+
+
+@pytest.mark.parametrize("market", ["on-demand", "spot", "spot-then-on-demand"])
+def test_an_ec2_pool_takes_every_market(market: str) -> None:
+    deployment = load(StackConfig.from_stack_file(with_pool(ec2(), 0, market=market)), "test")
+    assert deployment.pools[0].market == market
+    assert deployment.pools[1].market == "on-demand"
+
+
+def test_a_hetzner_pool_is_on_demand_by_default_and_may_say_so() -> None:
+    config = with_pool(hetzner(), 0, market="on-demand")
+    deployment = load(StackConfig.from_stack_file(config), "test")
+    assert [pool.market for pool in deployment.pools] == ["on-demand", "on-demand"]

@@ -204,6 +204,38 @@ def test_a_pools_max_is_exported_with_the_runtime_settings() -> None:
         assert "ORCA_POOL_MAX" not in run(config).outputs["env"]
 
 
+def test_a_pools_market_is_exported_with_the_runtime_settings_unless_on_demand() -> None:
+    pools = copy.deepcopy(ec2()[POOLS])
+    pools[0]["market"] = "spot"
+    pools[1]["market"] = "on-demand"
+    env = run({**ec2(), POOLS: pools}).outputs["env"]
+    assert env["ORCA_POOL_MARKET"] == "arm=spot"
+    assert "ORCA_POOL_MARKET" not in run(ec2()).outputs["env"]
+
+
+def test_a_spot_pools_kept_instances_are_one_time_spot_instances_ending_on_interruption() -> None:
+    pools = copy.deepcopy(ec2()[POOLS])
+    pools[0]["market"] = "spot"
+    pools[1]["market"] = "spot-then-on-demand"
+    instances = {r.name: r.inputs for r in run({**ec2(), POOLS: pools}).of_type(INSTANCE)}
+
+    spot = {
+        "marketType": "spot",
+        "spotOptions": {
+            "spotInstanceType": "one-time",
+            "instanceInterruptionBehavior": "terminate",
+        },
+    }
+    assert instances["test-arm-1"]["instanceMarketOptions"] == spot
+    assert instances["test-arm-2"]["instanceMarketOptions"] == spot
+    assert "instanceMarketOptions" not in instances["test-x86-1"]
+
+
+def test_an_on_demand_pools_instances_have_no_market_options() -> None:
+    for inputs in (r.inputs for r in run(ec2()).of_type(INSTANCE)):
+        assert "instanceMarketOptions" not in inputs
+
+
 def test_a_stack_keeps_its_machines_labelled_for_the_runtime_to_leave_alone() -> None:
     for server in run(hetzner()).of_type(SERVER):
         assert server.inputs["labels"]["orca-managed-by"] == "pulumi"

@@ -1,9 +1,20 @@
+import re
+
 import pytest
 
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import SettingsError
-from machines.settings import ORCA_POOL_MAX, Timeouts, pool_max, pool_max_env
+from machines.models import Market
+from machines.settings import (
+    ORCA_POOL_MARKET,
+    ORCA_POOL_MAX,
+    Timeouts,
+    pool_market,
+    pool_market_env,
+    pool_max,
+    pool_max_env,
+)
 
 TOKEN = "t" * 64
 
@@ -138,6 +149,29 @@ def test_pool_max_reads_pool_number_pairs_and_writes_them_back() -> None:
     for bad in ("lab", "lab=-1", "=3", "lab=2,lab=3", "lab=2,"):
         with pytest.raises(SettingsError, match=ORCA_POOL_MAX):
             pool_max({ORCA_POOL_MAX: bad})
+
+
+def test_pool_market_reads_pool_market_pairs_and_writes_back_those_not_on_demand() -> None:
+    assert pool_market({}) == {}
+    read = pool_market({ORCA_POOL_MARKET: "ci=spot,lab=spot-then-on-demand,ops=on-demand"})
+    assert read == {"ci": Market.SPOT, "lab": Market.SPOT_THEN_ON_DEMAND, "ops": Market.ON_DEMAND}
+    assert pool_market_env(read) == {ORCA_POOL_MARKET: "ci=spot,lab=spot-then-on-demand"}
+    assert pool_market_env({"ops": Market.ON_DEMAND}) == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("ci", "is not POOL=MARKET"),
+        ("=spot", "is not POOL=MARKET"),
+        ("ci=cheap", "'cheap' is not a market: use on-demand, spot, spot-then-on-demand"),
+        ("ci=spot,ci=on-demand", "names pool 'ci' more than once"),
+        ("ci=spot,", "has an empty item"),
+    ],
+)
+def test_a_malformed_pool_market_names_the_variable_and_what_to_write(value, why) -> None:
+    with pytest.raises(SettingsError, match=f"{ORCA_POOL_MARKET}.*{re.escape(why)}"):
+        pool_market({ORCA_POOL_MARKET: value})
 
 
 def test_a_token_with_a_line_break_inside_is_refused_without_showing_it():

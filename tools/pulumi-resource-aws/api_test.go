@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -410,5 +411,79 @@ func TestConfigureValidatesCredentialsWithSTS(t *testing.T) {
 	_, err := p.Configure(context.Background(), &pulumirpc.ConfigureRequest{Args: args})
 	if err == nil || !strings.Contains(err.Error(), "No valid credential sources found") {
 		t.Fatalf("no credentials: %v", err)
+	}
+}
+
+func spotOptions() resource.PropertyValue {
+	return resource.NewObjectProperty(resource.PropertyMap{
+		"marketType": strProp("spot"),
+		"spotOptions": resource.NewObjectProperty(resource.PropertyMap{
+			"instanceInterruptionBehavior": strProp("terminate"),
+			"spotInstanceType":             strProp("one-time"),
+		}),
+	})
+}
+
+// launchWeb creates the web instance, on the spot market when spot: its id, inputs and state.
+func (h *harness) launchWeb(spot bool) (string, resource.PropertyMap, resource.PropertyMap) {
+	h.t.Helper()
+	vpc, subnet := h.network()
+	inputs := webInputs(subnet, h.securityGroup(vpc))
+	if spot {
+		inputs["instanceMarketOptions"] = spotOptions()
+	}
+	in := h.check(instanceToken, "web", nil, inputs)
+	id, state := h.create(instanceToken, "web", in)
+	return id, in, state
+}
+
+func TestSpotInstanceLaunchesOnTheSpotMarketAndKeepsItsOptions(t *testing.T) {
+	h := newHarness(t)
+	id, in, state := h.launchWeb(true)
+
+	if inst := h.instance(id); inst.InstanceLifecycle != ec2types.InstanceLifecycleTypeSpot {
+		t.Fatalf("instance lifecycle %q, want spot", inst.InstanceLifecycle)
+	}
+	if state["instanceLifecycle"].StringValue() != "spot" || !state["instanceMarketOptions"].DeepEquals(spotOptions()) {
+		t.Fatalf("state: %v %v", state["instanceLifecycle"], state["instanceMarketOptions"])
+	}
+	read, _ := h.read(instanceToken, "web", id, state, in)
+	if d := h.diff(instanceToken, "web", id, read, in); d.Changes != pulumirpc.DiffResponse_DIFF_NONE {
+		t.Fatalf("no diff against its refreshed state, got %v", d.Diffs)
+	}
+}
+
+func TestAnOnDemandInstanceHasNoMarketOptions(t *testing.T) {
+	_, _, state := newHarness(t).launchWeb(false)
+	if _, ok := state["instanceMarketOptions"]; ok || state["instanceLifecycle"].StringValue() != "" {
+		t.Fatalf("state: %v %v", state["instanceMarketOptions"], state["instanceLifecycle"])
+	}
+}
+
+func TestAnInterruptedInstanceReadsAsGoneSayingWhy(t *testing.T) {
+	h := newHarness(t)
+	id, in, state := h.launchWeb(true)
+
+	h.interrupt(id)
+
+	if got, _ := h.read(instanceToken, "web", id, state, in); got != nil {
+		t.Fatalf("an interrupted instance is gone, read %v", got)
+	}
+	_, err := findInstance(context.Background(), h.c, id)
+	var gone goneError
+	if !errors.As(err, &gone) || !strings.Contains(gone.notice(), "was interrupted: EC2 took its spot capacity back") {
+		t.Fatalf("want an interruption notice, got %v", err)
+	}
+	h.delete(instanceToken, "web", id, state) // gone: nothing to do
+}
+
+func TestADeletedInstanceReadsAsGoneWithoutANotice(t *testing.T) {
+	h := newHarness(t)
+	id, _, state := h.launchWeb(false)
+	h.delete(instanceToken, "web", id, state)
+	_, err := findInstance(context.Background(), h.c, id)
+	var gone goneError
+	if !errors.As(err, &gone) || gone.notice() != "" {
+		t.Fatalf("want a gone instance without a notice, got %v", err)
 	}
 }

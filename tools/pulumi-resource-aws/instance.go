@@ -14,7 +14,10 @@ package main
 //     starts the instance, unless the two types share no architecture: then it replaces;
 //   - vpcSecurityGroupIds (the primary network interface's groups), iamInstanceProfile (the
 //     association), tags and volumeTags update in place;
-//   - delete turns API termination protection off, terminates and waits for "terminated".
+//   - delete turns API termination protection off, terminates and waits for "terminated";
+//   - instanceMarketOptions (spot capacity) goes into RunInstances; a change replaces the
+//     instance; a spot instance's options are read back from its spot request; an instance
+//     EC2 terminated (an interruption among others) reads as gone, and the engine hears why.
 
 import (
 	"context"
@@ -22,6 +25,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,6 +68,9 @@ var instanceSpec = &resourceSpec{
 				"instance, or replaces it with userDataReplaceOnChange."},
 		{name: "userDataReplaceOnChange", kind: kBool, input: true, output: true, def: defaultOf(boolProp(false)),
 			desc: "Whether a userData change replaces the instance instead of stopping and starting it."},
+		{name: "instanceMarketOptions", kind: kObject, input: true, output: true, computed: true, replace: true,
+			equal: givenEqual, fields: marketOptionsFields, ref: marketOptionsType,
+			desc: "Market of the instance: spot capacity with its options. A change replaces the instance."},
 		{name: "tags", kind: kStringMap, input: true, output: true, desc: "Tags of the instance."},
 		{name: "volumeTags", kind: kStringMap, input: true, output: true,
 			desc: "Tags of the instance's volumes, set at launch."},
@@ -90,12 +97,14 @@ var instanceSpec = &resourceSpec{
 		{name: "tenancy", kind: kString, output: true, desc: "Tenancy."},
 		{name: "disableApiTermination", kind: kBool, output: true, desc: "Termination protection (off)."},
 		{name: "tagsAll", kind: kStringMap, output: true, desc: "Tags, including the provider's default tags (none here)."},
+		{name: "instanceLifecycle", kind: kString, output: true, desc: "spot for a spot instance, else empty."},
+		{name: "spotInstanceRequestId", kind: kString, output: true, desc: "The spot request of a spot instance."},
 	},
 	unsupported: []string{
 		"associatePublicIpAddress", "availabilityZone", "capacityReservationSpecification", "cpuOptions",
 		"creditSpecification", "disableApiStop", "disableApiTermination", "ebsBlockDevices", "ebsOptimized",
 		"enablePrimaryIpv6", "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId",
-		"hostResourceGroupArn", "instanceInitiatedShutdownBehavior", "instanceMarketOptions",
+		"hostResourceGroupArn", "instanceInitiatedShutdownBehavior",
 		"ipv6AddressCount", "ipv6Addresses", "keyName", "launchTemplate", "maintenanceOptions",
 		"metadataOptions", "monitoring", "networkInterfaces", "placementGroup", "placementGroupId",
 		"placementPartitionNumber", "primaryNetworkInterface", "privateDnsNameOptions", "privateIp",
@@ -103,6 +112,150 @@ var instanceSpec = &resourceSpec{
 		"sourceDestCheck", "tenancy", "userDataBase64",
 	},
 	keepInputs: []string{"userData"},
+}
+
+const (
+	marketOptionsType = "aws:ec2/InstanceInstanceMarketOptions:InstanceInstanceMarketOptions"
+	spotOptionsType   = "aws:ec2/InstanceInstanceMarketOptionsSpotOptions:InstanceInstanceMarketOptionsSpotOptions"
+)
+
+// The instance_market_options block of the terraform provider (Optional, Computed, ForceNew,
+// MaxItems 1, every field Optional and Computed), flattened to objects as pulumi-aws has it.
+var spotOptionsFields = []prop{
+	{name: "instanceInterruptionBehavior", kind: kString, input: true, output: true,
+		desc: "hibernate, stop or terminate (EC2's default)."},
+	{name: "maxPrice", kind: kString, input: true, output: true,
+		desc: "The most an hour may cost; EC2's default is the on-demand price."},
+	{name: "spotInstanceType", kind: kString, input: true, output: true,
+		desc: "one-time (EC2's default) or persistent."},
+	{name: "validUntil", kind: kString, input: true, output: true,
+		desc: "End of a persistent request, RFC 3339."},
+}
+
+var marketOptionsFields = []prop{
+	{name: "marketType", kind: kString, input: true, output: true, desc: "spot (the default)."},
+	{name: "spotOptions", kind: kObject, input: true, output: true, fields: spotOptionsFields, ref: spotOptionsType,
+		desc: "Options of the spot request."},
+}
+
+// enumFailure is the terraform provider's enum.Validate message.
+func enumFailure(path, got string, valid ...string) *pulumirpc.CheckFailure {
+	return failure(path, "expected %s to be one of %s, got %s", path, "["+strings.Join(valid, " ")+"]", got)
+}
+
+// checkMarketOptions validates instanceMarketOptions as the provider's schema and EC2 do.
+func checkMarketOptions(n view) []*pulumirpc.CheckFailure {
+	v, ok := n.get("instanceMarketOptions")
+	if !ok || !v.IsObject() || v.ContainsUnknowns() {
+		return nil
+	}
+	const path = "instanceMarketOptions"
+	mo := view(v.ObjectValue())
+	var failures []*pulumirpc.CheckFailure
+	switch t := mo.str("marketType"); t {
+	case "", "spot":
+	case "capacity-block", "interruptible-capacity-reservation":
+		failures = append(failures, failure(path+".marketType",
+			"marketType %q is not supported by %s (only spot)", t, standIn))
+	default:
+		failures = append(failures, enumFailure(path+".marketType", t,
+			"spot", "capacity-block", "interruptible-capacity-reservation"))
+	}
+	so, ok := mo.get("spotOptions")
+	if !ok || !so.IsObject() {
+		return failures
+	}
+	spot := view(so.ObjectValue())
+	behavior, kind := spot.str("instanceInterruptionBehavior"), spot.str("spotInstanceType")
+	if behavior != "" && !slices.Contains([]string{"hibernate", "stop", "terminate"}, behavior) {
+		failures = append(failures, enumFailure(path+".spotOptions.instanceInterruptionBehavior", behavior,
+			"hibernate", "stop", "terminate"))
+	}
+	if kind != "" && !slices.Contains([]string{"one-time", "persistent"}, kind) {
+		failures = append(failures, enumFailure(path+".spotOptions.spotInstanceType", kind, "one-time", "persistent"))
+	}
+	if kind == "persistent" && (behavior == "" || behavior == "terminate") {
+		failures = append(failures, failure(path+".spotOptions.spotInstanceType",
+			"persistent spot requests need instanceInterruptionBehavior hibernate or stop (EC2 refuses terminate)"))
+	}
+	if until := spot.str("validUntil"); until != "" {
+		if _, err := time.Parse(time.RFC3339, until); err != nil {
+			failures = append(failures, failure(path+".spotOptions.validUntil",
+				"validUntil %q is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SSZ)", until))
+		}
+	}
+	return failures
+}
+
+// marketOptionsRequest is RunInstances' InstanceMarketOptions for the input (spot by default).
+func marketOptionsRequest(mo view) *ec2types.InstanceMarketOptionsRequest {
+	out := &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}
+	if t := mo.str("marketType"); t != "" {
+		out.MarketType = ec2types.MarketType(t)
+	}
+	so, ok := mo.get("spotOptions")
+	if !ok || !so.IsObject() {
+		return out
+	}
+	spot := view(so.ObjectValue())
+	opts := &ec2types.SpotMarketOptions{}
+	if v := spot.str("instanceInterruptionBehavior"); v != "" {
+		opts.InstanceInterruptionBehavior = ec2types.InstanceInterruptionBehavior(v)
+	}
+	if v := spot.str("maxPrice"); v != "" {
+		opts.MaxPrice = aws.String(v)
+	}
+	if v := spot.str("spotInstanceType"); v != "" {
+		opts.SpotInstanceType = ec2types.SpotInstanceType(v)
+	}
+	if v := spot.str("validUntil"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			opts.ValidUntil = aws.Time(t)
+		}
+	}
+	out.SpotOptions = opts
+	return out
+}
+
+// readMarketOptions is the state's instanceMarketOptions: read from the spot request of a spot
+// instance (as the terraform provider reads it), absent for an on-demand one. A spot instance
+// without a spot request (moto's server makes none) keeps the options it was launched with.
+func readMarketOptions(ctx context.Context, c *clients, inst *ec2types.Instance, args view,
+) (resource.PropertyValue, bool, error) {
+	requestID := aws.ToString(inst.SpotInstanceRequestId)
+	if requestID == "" || inst.InstanceLifecycle == "" {
+		if inst.InstanceLifecycle != ec2types.InstanceLifecycleTypeSpot {
+			return resource.PropertyValue{}, false, nil
+		}
+		if v, ok := args.get("instanceMarketOptions"); ok {
+			return v, true, nil
+		}
+		return resource.NewObjectProperty(resource.PropertyMap{"marketType": strProp("spot")}), true, nil
+	}
+	out, err := c.ec2.DescribeSpotInstanceRequests(ctx, &ec2.DescribeSpotInstanceRequestsInput{
+		SpotInstanceRequestIds: []string{requestID},
+	})
+	if err != nil {
+		return resource.PropertyValue{}, false, fmt.Errorf("reading EC2 Spot Instance Request (%s): %w", requestID, apiError(err))
+	}
+	if len(out.SpotInstanceRequests) == 0 {
+		return resource.PropertyValue{}, false, fmt.Errorf("reading EC2 Spot Instance Request (%s): not found", requestID)
+	}
+	r := out.SpotInstanceRequests[0]
+	spot := resource.PropertyMap{
+		"instanceInterruptionBehavior": strProp(string(r.InstanceInterruptionBehavior)),
+		"spotInstanceType":             strProp(string(r.Type)),
+	}
+	if r.SpotPrice != nil {
+		spot["maxPrice"] = strProp(aws.ToString(r.SpotPrice))
+	}
+	if r.ValidUntil != nil {
+		spot["validUntil"] = strProp(r.ValidUntil.UTC().Format(time.RFC3339))
+	}
+	return resource.NewObjectProperty(resource.PropertyMap{
+		"marketType":  strProp("spot"),
+		"spotOptions": resource.NewObjectProperty(spot),
+	}), true, nil
 }
 
 func (instanceResource) spec() *resourceSpec { return instanceSpec }
@@ -186,6 +339,7 @@ func (instanceResource) check(_ *pulumirpc.CheckRequest, _, news resource.Proper
 			failures = append(failures, failure(k, "%s=true is not supported by %s (only false)", k, standIn))
 		}
 	}
+	failures = append(failures, checkMarketOptions(n)...)
 	if n.known("tags") {
 		failures = append(failures, checkTags("tags", n.strMap("tags"))...)
 	}
@@ -253,6 +407,9 @@ func (instanceResource) create(ctx context.Context, c *clients, news resource.Pr
 	if ud := n.str("userData"); ud != "" {
 		in.UserData = aws.String(base64Once(ud))
 	}
+	if mo, ok := n.get("instanceMarketOptions"); ok && mo.IsObject() {
+		in.InstanceMarketOptions = marketOptionsRequest(view(mo.ObjectValue()))
+	}
 	in.TagSpecifications = append(tagSpec(ec2types.ResourceTypeInstance, n.strMap("tags")),
 		tagSpec(ec2types.ResourceTypeVolume, n.strMap("volumeTags"))...)
 
@@ -282,7 +439,30 @@ func (instanceResource) create(ctx context.Context, c *clients, news resource.Pr
 	return id, state, nil
 }
 
-// findInstance reads an instance; a terminated or unknown one is errNotFound.
+// spotInterruption is the state reason code of an instance EC2 took back from the spot market.
+const spotInterruption = "Server.SpotInstanceTermination"
+
+// goneError is errNotFound for an instance EC2 reports terminated, with EC2's state reason.
+type goneError struct {
+	id, code, message string
+}
+
+func (e goneError) Error() string {
+	return fmt.Sprintf("EC2 Instance (%s) is terminated: %s", e.id, e.message)
+}
+
+func (e goneError) Is(target error) bool { return target == errNotFound }
+
+// notice is what the engine is told when a refresh finds the instance gone, or "".
+func (e goneError) notice() string {
+	if e.code != spotInterruption {
+		return ""
+	}
+	return fmt.Sprintf("EC2 Instance (%s) was interrupted: EC2 took its spot capacity back (%s); "+
+		"it is gone from the state, and the next `up` launches it again", e.id, e.message)
+}
+
+// findInstance reads an instance; a terminated (goneError) or unknown one is errNotFound.
 func findInstance(ctx context.Context, c *clients, id string) (*ec2types.Instance, error) {
 	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	if hasCode(err, "InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed") {
@@ -298,7 +478,11 @@ func findInstance(ctx context.Context, c *clients, id string) (*ec2types.Instanc
 				continue
 			}
 			if inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated {
-				return nil, errNotFound
+				gone := goneError{id: id}
+				if inst.StateReason != nil {
+					gone.code, gone.message = aws.ToString(inst.StateReason.Code), aws.ToString(inst.StateReason.Message)
+				}
+				return nil, gone
 			}
 			return inst, nil
 		}
@@ -312,7 +496,7 @@ func waitInstance(ctx context.Context, c *clients, id string, pending []string, 
 	var found *ec2types.Instance
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
 		inst, err := findInstance(ctx, c, id)
-		if err == errNotFound && target == string(ec2types.InstanceStateNameTerminated) {
+		if errors.Is(err, errNotFound) && target == string(ec2types.InstanceStateNameTerminated) {
 			return true, nil
 		}
 		if err != nil {
@@ -371,6 +555,13 @@ func instanceStateOf(ctx context.Context, c *clients, inst *ec2types.Instance, a
 		"userDataReplaceOnChange":  boolProp(args.boolean("userDataReplaceOnChange")),
 		"getPasswordData":          boolProp(false),
 		"forceDestroy":             boolProp(false),
+		"instanceLifecycle":        strProp(string(inst.InstanceLifecycle)),
+		"spotInstanceRequestId":    strProp(aws.ToString(inst.SpotInstanceRequestId)),
+	}
+	if market, ok, err := readMarketOptions(ctx, c, inst, args); err != nil {
+		return nil, err
+	} else if ok {
+		m["instanceMarketOptions"] = market
 	}
 	if inst.State != nil {
 		m["instanceState"] = strProp(string(inst.State.Name))
@@ -455,7 +646,8 @@ func (instanceResource) preview(region string, news resource.PropertyMap) resour
 	}
 	for _, k := range []resource.PropertyKey{"arn", "instanceState", "availabilityZone", "privateIp", "privateDns",
 		"publicIp", "publicDns", "primaryNetworkInterfaceId", "securityGroups", "keyName",
-		"associatePublicIpAddress", "sourceDestCheck", "ebsOptimized", "monitoring", "tenancy"} {
+		"associatePublicIpAddress", "sourceDestCheck", "ebsOptimized", "monitoring", "tenancy",
+		"instanceLifecycle", "spotInstanceRequestId"} {
 		out[k] = unknown()
 	}
 	return withDefaults(out, resource.PropertyMap{

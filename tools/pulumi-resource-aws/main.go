@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/diag"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/cmdutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
@@ -432,6 +433,10 @@ func (p *awsProvider) Read(ctx context.Context, req *pulumirpc.ReadRequest) (*pu
 	defer done()
 	newState, err := r.read(ctx, c, req.GetId(), state, inputs)
 	if errors.Is(err, errNotFound) {
+		var gone goneError
+		if errors.As(err, &gone) && gone.notice() != "" && p.host != nil {
+			_ = p.host.Log(ctx, diag.Warning, resource.URN(req.GetUrn()), gone.notice())
+		}
 		return &pulumirpc.ReadResponse{Id: ""}, nil
 	}
 	if err != nil {

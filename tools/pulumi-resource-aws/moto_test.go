@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,9 @@ func motoURL(t *testing.T) string {
 			moto.err = err
 			return
 		}
-		cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+		// moto's server with the spot interruption it lacks (testkit/moto_spot.py, beside .venv).
+		server := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(python))), "testkit", "moto_spot.py")
+		cmd := exec.Command(python, server, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 		cmd.Env = append(os.Environ(), "MOTO_AMIS_PATH="+amis, "MOTO_ENABLE_AMI_VALIDATION=true",
 			"MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true")
 		cmd.Stdout, cmd.Stderr = log, log
@@ -202,6 +205,20 @@ func newHarness(t *testing.T) *harness {
 
 func urn(typ, name string) string {
 	return fmt.Sprintf("urn:pulumi:test::orca::%s::%s", typ, name)
+}
+
+// interrupt ends a spot instance as EC2 does when it takes the capacity back (moto itself cannot).
+func (h *harness) interrupt(id string) {
+	h.t.Helper()
+	resp, err := http.PostForm(moto.url+"/orca-test/spot-interruption",
+		url.Values{"InstanceId": {id}, "Region": {"eu-central-1"}})
+	if err != nil {
+		h.t.Fatalf("interrupting %s: %v", id, err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("interrupting %s: %s", id, resp.Status)
+	}
 }
 
 func (h *harness) mustMarshal(m resource.PropertyMap) *structpb.Struct {

@@ -221,6 +221,7 @@ const (
 	kStringSet  // a set: order and duplicates do not matter
 	kStringMap
 	kObjectList // a list of objects, each described by the prop's fields
+	kObject     // one object described by the prop's fields (a terraform block of MaxItems 1)
 )
 
 // prop describes one property of a resource the way pulumi-aws names it.
@@ -239,9 +240,11 @@ type prop struct {
 	// replaceIf, when set, makes a change of this property replace the resource when it
 	// answers true (the terraform provider's CustomizeDiff ForceNewIf).
 	replaceIf func(olds, news view) bool
-	// fields describe the objects of a kObjectList.
+	// fields describe the objects of a kObjectList or kObject.
 	fields []prop
-	desc   string
+	// ref is the schema type token of a kObject.
+	ref  string
+	desc string
 }
 
 func defaultOf(v resource.PropertyValue) *resource.PropertyValue { return &v }
@@ -312,6 +315,9 @@ func checkProps(props []prop, unsupported []string, news view, prefix string) []
 			failures = append(failures, failure(path, "property %q %s", path, msg))
 			continue
 		}
+		if p.kind == kObject {
+			failures = append(failures, checkProps(p.fields, nil, view(v.ObjectValue()), path+".")...)
+		}
 		if p.kind == kObjectList {
 			for i, e := range v.ArrayValue() {
 				if e.IsObject() {
@@ -364,6 +370,10 @@ func checkKind(k kind, v resource.PropertyValue) string {
 				return fmt.Sprintf("value of %q must be a string", mk)
 			}
 		}
+	case kObject:
+		if !v.IsObject() {
+			return "must be an object"
+		}
 	case kObjectList:
 		if !v.IsArray() {
 			return "must be a list of objects"
@@ -396,10 +406,29 @@ func zero(k kind) resource.PropertyValue {
 		return numProp(0)
 	case kStringList, kStringSet, kObjectList:
 		return resource.NewArrayProperty(nil)
-	case kStringMap:
+	case kStringMap, kObject:
 		return resource.NewObjectProperty(resource.PropertyMap{})
 	}
 	return strProp("")
+}
+
+// givenEqual: every field the new input gives (recursively) is what the old state has; fields
+// it leaves out are the provider's to fill (terraform's Optional and Computed block fields).
+func givenEqual(old, new resource.PropertyValue, _ view) bool {
+	if !new.IsObject() || !old.IsObject() {
+		return equalValues(old, new)
+	}
+	olds := old.ObjectValue()
+	for k, n := range new.ObjectValue() {
+		if n.IsNull() {
+			continue
+		}
+		o, ok := olds[k]
+		if !ok || !givenEqual(o, n, nil) {
+			return false
+		}
+	}
+	return true
 }
 
 func valueOr(v view, p *prop) resource.PropertyValue {

@@ -25,6 +25,8 @@ func typeOf(p prop) obj {
 		return obj{"type": "array", "items": obj{"type": "string"}}
 	case kStringMap:
 		return obj{"type": "object", "additionalProperties": obj{"type": "string"}}
+	case kObject:
+		return obj{"$ref": "#/types/" + p.ref}
 	case kObjectList:
 		ref := ingressType
 		switch p.name {
@@ -122,9 +124,11 @@ func schemaJSON() (string, error) {
 			getInstanceTypeToken: functionSchema(invokes[getInstanceTypeToken], "Details of one EC2 instance type."),
 		},
 		"types": obj{
-			ingressType: objectType(ruleFields),
-			egressType:  objectType(ruleFields),
-			filterType:  objectType(filterFields),
+			ingressType:       objectType(ruleFields),
+			egressType:        objectType(ruleFields),
+			filterType:        objectType(filterFields),
+			marketOptionsType: objectType(marketOptionsFields),
+			spotOptionsType:   objectType(spotOptionsFields),
 		},
 	}
 	b, err := json.Marshal(pkg)

@@ -248,3 +248,66 @@ func TestSchemaIsValidJSONNamingEveryToken(t *testing.T) {
 		}
 	}
 }
+
+func marketOptions(marketType string, spot resource.PropertyMap) resource.PropertyValue {
+	m := resource.PropertyMap{"marketType": strProp(marketType)}
+	if spot != nil {
+		m["spotOptions"] = resource.NewObjectProperty(spot)
+	}
+	return resource.NewObjectProperty(m)
+}
+
+func TestMarketOptionsReplaceWhenChangedAndFieldsLeftOutNeverDiff(t *testing.T) {
+	in := instanceInputs()
+	in["instanceMarketOptions"] = marketOptions("spot", resource.PropertyMap{
+		"instanceInterruptionBehavior": strProp("terminate")})
+	st := instanceStateOfInputs(in)
+	st["instanceMarketOptions"] = marketOptions("spot", resource.PropertyMap{
+		"instanceInterruptionBehavior": strProp("terminate"), "spotInstanceType": strProp("one-time"),
+		"maxPrice": strProp("0.0104")})
+	if d := instanceDiff(st, in); d.Changes != pulumirpc.DiffResponse_DIFF_NONE {
+		t.Fatalf("fields the input leaves out are EC2's: want no diff, got %v", d.Diffs)
+	}
+	changed := copyMap(in)
+	changed["instanceMarketOptions"] = marketOptions("spot", resource.PropertyMap{
+		"instanceInterruptionBehavior": strProp("stop")})
+	if d := instanceDiff(st, changed); !slices.Contains(d.Replaces, "instanceMarketOptions") {
+		t.Fatalf("a market options change replaces, got %v", d.Replaces)
+	}
+	onDemand := instanceStateOfInputs(instanceInputs())
+	if d := instanceDiff(onDemand, in); !slices.Contains(d.Replaces, "instanceMarketOptions") {
+		t.Fatalf("an on-demand instance asked to be spot is replaced, got %v", d.Replaces)
+	}
+}
+
+func TestMarketOptionsAreCheckedAsTheProviderChecksThem(t *testing.T) {
+	cases := map[string]struct {
+		options resource.PropertyValue
+		want    string
+	}{
+		"market type": {marketOptions("cheap", nil),
+			"expected instanceMarketOptions.marketType to be one of [spot capacity-block interruptible-capacity-reservation], got cheap"},
+		"capacity block": {marketOptions("capacity-block", nil), "is not supported by"},
+		"behaviour": {marketOptions("spot", resource.PropertyMap{"instanceInterruptionBehavior": strProp("pause")}),
+			"expected instanceMarketOptions.spotOptions.instanceInterruptionBehavior to be one of [hibernate stop terminate], got pause"},
+		"persistent terminating": {marketOptions("spot", resource.PropertyMap{"spotInstanceType": strProp("persistent")}),
+			"persistent spot requests need instanceInterruptionBehavior hibernate or stop"},
+		"valid until": {marketOptions("spot", resource.PropertyMap{"validUntil": strProp("tomorrow")}),
+			"is not an RFC 3339 time"},
+		"unknown field": {marketOptions("spot", resource.PropertyMap{"blockDurationMinutes": numProp(60)}),
+			"unknown property \"instanceMarketOptions.spotOptions.blockDurationMinutes\""},
+	}
+	for name, c := range cases {
+		in := instanceInputs()
+		in["instanceMarketOptions"] = c.options
+		_, failures := instanceResource{}.check(nil, nil, in)
+		failures = append(failures, instanceSpec.checkTypes(view(revealMap(in)))...)
+		found := false
+		for _, f := range failures {
+			found = found || strings.Contains(f.Reason, c.want)
+		}
+		if !found {
+			t.Errorf("%s: want a failure with %q, got %v", name, c.want, failures)
+		}
+	}
+}

@@ -22,6 +22,7 @@ from botocore.exceptions import ConnectionError as NoConnectionError
 from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
 from machines.errors import (
     CONNECTION,
     CREDENTIALS,
@@ -38,7 +39,7 @@ from machines.labels import (
     belongs_to,
     managed_by,
 )
-from machines.models import Machine, Status, machine_address
+from machines.models import Ending, Machine, Market, Status, machine_address
 from machines.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_ENDPOINT_URL,
@@ -77,6 +78,41 @@ NO_STOCK_CODES = frozenset(
     {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
 )
 """RunInstances errors that mean no capacity for the type in that zone now, not a mistake."""
+
+SPOT_NO_STOCK_CODES = NO_STOCK_CODES | frozenset(
+    {
+        "SpotMaxPriceTooLow",
+        "MaxSpotInstanceCountExceeded",
+        "InsufficientCapacity",
+        "UnfulfillableCapacity",
+        "capacity-not-available",
+        "capacity-oversubscribed",
+        "price-too-low",
+        "constraint-not-fulfillable",
+    }
+)
+"""What a spot launch answers when there is no spot capacity for it now: EC2's capacity
+codes, the spot price above the maximum, the account's spot instance quota spent, and the
+spot request status codes EC2 may give as the error. Not now, not here: no stock, so a
+``spot-then-on-demand`` pool launches on-demand instead."""
+
+SPOT_INTERRUPTION = "Server.SpotInstanceTermination"
+"""The state reason code of an instance EC2 took back from the spot market."""
+
+SPOT_OPTIONS = {
+    "MarketType": "spot",
+    "SpotOptions": {
+        "SpotInstanceType": SPOT_INSTANCE_TYPE,
+        "InstanceInterruptionBehavior": SPOT_INTERRUPTION_BEHAVIOR,
+    },
+}
+"""RunInstances' InstanceMarketOptions of a pool's spot machine (``settings``)."""
+
+
+def no_stock_codes(market: Market) -> frozenset[str]:
+    """The RunInstances error codes that mean no capacity of ``market`` now."""
+    return SPOT_NO_STOCK_CODES if market == Market.SPOT else NO_STOCK_CODES
+
 
 RETRY_CODES = frozenset(
     {
@@ -149,6 +185,10 @@ class State(_Answer):
     name: str = Field(alias="Name")
 
 
+class StateReason(_Answer):
+    code: str = Field(default="", alias="Code")
+
+
 class Placement(_Answer):
     zone: str = Field(default="", alias="AvailabilityZone")
 
@@ -163,6 +203,22 @@ class Instance(_Answer):
     public_ip: str = Field(default="", alias="PublicIpAddress")
     private_ip: str = Field(default="", alias="PrivateIpAddress")
     tag_list: list[Tag] = Field(default_factory=list, alias="Tags")
+    lifecycle: str = Field(default="", alias="InstanceLifecycle")
+    state_reason: StateReason = Field(default_factory=StateReason, alias="StateReason")
+
+    @property
+    def market(self) -> Market:
+        return Market.SPOT if self.lifecycle == "spot" else Market.ON_DEMAND
+
+    @property
+    def ending(self) -> Ending:
+        """Why the instance goes: interrupted when EC2 says so, else deleted; none while
+        it is not going."""
+        if self.state.name not in ("shutting-down", "terminated"):
+            return Ending.NONE
+        if self.state_reason.code == SPOT_INTERRUPTION:
+            return Ending.INTERRUPTED
+        return Ending.DELETED
 
     @property
     def tags(self) -> dict[str, str]:
@@ -212,6 +268,20 @@ class Images(_Answer):
     images: list[Image] = Field(alias="Images")
 
 
+class SpotPrice(_Answer):
+    type: str = Field(alias="InstanceType")
+    zone: str = Field(alias="AvailabilityZone")
+    price: str = Field(alias="SpotPrice")
+    at: datetime = Field(alias="Timestamp")
+
+
+class SpotPrices(_Answer):
+    """DescribeSpotPriceHistory's answer."""
+
+    prices: list[SpotPrice] = Field(alias="SpotPriceHistory")
+    next_token: str = Field(default="", alias="NextToken")
+
+
 class StateChange(_Answer):
     id: str = Field(alias="InstanceId")
 
@@ -234,6 +304,8 @@ def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machin
         address=machine_address(instance.public_ip, instance.private_ip),
         pool=labels.get(POOL_LABEL, ""),
         managed_by=managed_by(labels),
+        market=instance.market,
+        ending=instance.ending,
     )
 
 
@@ -247,7 +319,7 @@ def retry_after(error: Exception) -> float | None:
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-        if code in NO_STOCK_CODES:
+        if code in SPOT_NO_STOCK_CODES:
             return None
         return 0.0 if code in RETRY_CODES or status >= 500 else None
     if isinstance(error, HTTPClientError | NoConnectionError):

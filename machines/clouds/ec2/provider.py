@@ -41,7 +41,8 @@ from machines.clouds.ec2.answers import (
     LISTED_STATES,
     LIVE_STATES,
     NAME_TAG,
-    NO_STOCK_CODES,
+    SPOT_INTERRUPTION,
+    SPOT_OPTIONS,
     Images,
     Instance,
     InstancesPage,
@@ -54,12 +55,13 @@ from machines.clouds.ec2.answers import (
     foreign_reason,
     instance_id_of,
     machine,
+    no_stock_codes,
     outcome,
     retry_after,
     whose,
 )
 from machines.clouds.ec2.client import client
-from machines.clouds.ec2.settings import Ec2Settings
+from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
 from machines.errors import (
     NOT_THE_API,
     CloudError,
@@ -80,7 +82,7 @@ from machines.labels import (
     pool_labels,
 )
 from machines.listing import Clock, Listing
-from machines.models import Created, Machine, MachineSpec, mismatch
+from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
 from machines.stock import StockMemory
@@ -112,6 +114,8 @@ class Ec2Provider(Provider):
     """
 
     kind: ClassVar[str] = "ec2"
+    cloud: ClassVar[str] = CLOUD
+    markets: ClassVar[frozenset[Market]] = MARKETS
 
     def __init__(
         self,
@@ -190,23 +194,35 @@ class Ec2Provider(Provider):
         return created
 
     def _create_named(self, spec: MachineSpec, subnet: str) -> Created:
-        if self._stock.seconds_left(spec.machine_type, spec.location) > 0:
-            return Created.out_of_stock(self._stock.reason("EC2", spec.machine_type, spec.location))
+        wanted = self.market(spec.pool).tries
+        tries = [m for m in wanted if not self._remembered_short(spec, m)]
+        if not tries:
+            return Created.out_of_stock(
+                "; ".join(
+                    self._stock.reason("EC2", spec.machine_type, spec.location, market=m)
+                    for m in wanted
+                )
+            )
+        for skipped in (m for m in wanted if m not in tries):
+            log.info(
+                "%s; launching %r %s",
+                self._stock.reason("EC2", spec.machine_type, spec.location, market=skipped),
+                spec.name,
+                tries[0],
+            )
         with self._name_lock(spec.name):
             try:
-                created = self._create(spec, subnet)
+                created = self._create(spec, subnet, tries)
             except UnknownMachineTypeError as err:
                 return Created.failure(str(err))
             except CloudError as err:
-                if err.code in NO_STOCK_CODES:
-                    self._stock.remember(spec.machine_type, spec.location)
-                    return Created.out_of_stock(
-                        self._stock.reason("EC2", spec.machine_type, spec.location, err.code)
-                    )
                 return Created.failure(str(err))
         if created.machine is not None:
             self._listing.created(created.machine)
         return created
+
+    def _remembered_short(self, spec: MachineSpec, market: Market) -> bool:
+        return self._stock.seconds_left(spec.machine_type, spec.location, market) > 0
 
     @telemetry.traced_machines
     def machines(self, pool: str) -> list[Machine]:
@@ -219,11 +235,12 @@ class Ec2Provider(Provider):
         self.listed(pool, found)
         return sorted(found, key=lambda m: (m.name, m.id))
 
-    def offers(self, machine_type: str) -> list[str]:
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Zones with a subnet in the settings where EC2 offers ``machine_type``, by
         DescribeInstanceTypeOfferings (one request per type and ``ORCA_OFFERS_TTL``), less
         those a recent ``no_stock`` answer is remembered for. EC2 says where a type is
-        offered, not whether it has capacity now: the memory of ``no_stock`` is the rest."""
+        offered, not whether it has capacity now: the memory of ``no_stock`` is the rest,
+        per market: ``pool``'s (on-demand when empty; both for spot-then-on-demand)."""
         self.arch(machine_type)
         with self._offers_lock:
             known = self._offers.get(machine_type)
@@ -231,7 +248,7 @@ class Ec2Provider(Provider):
                 known = (self._clock(), self._offered_zones(machine_type))
                 self._offers[machine_type] = known
         zones = known[1]
-        short = self._stock.short(machine_type, zones)
+        short = self._stock.short(machine_type, zones, self.market(pool).tries)
         return [zone for zone in zones if zone not in short]
 
     def budget(self) -> Budget:
@@ -240,7 +257,7 @@ class Ec2Provider(Provider):
     def listing_age(self) -> float | None:
         return self._listing.age()
 
-    def out_of_stock(self) -> list[tuple[str, str, float]]:
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         return self._stock.remembered()
 
     @telemetry.traced_delete
@@ -282,7 +299,7 @@ class Ec2Provider(Provider):
         log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
         return True
 
-    def _create(self, spec: MachineSpec, subnet: str) -> Created:
+    def _create(self, spec: MachineSpec, subnet: str, tries: Sequence[Market]) -> Created:
         existing = self._live_named(spec.name)
         mine = [i for i in existing if belongs_to(i.tags, self.owner, spec.pool)]
         if mine:
@@ -307,17 +324,43 @@ class Ec2Provider(Provider):
                 f"no Ubuntu 24.04 image of Canonical ({UBUNTU_OWNER}) for "
                 f"{self.arch(spec.machine_type)} in {self.region}; set {ORCA_EC2_IMAGE}"
             )
-        launched = self._launch(spec, subnet, image)
-        with self._lock:
-            self._launched[spec.name] = launched
-        return Created.success(launched)
+        return self._launch_first(spec, subnet, image, tries)
 
-    def _launch(self, spec: MachineSpec, subnet: str, image: str) -> Machine:
-        """RunInstances with one token for every try; after a lost answer, look first.
+    def _launch_first(
+        self, spec: MachineSpec, subnet: str, image: str, tries: Sequence[Market]
+    ) -> Created:
+        """Launch in the first of ``tries`` with capacity; no stock when none has any.
+
+        No capacity of a market is remembered for the type and zone (``machines.stock``);
+        the next market is tried in the same call, said in the log.
+        """
+        reason = ""
+        for market in tries:
+            if reason:
+                log.warning("%s; launching %r %s instead", reason, spec.name, market)
+            try:
+                launched = self._launch(spec, subnet, image, market)
+            except CloudError as err:
+                if err.code not in no_stock_codes(market):
+                    raise
+                self._stock.remember(spec.machine_type, spec.location, market)
+                reason = self._stock.reason(
+                    "EC2", spec.machine_type, spec.location, err.code, market
+                )
+                continue
+            with self._lock:
+                self._launched[spec.name] = launched
+            return Created.success(launched)
+        return Created.out_of_stock(reason)
+
+    def _launch(self, spec: MachineSpec, subnet: str, image: str, market: Market) -> Machine:
+        """RunInstances in ``market`` with one token for every try; after a lost answer,
+        look first.
 
         Tries go on with backoff within the call's time. A lost answer may mean a launched
         instance, so the next try looks for it by name and sends RunInstances (same token)
-        only when it is not there.
+        only when it is not there. A spot machine is a one-time request that terminates on
+        interruption; a fallback to on-demand is another launch with its own token.
         """
         tags = {NAME_TAG: spec.name, **pool_labels(spec.pool, self.owner)}
         tag_list = [{"Key": key, "Value": value} for key, value in tags.items()]
@@ -334,6 +377,8 @@ class Ec2Provider(Provider):
                 {"ResourceType": kind, "Tags": tag_list} for kind in ("instance", "volume")
             ],
         }
+        if market == Market.SPOT:
+            params["InstanceMarketOptions"] = SPOT_OPTIONS
         if spec.user_data:
             params["UserData"] = spec.user_data
         lost = False
@@ -366,7 +411,9 @@ class Ec2Provider(Provider):
         except (*BOTO_ERRORS, CloudError) as raised:
             error = cloud_error(where, "RunInstances", raised, 1)
             raise (_lost_launch(spec, error) if lost else error) from None
-        log.info("launched instance %s as %r in %s", instance.id, spec.name, spec.location)
+        log.info(
+            "launched %s instance %s as %r in %s", market, instance.id, spec.name, spec.location
+        )
         return machine(instance, tags)
 
     def _run_instance(self, params: Mapping[str, object]) -> Instance:
@@ -425,18 +472,29 @@ class Ec2Provider(Provider):
         return self._list({})
 
     def _list(self, filters: Mapping[str, list[str]], pool: str | None = None) -> list[Machine]:
+        """The owner's pool instances that are not terminated, and, where a pool buys spot
+        capacity, those EC2 terminated by interrupting them (a second filter: EC2 keeps
+        terminated instances listed for about an hour, and only those say why they went)."""
         owner = {f"tag:{OWNER_LABEL}": [self.owner]} if self.owner else {}
-        everything = {
-            f"tag:{ORCA_LABEL}": [ORCA_VALUE],
-            **owner,
-            **filters,
-            "instance-state-name": list(LISTED_STATES),
-        }
+        base = {f"tag:{ORCA_LABEL}": [ORCA_VALUE], **owner, **filters}
+        found = self._find({**base, "instance-state-name": list(LISTED_STATES)})
+        if self._buys_spot(pool):
+            found += self._find(
+                {
+                    **base,
+                    "instance-state-name": ["terminated"],
+                    "state-reason-code": [SPOT_INTERRUPTION],
+                }
+            )
         return [
-            machine(instance)
-            for instance in self._find(everything)
-            if belongs_to(instance.tags, self.owner, pool)
+            machine(instance) for instance in found if belongs_to(instance.tags, self.owner, pool)
         ]
+
+    def _buys_spot(self, pool: str | None) -> bool:
+        """Whether ``pool`` (or any pool, for None) may have spot machines to list."""
+        if pool is not None:
+            return self.market(pool) != Market.ON_DEMAND
+        return any(m != Market.ON_DEMAND for m in self.pool_market.values())
 
     def _offered_zones(self, machine_type: str) -> list[str]:
         zones = sorted(self.subnets)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from machines.errors import SettingsError
+from machines.models import Market
 from machines.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_DEFAULT_REGION,
@@ -28,6 +29,16 @@ from machines.settings import (
     single,
     url,
 )
+
+CLOUD = "EC2"
+MARKETS = frozenset(Market)
+"""EC2 sells on-demand and spot capacity: every market."""
+
+SPOT_INSTANCE_TYPE = "one-time"
+SPOT_INTERRUPTION_BEHAVIOR = "terminate"
+"""A pool's spot machine, the runtime's and the stack's alike: a one-time spot request that
+terminates the instance on interruption, so no persistent request relaunches it behind the
+autoscaler's back and no stopped instance is left to bill its volumes."""
 
 
 class Ec2Settings(BaseModel):

@@ -12,7 +12,7 @@ from hcloud.servers import BoundServer
 
 from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT, CloudError, InvalidMachineIdError
 from machines.labels import POOL_LABEL, managed_by
-from machines.models import Machine, Status, machine_address
+from machines.models import Ending, Machine, Status, machine_address
 from machines.settings import (
     HCLOUD_ENDPOINT,
     HCLOUD_TOKEN,
@@ -87,15 +87,17 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
         raise NotTheApi("a server without an id or a name")
     labels = server.labels or {}
     location = server.location
+    status = status_of(server.status)
     return Machine(
         id=str(server.id),
         name=server.name or "",
-        status=status_of(server.status),
+        status=status,
         machine_type=(server.server_type.name if server.server_type else "") or "",
         location=(location.name if location else "") or "",
         address=_address(server),
         pool=labels.get(POOL_LABEL, pool or ""),
         managed_by=managed_by(labels),
+        ending=Ending.DELETED if status == Status.DELETING else Ending.NONE,
     )
 
 

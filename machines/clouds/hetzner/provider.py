@@ -55,7 +55,7 @@ from machines.clouds.hetzner.answers import (
 )
 from machines.clouds.hetzner.catalogue import TypeInfo
 from machines.clouds.hetzner.client import Clients
-from machines.clouds.hetzner.settings import HetznerSettings
+from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
 from machines.errors import (
     CloudError,
     ForeignMachineError,
@@ -74,7 +74,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.listing import Clock, Listing
-from machines.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 from machines.stock import StockMemory
@@ -96,6 +96,8 @@ class HetznerProvider(Provider):
     """Servers in one Hetzner Cloud project, labelled for one owner."""
 
     kind = "hetzner"
+    cloud = CLOUD
+    markets = MARKETS
 
     def __init__(
         self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
@@ -158,10 +160,11 @@ class HetznerProvider(Provider):
         self.listed(pool, found)
         return found
 
-    def offers(self, machine_type: str) -> list[str]:
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
         per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every type),
-        less those a recent ``no_stock`` answer is remembered for."""
+        less those a recent ``no_stock`` answer is remembered for. Every Hetzner pool is
+        on-demand, so ``pool`` changes nothing."""
         offered = self._offered(machine_type)
         usable = [loc for loc, available in offered if available]
         short = self._stock.short(machine_type, usable)
@@ -173,7 +176,7 @@ class HetznerProvider(Provider):
     def listing_age(self) -> float | None:
         return self._listing.age()
 
-    def out_of_stock(self) -> list[tuple[str, str, float]]:
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         return self._stock.remembered()
 
     @telemetry.traced_delete

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from machines.arch import DEFAULT_HETZNER_IMAGE
+from machines.models import Market
 from machines.settings import (
     DEFAULT_HCLOUD_ENDPOINT,
     HCLOUD_ENDPOINT,
@@ -22,6 +23,10 @@ from machines.settings import (
     single,
     url,
 )
+
+CLOUD = "Hetzner Cloud"
+MARKETS = frozenset({Market.ON_DEMAND})
+"""Hetzner Cloud sells on-demand servers only: a pool of another market is refused."""
 
 
 class HetznerSettings(BaseModel):

@@ -9,8 +9,9 @@ import pulumi
 import pulumi_aws as aws
 
 from machines.arch import UBUNTU_OWNER, preferred_arch, ubuntu_ami_name
+from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
 from machines.labels import owner_labels
-from machines.models import machine_address
+from machines.models import Market, machine_address
 from machines.program.components import Built, named, secret_user_data
 from machines.program.config import Pool
 from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
@@ -86,6 +87,7 @@ class Ec2Cloud:
             vpc_security_group_ids=[self._security_group_id],
             iam_instance_profile=self._instance_profile,
             user_data=secret_user_data(pool),
+            instance_market_options=_market_options(pool),
             tags=tags,
             volume_tags=tags,
             opts=named(parent, ignore_changes=keep_image),
@@ -94,6 +96,20 @@ class Ec2Cloud:
             lambda ips: machine_address(*ips)
         )
         return instance.id, address
+
+
+def _market_options(pool: Pool) -> aws.ec2.InstanceInstanceMarketOptionsArgs | None:
+    """A kept machine of a pool that buys spot as the runtime launches one: a one-time spot
+    request that terminates on interruption (``Market.kept``: spot pools only)."""
+    if pool.market.kept != Market.SPOT:
+        return None
+    return aws.ec2.InstanceInstanceMarketOptionsArgs(
+        market_type=Market.SPOT.value,
+        spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(
+            spot_instance_type=SPOT_INSTANCE_TYPE,
+            instance_interruption_behavior=SPOT_INTERRUPTION_BEHAVIOR,
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
-from machines.clouds.ec2.settings import ec2_env
+from machines.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
+from machines.models import Market
 from machines.program.config import (
     BaseDeployment,
     ExistingName,
@@ -135,6 +136,8 @@ class Ec2Deployment(BaseDeployment):
         }
     )
     models: ClassVar[tuple[type[BaseModel], ...]] = (SecurityGroup, IngressRule, InstanceProfile)
+    cloud: ClassVar[str] = CLOUD
+    markets: ClassVar[frozenset[Market]] = MARKETS
 
     provider: Literal["ec2"]
     region: Name = Field(alias=AWS_REGION_KEY)

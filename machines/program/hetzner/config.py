@@ -7,7 +7,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
 from machines.arch import DEFAULT_HETZNER_IMAGE
-from machines.clouds.hetzner.settings import hetzner_env
+from machines.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
+from machines.models import Market
 from machines.program.config import (
     BaseDeployment,
     ExistingName,
@@ -87,6 +88,8 @@ class HetznerDeployment(BaseDeployment):
         {"token", "endpoint", "pollInterval", "pollFunction", "endpointHetzner"}
     )
     models: ClassVar[tuple[type[BaseModel], ...]] = (SshKey, Firewall, FirewallRule)
+    cloud: ClassVar[str] = CLOUD
+    markets: ClassVar[frozenset[Market]] = MARKETS
 
     provider: Literal["hetzner"]
     endpoint: str = Field(default=DEFAULT_HCLOUD_ENDPOINT, alias=HCLOUD_ENDPOINT_KEY)
