@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from machines.errors import ForeignMachineError, InvalidMachineIdError
@@ -86,3 +88,16 @@ def test_a_malformed_id_raises_naming_it_and_deletes_nothing(cloud: Cloud) -> No
 
     assert repr(cloud.malformed_id) in str(raised.value)
     assert cloud.live() == [machine_id]
+
+
+def test_a_repeated_delete_of_a_machine_being_deleted_is_not_logged_as_a_new_one(
+    cloud: Cloud, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = cloud.provider()
+    machine_id = made(cloud)
+    provider.delete(machine_id)
+
+    with caplog.at_level(logging.INFO, logger="machines"):
+        assert provider.delete(machine_id) is True
+
+    assert caplog.records == []
