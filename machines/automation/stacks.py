@@ -19,6 +19,7 @@ from pathlib import Path
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from machines.automation.checks import check
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
     EngineError,
@@ -193,6 +194,8 @@ def _diffed(
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the pools' listing taken before it, per pool."""
+    if action != "destroy":
+        check(stack, project)
     selected = select(stack, project=project, create=create)
     listed = pool_listing(stack, project)
     collect = Changes()
@@ -233,6 +236,7 @@ def resize(
     root = project_root(project)
     with stack_lock(stack, root):
         index = _pool_index(stack, pool, root)
+        check(stack, root)
         targets = pool_targets(stack, pool, root)
         selected = select(stack, project=root)
         with engine_errors(stack, "refresh", root):

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import (
-    deployment_of,
     is_kept,
     kept_now,
     runtime_provider,

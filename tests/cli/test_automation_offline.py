@@ -206,11 +206,11 @@ def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypat
     assert engine.passphrase_env("local", project) == {}
 
 
-def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
+def test_a_new_stacks_file_is_checked_before_its_passphrase_is_asked_for(project: Path):
     (project / "stacks" / "Pulumi.prod.yaml").write_text(
         "config:\n  orca-machines:provider: hetzner\n"
     )
-    with pytest.raises(SettingsError, match="only the local stack has a default"):
+    with pytest.raises(SettingsError, match=r"^stack prod: pools: is missing$"):
         automation.preview("prod", project=project)
 
 

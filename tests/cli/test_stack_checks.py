@@ -1,0 +1,138 @@
+"""A stack is checked before the engine starts: one line naming the stack, the key and the
+fix, no traceback, whether the engine's progress is shown or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emulator.process import Emulator
+from machines import automation
+from machines.automation import engine
+from machines.cli import ERROR
+from machines.errors import SettingsError
+from machines.program.config import StackConfigError
+
+ENGINE_COMMAND = engine.engine_command
+
+
+def edit_stack(project: Path, stack: str, **changes: object) -> None:
+    """Set top-level keys of ``stack``'s file (``pools`` edits go through ``pool``)."""
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    data = yaml.safe_load(path.read_text()) if path.exists() else {"config": {}}
+    data["config"].update(changes)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def pools(project: Path, **first: object) -> list[dict[str, object]]:
+    """The local stack's pools, the first one changed."""
+    data = yaml.safe_load((project / "stacks" / "Pulumi.local.yaml").read_text())
+    listed: list[dict[str, object]] = data["config"]["orca-machines:pools"]
+    listed[0] = {**listed[0], **first}
+    return listed
+
+
+@pytest.fixture
+def project(tmp_path: Path, emulator: Emulator, hetzner_env, monkeypatch) -> Path:
+    """A project copy whose local stack points at the emulator; the engine must not start."""
+    copy = automation.copy_project(tmp_path / "project")
+    edit_stack(copy, "local", **{"hcloud:endpoint": emulator.url})
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
+
+    def no_engine(*_args: object, **_kwargs: object) -> object:
+        raise AssertionError("the engine started before the stack was checked")
+
+    monkeypatch.setattr(engine, "engine_command", no_engine)
+    monkeypatch.setattr(automation.stacks, "engine_command", no_engine)
+    return copy
+
+
+def test_a_bad_stack_file_fails_before_the_engine_starts(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, size=-1)})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value) == "stack local: pools[0].size: must be >= 0"
+
+
+def test_a_type_the_cloud_lacks_names_the_stack_the_pool_and_the_key(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, machineType="cx32")})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.up("local")
+
+    assert str(failed.value).startswith(
+        "stack local: pools[0].machineType: pool x86: Hetzner has no server type 'cx32': "
+        "use one of "
+    )
+    assert "cx33" in str(failed.value)
+
+
+def test_a_location_the_type_is_not_sold_in_names_the_location_key(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, location="mars1")})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(
+        "stack local: pools[0].location: pool x86: Hetzner does not offer cx23 in 'mars1': "
+        "it is sold in "
+    )
+
+
+def test_a_token_hetzner_never_issues_fails_before_the_engine_starts(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HCLOUD_TOKEN", "orca-test-token")
+
+    with pytest.raises(SettingsError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(
+        "stack local: HCLOUD_TOKEN has 15 characters, but a Hetzner Cloud API token has "
+        "exactly 64: "
+    )
+    assert "orca-test-token" not in str(failed.value)
+
+
+def test_a_missing_token_names_the_variable_and_the_stack(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HCLOUD_TOKEN")
+
+    with pytest.raises(SettingsError, match=r"^stack local: HCLOUD_TOKEN is not set: "):
+        automation.preview("local")
+
+
+def test_a_stack_other_than_local_is_checked_then_needs_its_passphrase(
+    project: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit_stack(project, "prod", **{
+        "hcloud:endpoint": emulator.url,
+        "orca-machines:provider": "hetzner",
+        "orca-machines:pools": pools(project),
+    })  # fmt: skip
+    monkeypatch.setattr(automation.stacks, "engine_command", ENGINE_COMMAND)
+    monkeypatch.setattr(engine, "engine_command", ENGINE_COMMAND)
+
+    with pytest.raises(SettingsError, match="PULUMI_CONFIG_PASSPHRASE is not set: stack prod"):
+        automation.preview("prod")
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["progress shown", "quiet"])
+def test_the_cli_says_it_in_one_line_without_a_traceback(project: Path, run_cli, quiet) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, machineType="cx32")})
+
+    done = run_cli("preview", "local", *quiet)
+
+    assert done.returncode == ERROR
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "orca-machines: error: stack local: pools[0].machineType: pool x86: "
+        "Hetzner has no server type 'cx32'"
+    )
