@@ -42,7 +42,8 @@ INTERRUPTED = 130
 EPILOG = f"""\
 exit status:
   {OK}    success; for preview: no changes
-  {ERROR}    an error (one line on stderr: '{PROG}: error: ...')
+  {ERROR}    an error (one line on stderr: '{PROG}: error: ...'); status: the cloud could
+       not be read (the table still shows what could)
   {CHANGES}    preview: the stack has changes to apply (ci-preview: 0 even with changes,
        1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
@@ -280,7 +281,8 @@ def _ci_preview(args: argparse.Namespace) -> int:
         sys.stdout.write(body)
     for result in results:
         if result.failed:
-            print(f"{PROG}: stack {result.stack}: {result.error}", file=sys.stderr)
+            named = f"stack {result.stack}" in result.error
+            _fail(result.error if named else f"stack {result.stack}: {result.error}")
     return ERROR if any(r.failed for r in results) else OK
 
 
@@ -292,6 +294,11 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps(found.report(), indent=2))
     else:
         print(found.table())
+    if found.unread:
+        raise MachinesError(
+            f"stack {args.stack}: the cloud could not be read, so its pools' machines are "
+            f"unknown: {found.unread[0]}"
+        )
     return OK
 
 
@@ -348,7 +355,9 @@ def _done(diff: Diff) -> str:
     if not diff.has_changes:
         return "no changes"
     past = {"create": "created", "update": "updated", "replace": "replaced", "delete": "deleted"}
-    return ", ".join(f"{n} {past[op]}" for op, n in diff.counts.items())
+    resources = ", ".join(f"{n} {past[op]}" for op, n in diff.counts.items())
+    machines = diff.machines(past=True)
+    return f"{machines}; resources in all: {resources}" if machines else resources
 
 
 def _provider(args: argparse.Namespace) -> Provider:
@@ -418,12 +427,23 @@ def _arch(args: argparse.Namespace) -> int:
     return OK
 
 
-COLUMNS = ("id", "name", "status", "machine_type", "location", "address")
+COLUMNS: tuple[tuple[str, Callable[[Machine], str]], ...] = (
+    ("ID", lambda m: m.id),
+    ("NAME", lambda m: m.name),
+    ("STATUS", lambda m: str(m.status)),
+    ("TYPE", lambda m: m.machine_type),
+    ("LOCATION", lambda m: m.location),
+    ("KEPT BY", lambda m: "stack" if m.managed_by else "autoscaler"),
+    ("ADDRESS", lambda m: m.address),
+)
+"""The machine table's columns: ``KEPT BY`` is ``stack`` for a machine the Pulumi stack
+keeps (``orca-managed-by=pulumi``: change its pool's size to remove it), ``autoscaler`` for
+one the runtime's ``create`` made (``rm`` deletes it)."""
 
 
 def _table(machines: Sequence[Machine]) -> str:
-    rows = [[c.upper().replace("MACHINE_", "") for c in COLUMNS]]
-    rows += [[str(getattr(m, c)) for c in COLUMNS] for m in machines]
+    rows = [[header for header, _ in COLUMNS]]
+    rows += [[cell(m) for _, cell in COLUMNS] for m in machines]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

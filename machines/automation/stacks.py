@@ -37,10 +37,10 @@ from machines.automation.project import (
     shown,
     stack_file,
 )
-from machines.errors import SettingsError
+from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
-from machines.program.config import PROJECT
+from machines.program.config import PROJECT, BaseDeployment
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
@@ -194,10 +194,9 @@ def _diffed(
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the pools' listing taken before it, per pool."""
-    if action != "destroy":
-        check(stack, project)
+    deployment = None if action == "destroy" else check(stack, project)
     selected = select(stack, project=project, create=create)
-    listed = pool_listing(stack, project)
+    listed = pool_listing(stack, project, deployment)
     collect = Changes()
     with engine_errors(stack, action, project):
         run(selected, collect)
@@ -292,22 +291,38 @@ Listing = tuple[str, dict[str, list[Machine]]]
 """The stack's owner, and each pool of its state with its machines now."""
 
 
-def pool_listing(stack: str, project: str | Path | None = None) -> Listing:
-    """Each pool of the stack's state and its machines now (both kinds), for ``Diff.pools``.
+def pool_listing(
+    stack: str, project: str | Path | None = None, deployment: BaseDeployment | None = None
+) -> Listing:
+    """Each pool of the stack's state and of ``deployment`` (its file) with its machines now
+    (both kinds), for ``Diff.pools``.
 
-    Empty for a stack that has no outputs yet. Listing needs the cloud's credentials, as
-    the preview's refresh does.
+    A stack with outputs is listed as they configure the runtime; one without (never brought
+    up) as its file does, when it is known. Listing needs the cloud's credentials, as the
+    preview's refresh does; empty when there is no pool.
     """
     try:
         values = outputs(stack, project=project)
     except StackNotFoundError:
+        values = {}
+    state = values.get("pools")
+    names = [str(pool) for pool in state] if isinstance(state, dict) else []
+    if deployment is not None:
+        names += [p.name for p in deployment.pools if p.name not in names]
+    if not names:
         return "", {}
-    pools = values.get("pools")
-    if not isinstance(pools, dict) or not pools:
-        return "", {}
-    runtime = runtime_settings(stack, project=project)
-    found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
-    return runtime.owner, {str(pool): found.machines(str(pool)) for pool in pools}
+    if isinstance(state, dict) and state:
+        runtime = runtime_settings(stack, project=project)
+        found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+        return runtime.owner, {name: found.machines(name) for name in names}
+    assert deployment is not None
+    try:
+        made = Provider.of(
+            deployment.provider, deployment.owner, {**os.environ, **deployment.env()}
+        )
+        return deployment.owner, {name: made.machines(name) for name in names}
+    except MachinesError:
+        return "", {}  # its credentials are the engine's to decrypt: counts unknown
 
 
 def _with_pools(diff: Diff, listing: Listing) -> Diff:

@@ -60,6 +60,15 @@ class StackStatus(BaseModel):
     notes: tuple[str, ...] = ()
 
     @property
+    def unread(self) -> tuple[str, ...]:
+        """What could not be read of the cloud (its machines), empty when everything was."""
+        if all(p.kept is not None for p in self.pools):
+            return ()
+        marker = "machines unknown: "
+        found = [n.split(marker, 1)[1] for n in self.notes if marker in n]
+        return tuple(dict.fromkeys(found)) or ("the cloud did not say why",)
+
+    @property
     def monthly(self) -> Decimal | None:
         total = Decimal(0)
         for pool in self.pools:
@@ -104,6 +113,7 @@ class StackStatus(BaseModel):
         """JSON-ready: the pools, money as strings (exact), and the stack's total."""
         data = self.model_dump(mode="json")
         data["monthly"] = None if self.monthly is None else str(self.monthly)
+        data["unread"] = list(self.unread)
         return data
 
 

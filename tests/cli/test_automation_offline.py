@@ -285,9 +285,13 @@ def test_pool_counts_say_what_the_stack_keeps_the_autoscaler_made_and_the_change
 
     lab, ci = done.pools
     assert (lab.kept, lab.autoscaled, lab.deletes, lab.reaped) == (2, 2, 4, ("lab-a-7", "lab-a-8"))
-    assert (ci.kept, ci.autoscaled, ci.deletes, ci.reaped) == (1, 1, 0, ())
-    assert "| `lab` | 2 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
-    assert "pool ci: 1 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
+    assert (ci.kept, ci.autoscaled, ci.deletes, ci.reaped, ci.creates) == (1, 1, 0, (), 1)
+    assert done.machines() == (
+        "machines: 1 to create, 4 to delete (2 kept by the stack, 2 made by the autoscaler)"
+    )
+    assert done.machines(past=True).startswith("machines: 1 created, 4 deleted (")
+    assert "| `lab` | 2 → 0 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
+    assert "pool ci: 1 → 2 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
     assert done.report()["pools"][0]["reaped"] == ("lab-a-7", "lab-a-8")
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.automation import Change, Diff, engine, stacks
+from machines.automation import Change, Diff, PoolCount, engine, stacks
 from machines.cli import CHANGES, ERROR, OK, main
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 from testkit.specs import OWNER, spec
@@ -83,6 +83,25 @@ def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     assert capsys.readouterr().out == "stack local: 1 created, 0 updated, 0 replaced, 1 deleted\n"
     assert main(["destroy", "local", "--yes", "-q"]) == OK
     assert "1 deleted" in capsys.readouterr().out
+
+
+def test_destroy_counts_the_machines_the_stacks_and_the_autoscalers(monkeypatch, capsys):
+    done = Diff(
+        stack="local",
+        changes=(
+            change("delete", "x", "local-x86-1"),
+            change("delete", "x", "local-x86-2"),
+            change("delete", "pulumi-python:dynamic:Resource", "x86-autoscaled"),
+            change("delete", "orca:machines:Pool", "x86"),
+        ),
+        pools=(PoolCount(pool="x86", kept=2, autoscaled=3, deletes=5, reaped=("a", "b", "c")),),
+    )
+    monkeypatch.setattr(automation, "destroy", lambda stack, **_: done)
+    assert main(["destroy", "local", "--yes", "-q"]) == OK
+    assert capsys.readouterr().out == (
+        "stack local: machines: 0 created, 5 deleted (2 kept by the stack, 3 made by the "
+        "autoscaler); resources in all: 0 created, 0 updated, 0 replaced, 4 deleted\n"
+    )
 
 
 def test_destroy_needs_yes_without_a_terminal(monkeypatch, capsys):

@@ -111,13 +111,12 @@ def test_a_failed_preview_is_a_failure_block_with_the_engines_line(repo, tmp_pat
     assert done.returncode == ERROR
     text = body.read_text()
     assert "| `local` | ❌ preview failed | |" in text
-    assert (
-        "preview of stack local failed: StackConfigError: stack local: pools[0].size: "
-        "must be >= 0" in text
-    )
+    assert "stack local: pools[0].size: must be >= 0" in text
     assert "Traceback" not in text
     assert TOKEN not in text
-    assert "stack local: preview of stack local failed" in done.stderr
+    assert done.stderr.splitlines() == [
+        "orca-machines: error: stack local: pools[0].size: must be >= 0"
+    ]
 
 
 def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
