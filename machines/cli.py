@@ -24,7 +24,7 @@ from machines.errors import MachinesError
 from machines.models import Machine, MachineSpec
 from machines.provider import Provider, kinds
 from machines.secrets import mask
-from machines.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.settings import ORCA_CI_STACKS, ORCA_OWNER, ORCA_PROVIDER
 
 if TYPE_CHECKING:
     from machines.automation import Diff
@@ -215,11 +215,27 @@ def _ci_commands(
     )
     ci.add_argument(
         "--stacks",
-        default=os.environ.get("ORCA_CI_STACKS", ""),
+        default=os.environ.get(ORCA_CI_STACKS, ""),
         metavar="S1,S2",
-        help="consider only these stacks (default: $ORCA_CI_STACKS, else every stack file)",
+        help=f"consider only these stacks (default: ${ORCA_CI_STACKS}, else every stack file "
+        "but local and the examples, *-example)",
     )
     ci.add_argument("-q", "--quiet", action="store_true", help="do not show the engine's progress")
+    drift = command(
+        "drift",
+        _drift,
+        "refresh and preview each deployment stack; exit 1 if one has drifted or failed",
+    )
+    drift.add_argument(
+        "--stacks",
+        default=os.environ.get(ORCA_CI_STACKS, ""),
+        metavar="S1,S2",
+        help=f"check these stacks (default: ${ORCA_CI_STACKS}, else every stack file but "
+        "local and the examples, *-example)",
+    )
+    drift.add_argument(
+        "-q", "--quiet", action="store_true", help="do not show the engine's progress"
+    )
     status = stack_command("status", _status, "show each pool: machines, stock and monthly cost")
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -262,16 +278,7 @@ def _ci_preview(args: argparse.Namespace) -> int:
     from machines.automation import affected, ci_preview  # noqa: PLC0415 (loads pulumi)
 
     affected.check_checked_out(args.head)
-    stacks = affected.stacks_of()
-    wanted = [s.strip() for s in args.stacks.split(",") if s.strip()]
-    if wanted:
-        unknown = sorted(set(wanted) - set(stacks))
-        if unknown:
-            raise MachinesError(
-                f"no stack file for stack {', '.join(unknown)} in stacks/: fix --stacks "
-                "(or $ORCA_CI_STACKS)"
-            )
-        stacks = [s for s in stacks if s in wanted]
+    stacks = affected.ci_stacks(args.stacks)
     chosen = affected.affected_stacks(affected.changed_files(args.base, args.head), stacks)
     results = ci_preview.run(chosen, on_output=_progress(args))
     body = ci_preview.render(results, summary_only=args.summary_only)
@@ -284,6 +291,36 @@ def _ci_preview(args: argparse.Namespace) -> int:
             named = f"stack {result.stack}" in result.error
             _fail(result.error if named else f"stack {result.stack}: {result.error}")
     return ERROR if any(r.failed for r in results) else OK
+
+
+def _drift(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+    from machines.automation import affected  # noqa: PLC0415
+
+    stacks = affected.ci_stacks(args.stacks)
+    if not stacks:
+        print(
+            f"{PROG}: no deployment stack to check: every stack file is local or an example "
+            f"(name others with --stacks or ${ORCA_CI_STACKS})",
+            file=sys.stderr,
+        )
+        return OK
+    status = OK
+    with automation.scratch_copy() as copy:
+        for stack in stacks:
+            try:
+                diff = automation.preview(stack, project=copy, on_output=_progress(args))
+            except MachinesError as error:
+                said = str(error)
+                status = _fail(said if f"stack {stack}" in said else f"stack {stack}: {said}")
+                continue
+            print(diff.text())
+            if diff.has_changes:
+                status = _fail(
+                    f"stack {stack} has drifted from its configuration: {diff.summary()} "
+                    f"(apply with '{PROG} up {stack}' or fix the configuration)"
+                )
+    return status
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.cost import money
 from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
+from machines.automation.project import scratch_copy
 from machines.automation.stacks import OnOutput, preview
 from machines.errors import MachinesError
 from machines.secrets import mask
@@ -57,7 +58,15 @@ def run(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
 ) -> list[StackResult]:
-    """Preview each stack; a failure is kept as that stack's result, the others still run."""
+    """Preview each stack on a scratch copy of the project (the checkout's stack files stay
+    as committed); a failure is kept as that stack's result, the others still run."""
+    if not stacks:
+        return []
+    with scratch_copy(project) as copy:
+        return _run(stacks, copy, on_output)
+
+
+def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> list[StackResult]:
     results = []
     for stack in stacks:
         try:

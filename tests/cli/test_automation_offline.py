@@ -169,6 +169,19 @@ def test_copy_project_has_the_program_stacks_and_virtualenv(project: Path):
     assert not list(project.rglob("__pycache__"))
 
 
+def test_a_scratch_copy_shares_the_projects_state_and_never_writes_its_files(
+    project: Path, monkeypatch
+):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    committed = (project / "stacks" / "Pulumi.local.yaml").read_bytes()
+    with automation.scratch_copy(project) as copy:
+        (copy / "stacks" / "Pulumi.local.yaml").write_text("encryptionsalt: v1:new\n")
+        (copy / ".pulumi-state" / "written-by-the-engine").write_text("state\n")
+    assert not copy.exists()
+    assert (project / "stacks" / "Pulumi.local.yaml").read_bytes() == committed
+    assert (project / ".pulumi-state" / "written-by-the-engine").read_text() == "state\n"
+
+
 def test_stack_files_live_in_the_stack_config_dir(project: Path, monkeypatch):
     assert automation.stack_file("local", project) == project / "stacks" / "Pulumi.local.yaml"
     assert automation.stack_file("org/prod", project) == project / "stacks" / "Pulumi.prod.yaml"

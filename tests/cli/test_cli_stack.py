@@ -75,6 +75,29 @@ def test_preview_diff_markdown_and_json(previews, tmp_path: Path, capsys):
     assert [c["name"] for c in report["changes"]] == ["local-x86-3"]
 
 
+def test_drift_without_a_stack_list_checks_no_example_and_not_local(previews, capsys):
+    assert main(["drift"]) == OK
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "orca-machines: no deployment stack to check: every stack file is local or an example "
+        "(name others with --stacks or $ORCA_CI_STACKS)\n"
+    )
+
+
+def test_drift_fails_on_a_stack_with_changes(previews, capsys):
+    previews.extend([ONE_CREATE])
+    assert main(["drift", "--stacks", "local", "-q"]) == ERROR
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == (
+        "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete"
+    )
+    assert captured.err == (
+        "orca-machines: error: stack local has drifted from its configuration: 1 to create, 0 "
+        "to update, 0 to replace, 0 to delete (apply with 'orca-machines up local' or fix the "
+        "configuration)\n"
+    )
+
+
 def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     done = Diff(stack="local", changes=(change("create", "a"), change("delete", "b")))
     monkeypatch.setattr(automation, "up", lambda stack, **_: done)
