@@ -151,7 +151,15 @@ def _summary_row(result: StackResult) -> str:
         return f"| {name} | ❌ preview failed | |"
     cost = result.pools.cost_line() if result.pools is not None else ""
     mark = "🟡" if result.diff.has_changes else "✅"
-    return f"| {name} | {mark} {result.diff.summary()} | {_cell(cost)} |"
+    return f"| {name} | {mark} {_summary(result)} | {_cell(cost)} |"
+
+
+def _summary(result: StackResult) -> str:
+    """The stack's change in machines then other resources, as the pool lines count them."""
+    assert result.diff is not None
+    if not result.diff.has_changes or result.pools is None:
+        return result.diff.summary()
+    return result.pools.changes.text()
 
 
 def _failure(result: StackResult) -> list[str]:
@@ -170,7 +178,7 @@ def _details(result: StackResult) -> list[str]:
     diff = result.diff
     assert diff is not None
     lines = [
-        f"<details><summary><b>{_html(result.stack)}</b>: {_html(diff.summary())}</summary>",
+        f"<details><summary><b>{_html(result.stack)}</b>: {_html(_summary(result))}</summary>",
         "",
     ]
     pools = result.pools

@@ -76,8 +76,10 @@ def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deploy
     after = (3 * cx23).quantize(Decimal("0.01"))
     assert text.startswith(MARKER + "\n")
     [row] = [line for line in text.splitlines() if line.startswith("| `local` |")]
-    assert row.startswith("| `local` | 🟡 1 to create, ")
-    assert ", 0 to replace, 3 to delete | " in row
+    assert row.startswith(
+        "| `local` | 🟡 machines: 1 to create, 3 to delete (1 kept, 2 autoscaler); "
+        "other resources: "
+    )
     assert f"{before} EUR → {after} EUR" in text
     assert "- `local` removes pool `arm`: 1 kept machine and 2 autoscaler machines" in text
     assert "- `local` resizes pool `x86`: 2 → 3 kept machines" in text
