@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from machines.automation.checks import check
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
+    WHERE_HINT,
     EngineError,
     StackNotFoundError,
     engine_command,
@@ -69,8 +70,8 @@ def select(stack: str, *, project: str | Path | None = None, create: bool = Fals
     if not stack_file(stack, root).is_file() and not _in_backend(stack, root):
         raise StackNotFoundError(
             f"stack {stack} does not exist: it is not in {backend_url(root)} and has no "
-            f"stack file {shown(stack_file(stack, root), root)}; to make it, copy "
-            "stacks/Pulumi.hetzner-example.yaml to that file and edit it"
+            f"stack file {shown(stack_file(stack, root), root)} in {root}; to make it, copy "
+            f"stacks/Pulumi.hetzner-example.yaml to that file and edit it, or {WHERE_HINT}"
         )
     space = workspace(stack, root)
     with engine_errors(stack, "select", root):
@@ -415,13 +416,17 @@ def _scalar(value: object) -> str:
     raise SettingsError(f"{type(value).__name__} is not a scalar: set it without path=True")
 
 
-def provider(stack: str, owner: str | None = None) -> Provider:
+def provider(
+    stack: str, owner: str | None = None, *, project: str | Path | None = None
+) -> Provider:
     """The runtime provider configured by the stack that made its infrastructure.
 
     Kind and owner come from the stack's ``provider`` and ``owner`` outputs (``owner``
     overrides), settings from its ``env`` output over this process's environment, which
-    still supplies the token. The runtime never reaches up here; this reaches down to it.
+    still supplies the token. The stack is found in ``$PULUMI_BACKEND_URL`` (else the
+    project's ``.pulumi-state``) of ``project`` (else ``$ORCA_PULUMI_PROJECT``, else this
+    checkout). The runtime never reaches up here; this reaches down to it.
     """
-    runtime = runtime_settings(stack)
+    runtime = runtime_settings(stack, project=project)
     environ = {**os.environ, **runtime.env}
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

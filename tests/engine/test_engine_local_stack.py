@@ -164,7 +164,8 @@ def test_unknown_stack_is_one_clear_error(deployment):
     assert done.returncode == ERROR
     assert done.stderr.splitlines() == [
         f"orca-machines: error: stack nope does not exist in {deployment.state.as_uri()}: "
-        "bring it up first (orca-machines up nope)"
+        "bring it up first (orca-machines up nope), or set PULUMI_BACKEND_URL to the backend "
+        "it lives in (and ORCA_PULUMI_PROJECT to its project, when this is not its checkout)"
     ]
 
 
