@@ -140,6 +140,15 @@ def test_summary_falls_back_to_stderr_then_to_the_last_line(monkeypatch):
     assert engine_summary("") == "the engine failed without saying why"
 
 
+def test_a_failed_invoke_is_said_once():
+    invoke = "hcloud:index/getServerType:getServerType"
+    text = (
+        f" stdout: \n stderr: error: invoke of {invoke} failed: invocation of {invoke} "
+        "returned an error: no server type found with name cx32\n"
+    )
+    assert engine_summary(text) == f"{invoke} failed: no server type found with name cx32"
+
+
 def test_summary_of_a_missing_plugin_says_how_to_get_it():
     text = (
         " stdout: Diagnostics:\n  pulumi:providers:hcloud (default_1_43_3):\n"
