@@ -10,6 +10,7 @@ section's Python, the autoscaler, runs outside the checkout.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emulator.process import Emulator
+from emulator.process import PROJECT_ROOT, Emulator
 from machines import automation
 from testkit import hetzner, readme
 from testkit.commands import commit, git
@@ -55,6 +56,7 @@ def operator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, E
     shell's environment: the exports of step 1 (given this test's values), an editor."""
     root = tmp_path_factory.mktemp("first-stack")
     checkout = automation.copy_project(root / "checkout")
+    shutil.copy(PROJECT_ROOT / ".gitignore", checkout / ".gitignore")
     git(checkout, "init", "-q", "-b", "main")
     commit(checkout, message="a fresh clone")
     with hetzner.running() as emulator:
