@@ -148,7 +148,6 @@ def demo(workdir: Path) -> None:
             step("preview a size change, pool x86 2 -> 3, without applying it")
             automation.set_config(STACK, {"orca-machines:pools[0].size": 3}, path=True)
             print(automation.preview(STACK, on_output=quiet).markdown())
-            print("(kept by the stack: before → after; the autoscaler's machines are untouched)")
             automation.set_config(STACK, {"orca-machines:pools[0].size": 2}, path=True)
             print(f"back to size 2: {automation.preview(STACK, on_output=quiet).summary()}")
 
