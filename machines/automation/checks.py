@@ -57,7 +57,9 @@ def check(
     if any(key in config.secret_keys and not env.get(var) for key, var in CREDENTIALS.items()):
         return deployment  # credentials only the engine can decrypt: the cloud is its to ask
     try:
-        provider = Provider.of(deployment.provider, deployment.owner, {**env, **deployment.env()})
+        provider = Provider.of(
+            deployment.provider, deployment.owner, {**env, **deployment.catalogue_env()}
+        )
     except SettingsError as error:
         raise SettingsError(
             f"stack {stack}: {error} (its provider, {deployment.provider}, reads it from the "

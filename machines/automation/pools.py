@@ -142,8 +142,11 @@ class StackPools(BaseModel):
 
 
 def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:
-    """The runtime provider of the deployment, its settings over ``environ``."""
-    return Provider.of(deployment.provider, deployment.owner, {**environ, **deployment.env()})
+    """The runtime provider of the deployment, its settings over ``environ``, for reading:
+    what the stack creates (an EC2 security group) needs no id here."""
+    return Provider.of(
+        deployment.provider, deployment.owner, {**environ, **deployment.catalogue_env()}
+    )
 
 
 def kept_now(stack: str, project: str | Path | None = None) -> dict[str, dict[str, object]]:
@@ -216,7 +219,7 @@ def pool_changes(
         p.name: PoolSide(machine_type=p.machine_type, location=p.location, kept=p.size)
         for p in deployment.pools
     }
-    prices = prices or price_list(deployment.provider, {**env, **deployment.env()})
+    prices = prices or price_list(deployment.provider, {**env, **deployment.catalogue_env()})
     notes: list[str] = []
     provider: Provider | None = None
     try:

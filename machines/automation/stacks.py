@@ -319,7 +319,7 @@ def pool_listing(
     assert deployment is not None
     try:
         made = Provider.of(
-            deployment.provider, deployment.owner, {**os.environ, **deployment.env()}
+            deployment.provider, deployment.owner, {**os.environ, **deployment.catalogue_env()}
         )
         return deployment.owner, {name: made.machines(name) for name in names}
     except MachinesError:

@@ -127,7 +127,7 @@ def status(
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
     env = os.environ if environ is None else environ
     deployment = deployment_of(stack, project)
-    settings = {**env, **deployment.env()}
+    settings = {**env, **deployment.catalogue_env()}
     outputs = kept_now(stack, project)
     prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []

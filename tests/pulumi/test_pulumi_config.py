@@ -319,3 +319,16 @@ def test_plain_user_data_is_warned_about_and_secret_user_data_is_not() -> None:
 
     secret = StackConfig.from_stack_file(with_pool(hetzner(), 1, userData={"secure": "v1:abc"}))
     assert plain_user_data(secret, load(secret, "test")) == []
+
+
+def test_a_created_security_group_has_no_id_before_up_but_the_catalogue_needs_none():
+    group = {"name": "pools", "vpc": "vpc-0a", "ingress": []}
+    deployment = load(StackConfig.from_stack_file(ec2(securityGroup=group)), "test")
+    assert "ORCA_EC2_SECURITY_GROUP" not in deployment.env()
+    catalogue = deployment.catalogue_env()
+    assert catalogue["ORCA_EC2_SECURITY_GROUP"].startswith("sg-")
+    assert {k: v for k, v in catalogue.items() if k != "ORCA_EC2_SECURITY_GROUP"} == (
+        deployment.env()
+    )
+    named = load(StackConfig.from_stack_file(ec2()), "test")
+    assert named.catalogue_env() == named.env()
