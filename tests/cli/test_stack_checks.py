@@ -10,12 +10,16 @@ import yaml
 
 from emulator.process import Emulator
 from machines import automation
-from machines.automation import engine
+from machines.automation import checks, engine
 from machines.cli import ERROR
 from machines.errors import SettingsError
 from machines.program.config import StackConfigError
 
 ENGINE_COMMAND = engine.engine_command
+
+
+def no_engine(*_args: object, **_kwargs: object) -> object:
+    raise AssertionError("the engine started before the stack was checked")
 
 
 def edit_stack(project: Path, stack: str, **changes: object) -> None:
@@ -41,10 +45,6 @@ def project(tmp_path: Path, emulator: Emulator, hetzner_env, monkeypatch) -> Pat
     edit_stack(copy, "local", **{"hcloud:endpoint": emulator.url})
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
     monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
-
-    def no_engine(*_args: object, **_kwargs: object) -> object:
-        raise AssertionError("the engine started before the stack was checked")
-
     monkeypatch.setattr(engine, "engine_command", no_engine)
     monkeypatch.setattr(automation.stacks, "engine_command", no_engine)
     return copy
@@ -135,4 +135,37 @@ def test_the_cli_says_it_in_one_line_without_a_traceback(project: Path, run_cli,
     assert line.startswith(
         "orca-machines: error: stack local: pools[0].machineType: pool x86: "
         "Hetzner has no server type 'cx32'"
+    )
+
+
+@pytest.fixture
+def ec2_project(tmp_path: Path, ec2_world, moto, monkeypatch) -> Path:
+    """A project copy whose ``moto`` stack is the EC2 example at moto's server, creating its
+    security group and instance profile as the example does; the engine must not start."""
+    copy = automation.copy_project(tmp_path / "project")
+    stacks = copy / "stacks"
+    example = yaml.safe_load((stacks / "Pulumi.ec2-example.yaml").read_text())
+    example["config"].update({
+        "aws:endpoints": [{"ec2": moto.url, "iam": moto.url, "sts": moto.url}],
+        "orca-machines:subnets": ec2_world.subnets,
+    })  # fmt: skip
+    (stacks / "Pulumi.moto.yaml").write_text(yaml.safe_dump(example, sort_keys=False))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setattr(engine, "engine_command", no_engine)
+    return copy
+
+
+def test_an_ec2_stack_that_creates_its_group_is_checked_against_the_catalogue(ec2_project):
+    deployment = checks.check("moto", ec2_project)
+    assert deployment is not None
+    assert [p.machine_type for p in deployment.pools] == ["t4g.small", "t3.small"]
+
+    path = ec2_project / "stacks" / "Pulumi.moto.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["config"]["orca-machines:pools"][1]["machineType"] = "t9.nope"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(StackConfigError) as failed:
+        checks.check("moto", ec2_project)
+    assert str(failed.value).startswith(
+        "stack moto: pools[1].machineType: pool x86: EC2 has no instance type 't9.nope'"
     )
