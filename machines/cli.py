@@ -213,31 +213,29 @@ def _ci_commands(
     ci.add_argument(
         "--summary-only", action="store_true", help="one line per stack, no per-stack details"
     )
-    ci.add_argument(
-        "--stacks",
-        default=os.environ.get(ORCA_CI_STACKS, ""),
-        metavar="S1,S2",
-        help=f"consider only these stacks (default: ${ORCA_CI_STACKS}, else every stack file "
-        "but local and the examples, *-example)",
-    )
+    _stacks_option(ci)
     ci.add_argument("-q", "--quiet", action="store_true", help="do not show the engine's progress")
     drift = command(
         "drift",
         _drift,
         "refresh and preview each deployment stack; exit 1 if one has drifted or failed",
     )
-    drift.add_argument(
-        "--stacks",
-        default=os.environ.get(ORCA_CI_STACKS, ""),
-        metavar="S1,S2",
-        help=f"check these stacks (default: ${ORCA_CI_STACKS}, else every stack file but "
-        "local and the examples, *-example)",
-    )
+    _stacks_option(drift)
     drift.add_argument(
         "-q", "--quiet", action="store_true", help="do not show the engine's progress"
     )
     status = stack_command("status", _status, "show each pool: machines, stock and monthly cost")
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _stacks_option(sub: _Parser) -> None:
+    sub.add_argument(
+        "--stacks",
+        default=os.environ.get(ORCA_CI_STACKS, ""),
+        metavar="S1,S2",
+        help=f"consider only these stacks (default: ${ORCA_CI_STACKS}, else every stack file "
+        "but local and the examples, *-example)",
+    )
 
 
 def _progress(args: argparse.Namespace) -> Callable[[str], object]:
