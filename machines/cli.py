@@ -13,9 +13,12 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
@@ -37,6 +40,15 @@ CHANGES = 2
 NO_STOCK = 3
 USAGE = 64
 INTERRUPTED = 130
+TERMINATED = 143
+
+
+class Terminated(BaseException):
+    """SIGTERM outside an engine run (the engine's own run cancels it its way)."""
+
+
+def _terminated(_signum: int, _frame: FrameType | None) -> None:
+    raise Terminated
 
 
 EPILOG = f"""\
@@ -48,7 +60,8 @@ exit status:
        1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
-  {INTERRUPTED}  interrupted (Ctrl-C); 143: terminated (SIGTERM), the engine cancelled cleanly
+  {INTERRUPTED}  interrupted (Ctrl-C); {TERMINATED}: terminated (SIGTERM); during an engine run,
+       only once the engine has cancelled cleanly
 
 stack commands run the Pulumi engine of scripts/install-pulumi on this project (stack files
 in stacks/). State: $PULUMI_BACKEND_URL, else the project's .pulumi-state/. Secrets:
@@ -76,11 +89,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error), USAGE)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else ERROR
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's status; every failure one line on stderr."""
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except Terminated:
+        return _fail("terminated", TERMINATED)
     except MachinesError as error:
         return _fail(str(error), getattr(error, "exit_status", ERROR))
     except Exception as error:

@@ -3,15 +3,19 @@ fix, no traceback, whether the engine's progress is shown or not."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from emulator.process import Emulator
+from emulator.process import PROJECT_ROOT, Emulator
 from machines import automation
 from machines.automation import checks, engine
-from machines.cli import ERROR
+from machines.cli import ERROR, TERMINATED
 from machines.errors import SettingsError
 from machines.program.config import StackConfigError
 
@@ -169,3 +173,28 @@ def test_an_ec2_stack_that_creates_its_group_is_checked_against_the_catalogue(ec
     assert str(failed.value).startswith(
         "stack moto: pools[1].machineType: pool x86: EC2 has no instance type 't9.nope'"
     )
+
+
+def test_sigterm_while_the_stack_is_checked_is_one_line_and_143(project, emulator):
+    emulator.control.reset_requests()
+    emulator.control.set_faults(
+        [{"kind": "delay", "method": "GET", "path": "/v1/server_types", "seconds": 30.0}]
+    )
+    try:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "machines", "preview", "local"],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not emulator.control.requests().routes.get("GET /v1/server_types"):
+            assert time.monotonic() < deadline, "the check never read the catalogue"
+            assert run.poll() is None, run.communicate()
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        emulator.control.clear_faults()
+    assert (run.returncode, out, err) == (TERMINATED, "", "orca-machines: error: terminated\n")
