@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import secrets
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -29,6 +28,7 @@ from machines import MachineSpec, Status
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.labels import pool_labels
+from testkit import hetzner
 from testkit.clock import ManualClock
 
 OWNER = "bench"
@@ -232,7 +232,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    token = secrets.token_hex(32)
+    token = hetzner.token("budget")
     with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
         env = {"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url}
         runs = [

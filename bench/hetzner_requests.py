@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import statistics
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from emulator.process import Emulator, running_emulator
 from machines import Provider
+from testkit import hetzner
 from testkit.specs import spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
-    token = secrets.token_hex(32)
+    token = hetzner.token("requests")
     with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
         os.environ.update({"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url})
         hcloud = Provider.of("hetzner", owner=OWNER)

@@ -35,11 +35,11 @@ from typing import Any
 from emulator.process import Emulator, running_emulator
 from machines.models import MachineSpec
 from machines.provider import Provider
-from testkit import moto_server
+from testkit import hetzner, moto_server
 from testkit.fault_proxy import Fault, FaultProxy
 from testkit.specs import ec2_spec, spec
 
-TOKEN = "orca-load-token-" + "0" * 48
+TOKEN = hetzner.token("load")
 OPERATIONS = ("create", "list", "delete")
 TIMEOUTS = {"ORCA_REQUEST_TIMEOUT": "2", "ORCA_CALL_TIMEOUT": "20"}
 

@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import dataclass, field
 
+from emulator.auth import TokenError, check_token
 from emulator.faults import FaultRule, FaultRuleError
 from emulator.ratelimit import DEFAULT_LIMIT
 from emulator.stock import OutOfStock, StockRuleError
@@ -27,10 +28,21 @@ class Config:
     action_seconds: float | None = None
     quiet: bool = False
 
+    def __post_init__(self) -> None:
+        for token in self.tokens:
+            check_token(token)
+
     @property
     def refill(self) -> float:
         """Tokens per second that the rate-limit bucket refills."""
         return self.per_second if self.per_second is not None else self.rate_limit / 3600
+
+
+def _token(text: str) -> str:
+    try:
+        return check_token(text)
+    except TokenError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}: give a token the real API could issue") from None
 
 
 def _out_of_stock(text: str) -> OutOfStock:
@@ -74,8 +86,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--token",
         action="append",
+        type=_token,
         required=True,
-        help="a valid API token (repeat for several; all share one project)",
+        help="a valid API token, 64 letters and digits as Hetzner's (repeat for several; "
+        "all share one project)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")

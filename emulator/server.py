@@ -7,7 +7,6 @@ becomes a `service_error` body with status 500: never a stack trace.
 
 from __future__ import annotations
 
-import hmac
 import json
 import socket
 import sys
@@ -18,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
+from emulator.auth import Tokens
 from emulator.config import Config
 from emulator.control import handlers as control
 from emulator.counts import UNMATCHED, RequestCounter
@@ -45,7 +45,7 @@ class App:
         self.bucket = TokenBucket(config.rate_limit, config.refill)
         self.faults = Faults(config.seed, list(config.faults))
         self.counts = RequestCounter()
-        self._tokens = tuple(token.encode() for token in config.tokens)
+        self._tokens = Tokens(config.tokens)
         self._sleep = sleep
         self.api = router_for(self.state, api_routes())
         controls = control.Controls(
@@ -106,7 +106,7 @@ class App:
             response = Response.from_error(
                 ApiError("rate_limit_exceeded", f"limit of {limit} requests per hour reached", {})
             )
-        elif not self._authorized(authorization):
+        elif not self._tokens.authorized(authorization):
             response = Response.from_error(ApiError("unauthorized", "unable to authenticate"))
         else:
             response = _dispatch(match, query, body)
@@ -114,14 +114,6 @@ class App:
         if fault is not None and fault.kind == "drop_after":
             response.drop = True
         return response
-
-    def _authorized(self, authorization: str | None) -> bool:
-        scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        given = token.strip().encode()
-        # compare with every token, so timing does not say which one nearly matched
-        return any([hmac.compare_digest(given, valid) for valid in self._tokens])
 
 
 def _dispatch(match: Match, query: dict[str, list[str]], body: bytes) -> Response:

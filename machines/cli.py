@@ -15,8 +15,10 @@ import os
 import shlex
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
@@ -26,7 +28,7 @@ from machines.labels import check_pool
 from machines.models import Machine, MachineSpec
 from machines.provider import Provider, kinds
 from machines.secrets import mask
-from machines.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.settings import ORCA_CI_STACKS, ORCA_OWNER, ORCA_PROVIDER
 
 if TYPE_CHECKING:
     from machines.automation import Diff
@@ -42,15 +44,25 @@ INTERRUPTED = 130
 TERMINATED = 143
 
 
+class Terminated(BaseException):
+    """SIGTERM outside an engine run (the engine's own run cancels it its way)."""
+
+
+def _terminated(_signum: int, _frame: FrameType | None) -> None:
+    raise Terminated
+
+
 EPILOG = f"""\
 exit status:
   {OK}    success; for preview: no changes
-  {ERROR}    an error (one line on stderr: '{PROG}: error: ...')
+  {ERROR}    an error (one line on stderr: '{PROG}: error: ...'); status: the cloud could
+       not be read (the table still shows what could)
   {CHANGES}    preview: the stack has changes to apply (ci-preview: 0 even with changes,
        1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
   {NO_STOCK}    create: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
-  {INTERRUPTED}  interrupted (Ctrl-C); 143: terminated (SIGTERM), the engine cancelled cleanly
+  {INTERRUPTED}  interrupted (Ctrl-C); {TERMINATED}: terminated (SIGTERM); during an engine run,
+       only once the engine has cancelled cleanly
 
 stack commands run the Pulumi engine of scripts/install-pulumi on this project (stack files
 in stacks/). State: $PULUMI_BACKEND_URL, else the project's .pulumi-state/. Secrets:
@@ -78,11 +90,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error), USAGE)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else ERROR
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's status; every failure one line on stderr."""
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
+    except Terminated:
+        return _fail("terminated", TERMINATED)
     except MachinesError as error:
         return _fail(str(error), getattr(error, "exit_status", ERROR))
     except Exception as error:
@@ -236,15 +261,29 @@ def _ci_commands(
     ci.add_argument(
         "--summary-only", action="store_true", help="one line per stack, no per-stack details"
     )
-    ci.add_argument(
-        "--stacks",
-        default=os.environ.get("ORCA_CI_STACKS", ""),
-        metavar="S1,S2",
-        help="consider only these stacks (default: $ORCA_CI_STACKS, else every stack file)",
-    )
+    _stacks_option(ci)
     ci.add_argument("-q", "--quiet", action="store_true", help="do not show the engine's progress")
+    drift = command(
+        "drift",
+        _drift,
+        "refresh and preview each deployment stack; exit 1 if one has drifted or failed",
+    )
+    _stacks_option(drift)
+    drift.add_argument(
+        "-q", "--quiet", action="store_true", help="do not show the engine's progress"
+    )
     status = stack_command("status", _status, "show each pool: machines, stock and monthly cost")
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _stacks_option(sub: _Parser) -> None:
+    sub.add_argument(
+        "--stacks",
+        default=os.environ.get(ORCA_CI_STACKS, ""),
+        metavar="S1,S2",
+        help=f"consider only these stacks (default: ${ORCA_CI_STACKS}, else every stack file "
+        "but local and the examples, *-example)",
+    )
 
 
 def _progress(args: argparse.Namespace) -> Callable[[str], object]:
@@ -285,16 +324,7 @@ def _ci_preview(args: argparse.Namespace) -> int:
     from machines.automation import affected, ci_preview  # noqa: PLC0415 (loads pulumi)
 
     affected.check_checked_out(args.head)
-    stacks = affected.stacks_of()
-    wanted = [s.strip() for s in args.stacks.split(",") if s.strip()]
-    if wanted:
-        unknown = sorted(set(wanted) - set(stacks))
-        if unknown:
-            raise MachinesError(
-                f"no stack file for stack {', '.join(unknown)} in stacks/: fix --stacks "
-                "(or $ORCA_CI_STACKS)"
-            )
-        stacks = [s for s in stacks if s in wanted]
+    stacks = affected.ci_stacks(args.stacks)
     chosen = affected.affected_stacks(affected.changed_files(args.base, args.head), stacks)
     results = ci_preview.run(chosen, on_output=_progress(args))
     body = ci_preview.render(results, summary_only=args.summary_only)
@@ -304,8 +334,39 @@ def _ci_preview(args: argparse.Namespace) -> int:
         sys.stdout.write(body)
     for result in results:
         if result.failed:
-            print(f"{PROG}: stack {result.stack}: {result.error}", file=sys.stderr)
+            named = f"stack {result.stack}" in result.error
+            _fail(result.error if named else f"stack {result.stack}: {result.error}")
     return ERROR if any(r.failed for r in results) else OK
+
+
+def _drift(args: argparse.Namespace) -> int:
+    from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
+    from machines.automation import affected  # noqa: PLC0415
+
+    stacks = affected.ci_stacks(args.stacks)
+    if not stacks:
+        print(
+            f"{PROG}: no deployment stack to check: every stack file is local or an example "
+            f"(name others with --stacks or ${ORCA_CI_STACKS})",
+            file=sys.stderr,
+        )
+        return OK
+    status = OK
+    with automation.scratch_copy() as copy:
+        for stack in stacks:
+            try:
+                diff = automation.preview(stack, project=copy, on_output=_progress(args))
+            except MachinesError as error:
+                said = str(error)
+                status = _fail(said if f"stack {stack}" in said else f"stack {stack}: {said}")
+                continue
+            print(diff.text())
+            if diff.has_changes:
+                status = _fail(
+                    f"stack {stack} has drifted from its configuration: {diff.summary()} "
+                    f"(apply with '{PROG} up {stack}' or fix the configuration)"
+                )
+    return status
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -316,6 +377,11 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps(found.report(), indent=2))
     else:
         print(found.table())
+    if found.unread:
+        raise MachinesError(
+            f"stack {args.stack}: the cloud could not be read, so its pools' machines are "
+            f"unknown: {found.unread[0]}"
+        )
     return OK
 
 
@@ -372,7 +438,9 @@ def _done(diff: Diff) -> str:
     if not diff.has_changes:
         return "no changes"
     past = {"create": "created", "update": "updated", "replace": "replaced", "delete": "deleted"}
-    return ", ".join(f"{n} {past[op]}" for op, n in diff.counts.items())
+    resources = ", ".join(f"{n} {past[op]}" for op, n in diff.counts.items())
+    machines = diff.machines(past=True)
+    return f"{machines}; resources in all: {resources}" if machines else resources
 
 
 def _provider(args: argparse.Namespace) -> Provider:
@@ -456,12 +524,23 @@ def _metrics(args: argparse.Namespace) -> int:
     return OK
 
 
-COLUMNS = ("id", "name", "status", "machine_type", "location", "address")
+COLUMNS: tuple[tuple[str, Callable[[Machine], str]], ...] = (
+    ("ID", lambda m: m.id),
+    ("NAME", lambda m: m.name),
+    ("STATUS", lambda m: str(m.status)),
+    ("TYPE", lambda m: m.machine_type),
+    ("LOCATION", lambda m: m.location),
+    ("KEPT BY", lambda m: "stack" if m.managed_by else "autoscaler"),
+    ("ADDRESS", lambda m: m.address),
+)
+"""The machine table's columns: ``KEPT BY`` is ``stack`` for a machine the Pulumi stack
+keeps (``orca-managed-by=pulumi``: change its pool's size to remove it), ``autoscaler`` for
+one the runtime's ``create`` made (``rm`` deletes it)."""
 
 
 def _table(machines: Sequence[Machine]) -> str:
-    rows = [[c.upper().replace("MACHINE_", "") for c in COLUMNS]]
-    rows += [[str(getattr(m, c)) for c in COLUMNS] for m in machines]
+    rows = [[header for header, _ in COLUMNS]]
+    rows += [[cell(m) for _, cell in COLUMNS] for m in machines]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

@@ -101,6 +101,12 @@ class Provider(ABC):
         of ``pool`` (default: on-demand); for ``spot-then-on-demand``, in both markets."""
 
     @abstractmethod
+    def sells(self, machine_type: str, location: str) -> str | None:
+        """Why the cloud never makes ``machine_type`` in ``location`` whatever its stock (a
+        type it lacks, a location it does not sell or offer it in), or None when it can:
+        what a stack's pools are checked against before the engine runs."""
+
+    @abstractmethod
     def budget(self) -> Budget:
         """The cloud's request budget as its last answer stated it, and the listing's
         freshness window it leads to now."""

@@ -48,6 +48,9 @@ PULUMI_ACCESS_TOKEN = "PULUMI_ACCESS_TOKEN"  # noqa: S105 (the variable's name)
 PULUMI_HOME = "PULUMI_HOME"
 ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 """The Pulumi project directory automation works on; default: this checkout."""
+ORCA_CI_STACKS = "ORCA_CI_STACKS"
+"""The stacks CI previews and checks for drift, ``prod,staging``; default: every stack file
+but ``local`` and the examples (``*-example``)."""
 
 ORCA_POOL_MAX = "ORCA_POOL_MAX"
 """Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: the stack exports it

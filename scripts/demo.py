@@ -19,10 +19,12 @@ import secrets
 import socket
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import yaml
 from hcloud import Client
 
 from emulator.control import Control
@@ -31,6 +33,8 @@ from machines import MachinesError, MachineSpec, Provider, automation
 
 PORT = 4080
 STACK = "local"
+KEY = "orca-machines:pools[1].userData"
+"""Pool arm's user data, plain text in the local stack's file: the demo makes it a secret."""
 
 
 def step(text: str) -> None:
@@ -50,6 +54,18 @@ def port_is_free(port: int) -> bool:
 
 def quiet(_line: str) -> None:
     """Keep the engine's progress lines out of the demo's output."""
+
+
+def explained(done: automation.Diff) -> str:
+    """What ``up`` made: the machines, then each other kind of resource and how many."""
+    machines = done.machines(past=True)
+    others = Counter(
+        c.type
+        for c in done.changes
+        if not any(c.name.startswith(f"{STACK}-{p.pool}-") for p in done.pools)
+    )
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(others.items()))
+    return f"{machines}; and {sum(others.values())} other resources: {kinds}"
 
 
 def show_pools(provider: Provider, pools: list[str]) -> None:
@@ -89,7 +105,11 @@ def runtime_api(provider: Provider, control: Control) -> None:
         provider.delete(machine.id)
     now = provider.machines("ci")
     deleting = sum(m.status == "deleting" for m in now)
-    print(f"deleted {len(machines)}; machines('ci') now: {len(now)} ({deleting} deleting)")
+    print(
+        f"deleted {len(machines)}; machines('ci') now: {len(now)} ({deleting} deleting): a "
+        "deleted machine is listed as deleting until the cloud has removed it, so an "
+        "autoscaler counting its pool never makes a second one in its place"
+    )
 
 
 def demo(workdir: Path) -> None:
@@ -110,9 +130,15 @@ def demo(workdir: Path) -> None:
     with running_emulator(token, "--port", str(PORT), "--boot-seconds", "0.2") as emulator:
         print(f"emulator: {emulator.url}")
         try:
+            step(f"keep pool arm's user data encrypted: pulumi config set --secret --path {KEY}")
+            pools = yaml.safe_load(automation.stack_file(STACK).read_text())["config"]
+            user_data = pools["orca-machines:pools"][1]["userData"]
+            automation.set_config(STACK, {KEY: user_data}, path=True, secret=True)
+            print("set as a secret: the update history and the state never hold it in plain")
+
             step(f"pulumi up: stack {STACK} (the engine's progress follows)")
             done = automation.up(STACK)
-            print(f"stack {STACK}: {len(done.changes)} resources created")
+            print(f"stack {STACK}: {explained(done)}")
 
             step("the runtime API, configured by the stack: automation.provider('local')")
             provider = automation.provider(STACK)
@@ -130,7 +156,10 @@ def demo(workdir: Path) -> None:
         finally:
             step(f"pulumi destroy: stack {STACK}")
             done = automation.destroy(STACK, on_output=quiet)
-            print(f"stack {STACK}: {done.counts['delete']} resources deleted")
+            print(
+                f"stack {STACK}: {done.machines(past=True)}; {done.counts['delete']} resources "
+                "deleted in all"
+            )
             hcloud = Client(token=token, api_endpoint=emulator.url)
             left = [len(hcloud.servers.get_all()), len(hcloud.firewalls.get_all())]
             print(f"left in the emulator: {left[0]} servers, {left[1]} firewalls")

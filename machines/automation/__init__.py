@@ -40,6 +40,7 @@ from machines.automation.project import (
     backend_url,
     copy_project,
     project_root,
+    scratch_copy,
     stack_file,
 )
 from machines.automation.stacks import (
@@ -104,6 +105,7 @@ __all__ = [
     "resize",
     "runtime_env",
     "runtime_settings",
+    "scratch_copy",
     "select",
     "set_config",
     "stack_file",

@@ -3,6 +3,10 @@
 A changed ``stacks/Pulumi.<stack>.yaml`` affects that stack; a change to the program
 (``Pulumi.yaml``, ``__main__.py``, ``machines/``) or to ``requirements*.txt`` affects every
 stack. Paths are taken relative to the project, which may sit below the repository's root.
+
+Which stacks CI considers at all (``ci_stacks``): those named (``--stacks``,
+``$ORCA_CI_STACKS``), else the deployment's: every stack file but the ``local`` stack (the
+emulator's) and the examples (``*-example``, templates to copy), which no CI can preview.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from machines.automation.engine import LOCAL_STACK
 from machines.automation.project import project_root
 from machines.errors import MachinesError
+from machines.settings import ORCA_CI_STACKS
 
 STACKS_DIR = "stacks"
+EXAMPLE_SUFFIX = "-example"
 PROGRAM_FILES = ("Pulumi.yaml", "__main__.py")
 PROGRAM_DIRS = ("machines/",)
 _STACK_FILE = re.compile(r"^stacks/Pulumi\.(?P<stack>[^/]+)\.ya?ml$")
@@ -57,6 +64,27 @@ def stacks_of(project: str | Path | None = None) -> list[str]:
     root = project_root(project) / STACKS_DIR
     found = (_STACK_FILE.match(f"{STACKS_DIR}/{p.name}") for p in root.iterdir())
     return sorted(m.group("stack") for m in found if m)
+
+
+def is_deployment(stack: str) -> bool:
+    """A stack of the deployment: neither the emulator's ``local`` nor an example."""
+    return stack != LOCAL_STACK and not stack.endswith(EXAMPLE_SUFFIX)
+
+
+def ci_stacks(named: str, project: str | Path | None = None) -> list[str]:
+    """The stacks CI considers: those ``named`` (comma-separated, each with a stack file),
+    else every deployment stack of the project."""
+    stacks = stacks_of(project)
+    wanted = [s.strip() for s in named.split(",") if s.strip()]
+    if not wanted:
+        return [s for s in stacks if is_deployment(s)]
+    unknown = sorted(set(wanted) - set(stacks))
+    if unknown:
+        raise MachinesError(
+            f"no stack file for stack {', '.join(unknown)} in {STACKS_DIR}/: fix --stacks "
+            f"(or ${ORCA_CI_STACKS})"
+        )
+    return [s for s in stacks if s in wanted]
 
 
 def affects_all(path: str) -> bool:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.cost import money
 from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
+from machines.automation.project import scratch_copy
 from machines.automation.stacks import OnOutput, preview
 from machines.errors import MachinesError
 from machines.models import Market
@@ -58,7 +59,15 @@ def run(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
 ) -> list[StackResult]:
-    """Preview each stack; a failure is kept as that stack's result, the others still run."""
+    """Preview each stack on a scratch copy of the project (the checkout's stack files stay
+    as committed); a failure is kept as that stack's result, the others still run."""
+    if not stacks:
+        return []
+    with scratch_copy(project) as copy:
+        return _run(stacks, copy, on_output)
+
+
+def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> list[StackResult]:
     results = []
     for stack in stacks:
         try:
@@ -143,7 +152,15 @@ def _summary_row(result: StackResult) -> str:
         return f"| {name} | ❌ preview failed | |"
     cost = result.pools.cost_line() if result.pools is not None else ""
     mark = "🟡" if result.diff.has_changes else "✅"
-    return f"| {name} | {mark} {result.diff.summary()} | {_cell(cost)} |"
+    return f"| {name} | {mark} {_summary(result)} | {_cell(cost)} |"
+
+
+def _summary(result: StackResult) -> str:
+    """The stack's change in machines then other resources, as the pool lines count them."""
+    assert result.diff is not None
+    if not result.diff.has_changes or result.pools is None:
+        return result.diff.summary()
+    return result.pools.changes.text()
 
 
 def _failure(result: StackResult) -> list[str]:
@@ -162,7 +179,7 @@ def _details(result: StackResult) -> list[str]:
     diff = result.diff
     assert diff is not None
     lines = [
-        f"<details><summary><b>{_html(result.stack)}</b>: {_html(diff.summary())}</summary>",
+        f"<details><summary><b>{_html(result.stack)}</b>: {_html(_summary(result))}</summary>",
         "",
     ]
     pools = result.pools

@@ -11,6 +11,8 @@ The per-pool API, for CI and other readers (kept small on purpose):
 * ``PoolCount.deletes``: machines the change deletes, the stack's and, when the pool leaves
   the stack (its reaper is deleted), every one of the autoscaler's;
 * ``PoolCount.reaped``: the names of the autoscaler's machines the change deletes;
+* ``PoolCount.creates``: the stack's machines the change creates (``kept_after`` follows);
+* ``Diff.machines()``: those counts over every pool, the line ``up`` and ``destroy`` print;
 * ``Diff.report()["pools"]`` is the same as JSON, ``Diff.markdown()`` shows it as a table.
 """
 
@@ -72,13 +74,24 @@ class PoolCount(BaseModel):
     autoscaled: int
     deletes: int
     reaped: tuple[str, ...] = ()
+    creates: int = 0
+
+    @property
+    def kept_after(self) -> int:
+        """The machines the stack keeps once the change is applied."""
+        return self.kept - (self.deletes - len(self.reaped)) + self.creates
+
+    def kept_text(self) -> str:
+        """``2`` when the change keeps the count, ``2 → 3`` when it changes it."""
+        after = self.kept_after
+        return str(self.kept) if after == self.kept else f"{self.kept} → {after}"
 
     def text(self) -> str:
-        """``pool lab: 2 kept by the stack, 7 made by the autoscaler, 9 to delete (...)``."""
+        """``pool lab: 2 → 3 kept by the stack, 7 made by the autoscaler, 0 to delete``."""
         names = f" ({', '.join(self.reaped)} of the autoscaler)" if self.reaped else ""
         return (
-            f"pool {self.pool}: {self.kept} kept by the stack, {self.autoscaled} made by the "
-            f"autoscaler, {self.deletes} to delete{names}"
+            f"pool {self.pool}: {self.kept_text()} kept by the stack, {self.autoscaled} made by "
+            f"the autoscaler, {self.deletes} to delete{names}"
         )
 
 
@@ -103,6 +116,7 @@ def pool_counts(
                 autoscaled=len(theirs),
                 deletes=stack_deletes + len(reaped),
                 reaped=reaped,
+                creates=sum(1 for c in changes if c.op == "create" and own.fullmatch(c.name)),
             )
         )
     return tuple(counts)
@@ -136,6 +150,23 @@ class Diff(BaseModel):
         if not self.has_changes:
             return "no changes"
         return ", ".join(f"{n} to {op}" for op, n in self.counts.items())
+
+    def machines(self, *, past: bool = False) -> str:
+        """The machines the change creates and deletes, the stack's and the autoscaler's, as
+        the pool lines count them: ``machines: 1 to create, 9 to delete (2 kept by the stack,
+        7 made by the autoscaler)``; empty when the pools are unknown."""
+        if not self.pools:
+            return ""
+        made = sum(p.creates for p in self.pools)
+        reaped = sum(len(p.reaped) for p in self.pools)
+        kept = sum(p.deletes for p in self.pools) - reaped
+        create, delete = ("created", "deleted") if past else ("to create", "to delete")
+        if not (made or kept or reaped):
+            return f"machines: none {create} or {delete.removeprefix('to ')}"
+        text = f"machines: {made} {create}, {kept + reaped} {delete}"
+        if kept + reaped:
+            text += f" ({kept} kept by the stack, {reaped} made by the autoscaler)"
+        return text
 
     def text(self) -> str:
         """One line per change (``+ create  type  name``), then the summary."""
@@ -177,12 +208,12 @@ class Diff(BaseModel):
         if not self.pools:
             return []
         rows = [
-            f"| `{_cell(p.pool)}` | {p.kept} | {p.autoscaled} | {p.deletes} | "
+            f"| `{_cell(p.pool)}` | {p.kept_text()} | {p.autoscaled} | {p.deletes} | "
             f"{', '.join(f'`{_cell(n)}`' for n in p.reaped)} |"
             for p in self.pools
         ]
         return [
-            "| Pool | Kept by the stack | Made by the autoscaler | To delete | "
+            "| Pool | Kept by the stack (before → after) | Made by the autoscaler | To delete | "
             "Autoscaler machines deleted |",
             "| --- | --- | --- | --- | --- |",
             *rows,

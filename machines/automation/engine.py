@@ -24,6 +24,7 @@ from machines.automation.project import (
 )
 from machines.errors import MachinesError, SettingsError
 from machines.settings import (
+    ORCA_PULUMI_PROJECT,
     PULUMI_BACKEND_URL,
     PULUMI_CONFIG_PASSPHRASE,
     PULUMI_CONFIG_PASSPHRASE_FILE,
@@ -37,6 +38,14 @@ LOCAL_PASSPHRASE = "orca-machines-local"  # noqa: S105 (documented, for the loca
 The local stack runs on the emulator and holds no real secret; every other stack needs its
 own passphrase in the environment.
 """
+
+
+WHERE_HINT = (
+    f"set {PULUMI_BACKEND_URL} to the backend it lives in (and {ORCA_PULUMI_PROJECT} to its "
+    "project, when this is not its checkout)"
+)
+"""What a process outside the operator's shell (an autoscaler, a cron job) sets to find a
+stack: the backend and the project are never guessed."""
 
 
 class EngineError(MachinesError):
@@ -122,8 +131,8 @@ def engine_errors(stack: str, action: str, project: str | Path | None) -> Iterat
         yield
     except auto.StackNotFoundError:
         raise StackNotFoundError(
-            f"stack {stack} does not exist in {backend_url(project)}: "
-            f"bring it up first (orca-machines up {stack})"
+            f"stack {stack} does not exist in {backend_url(project)}: bring it up first "
+            f"(orca-machines up {stack}), or {WHERE_HINT}"
         ) from None
     except auto.ConcurrentUpdateError as error:
         raise EngineError(

@@ -29,6 +29,8 @@ _CHAIN = (
     "The above exception was the direct cause of the following exception:",
 )
 _LIMIT = 600
+_INVOKE = re.compile(r"invoke of (\S+) failed: invocation of \1 returned an error: ")
+"""Pulumi's doubled wording of a failed data source call; said once, its token kept."""
 
 
 def engine_summary(text: str) -> str:
@@ -47,7 +49,7 @@ def engine_summary(text: str) -> str:
     if not found:
         last = [line.strip() for line in (stderr or stdout).splitlines() if line.strip()]
         found = last[-1:] or ["the engine failed without saying why"]
-    unique = list(dict.fromkeys(found))
+    unique = list(dict.fromkeys(_INVOKE.sub(r"\1 failed: ", line) for line in found))
     summary = "; ".join(unique)
     if "resource plugin" in summary and "hcloud" in summary:
         summary += f" (the hcloud plugin is missing: {INSTALL_HINT})"

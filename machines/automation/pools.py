@@ -18,14 +18,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.diff import Diff
+from machines.automation.diff import OPS, Diff
 from machines.automation.engine import StackNotFoundError
-from machines.automation.project import project_root, read_yaml, stack_file
 from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
 from machines.models import Machine, Market
-from machines.program.config import BaseDeployment, StackConfig, load
+from machines.program.config import BaseDeployment
+from machines.program.reaper import REAPER_TYPE
 from machines.provider import Provider
 from machines.reaping import autoscaled
 from machines.secrets import mask
@@ -87,12 +88,45 @@ class PoolChange(BaseModel):
         return text
 
 
+class StackChanges(BaseModel):
+    """A stack's change counted as reviewers weigh it: machines (the stack's by their names,
+    the autoscaler's that the pools' reapers delete), then every other resource; the reapers
+    themselves are no resource to count, their machines are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    create: int = 0
+    update: int = 0
+    replace: int = 0
+    delete_kept: int = 0
+    delete_autoscaler: int | None = 0
+    others: dict[str, int] = {}
+
+    def text(self) -> str:
+        """``machines: 1 to create, 10 to delete (3 kept, 7 autoscaler); other resources: 1 to
+        update``."""
+        theirs = self.delete_autoscaler
+        deleted = self.delete_kept + (theirs or 0)
+        parts = [f"{n} to {op}" for op, n in (("create", self.create), ("update", self.update),
+                 ("replace", self.replace)) if n]  # fmt: skip
+        if deleted or theirs is None:
+            known = "" if theirs is not None else "at least "
+            parts.append(
+                f"{known}{deleted} to delete ({self.delete_kept} kept, "
+                f"{'unknown' if theirs is None else theirs} autoscaler)"
+            )
+        machines = f"machines: {', '.join(parts) or 'none to create or delete'}"
+        others = ", ".join(f"{n} to {op}" for op, n in self.others.items() if n)
+        return f"{machines}; other resources: {others or 'no changes'}"
+
+
 class StackPools(BaseModel):
     """The pools a stack's change touches, with the stack's monthly cost before and after."""
 
     model_config = ConfigDict(frozen=True)
 
     stack: str
+    changes: StackChanges = StackChanges()
     pools: tuple[PoolChange, ...] = ()
     currency: str = ""
     cost_before: Decimal | None = None
@@ -112,14 +146,6 @@ class StackPools(BaseModel):
         return line
 
 
-def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
-    """The stack's configuration from its stack file, validated (secrets not decrypted)."""
-    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
-    if not isinstance(config, Mapping):
-        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
-    return load(StackConfig.from_stack_file(config), stack)
-
-
 def runtime_provider(
     deployment: BaseDeployment,
     environ: Mapping[str, str],
@@ -127,8 +153,9 @@ def runtime_provider(
 ) -> Provider:
     """The runtime provider of the deployment, its settings over ``environ``: those the stack
     exported when it was last brought up (``exported``: ids of what it created, such as a
-    security group, are known only there), else those its stack file gives."""
-    settings = {**deployment.runtime_env(deployment.env()), **(exported or {})}
+    security group, are known only there), else those its stack file gives, enough for
+    reading (``catalogue_env``)."""
+    settings = {**deployment.runtime_env(deployment.catalogue_env()), **(exported or {})}
     return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
 
 
@@ -222,7 +249,9 @@ def pool_changes(
         for p in deployment.pools
     }
     markets = {p.name: p.market for p in deployment.pools}
-    prices = prices or price_list(deployment.provider, {**env, **deployment.env(), **exported})
+    prices = prices or price_list(
+        deployment.provider, {**env, **deployment.catalogue_env(), **exported}
+    )
     notes: list[str] = []
     provider: Provider | None = None
     try:
@@ -267,12 +296,37 @@ def pool_changes(
         notes.append(prices.unknown)
     return StackPools(
         stack=stack,
+        changes=stack_changes(diff, deployment.owner, set(before) | set(after), changes),
         pools=tuple(changes),
         currency=prices.currency,
         cost_before=_total(prices, before, listed, side="before"),
         cost_after=_total(prices, after, listed, side="after"),
         notes=tuple(notes),
     )
+
+
+def stack_changes(
+    diff: Diff, owner: str, pools: set[str], touched: Sequence[PoolChange]
+) -> StackChanges:
+    """``diff`` counted in machines (``<owner>-<pool>-<n>``, and the pool lines' deletes)
+    and in the other resources it changes, reapers left out."""
+    machines = [c for c in diff.changes if any(_is_machine(c.name, owner, p) for p in pools)]
+    others = [c for c in diff.changes if c not in machines and c.type != REAPER_TYPE]
+    theirs = [p.deletes_autoscaler for p in touched]
+    kept_deletes = sum(p.deletes_kept for p in touched)
+    return StackChanges(
+        create=sum(1 for c in machines if c.op == "create"),
+        update=sum(1 for c in machines if c.op == "update"),
+        replace=sum(1 for c in machines if c.op == "replace"),
+        delete_kept=max(kept_deletes, sum(1 for c in machines if c.op == "delete")),
+        delete_autoscaler=None if None in theirs else sum(t or 0 for t in theirs),
+        others={op: sum(1 for c in others if c.op == op) for op in OPS},
+    )
+
+
+def _is_machine(name: str, owner: str, pool: str) -> bool:
+    prefix = f"{owner}-{pool}-"
+    return name.startswith(prefix) and name[len(prefix) :].isdigit()
 
 
 def _listing(provider: Provider | None, pool: str, notes: list[str]) -> list[Machine] | None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -71,6 +74,21 @@ def copy_project(dest: str | Path, source: str | Path | None = None) -> Path:
     if not link.exists():
         link.symlink_to(venv.resolve() if venv.exists() else Path(sys.prefix))
     return target
+
+
+@contextmanager
+def scratch_copy(project: str | Path | None = None) -> Iterator[Path]:
+    """A throwaway ``copy_project`` for the block, with the project's state: runs that must
+    leave the checkout's files as they are (the engine writes a new stack's salt into its
+    stack file and rewrites the file when it does) work there. Without
+    ``$PULUMI_BACKEND_URL`` the copy's ``.pulumi-state`` is the project's own."""
+    root = project_root(project)
+    with tempfile.TemporaryDirectory(prefix="orca-machines-") as scratch:
+        copy = copy_project(Path(scratch) / "project", root)
+        if not os.environ.get(PULUMI_BACKEND_URL):
+            (root / STATE_DIR).mkdir(exist_ok=True)
+            (copy / STATE_DIR).symlink_to(root / STATE_DIR)
+        yield copy
 
 
 def short_name(stack: str) -> str:

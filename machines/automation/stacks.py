@@ -19,8 +19,10 @@ from pathlib import Path
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from machines.automation.checks import check
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
+    WHERE_HINT,
     EngineError,
     StackNotFoundError,
     engine_command,
@@ -37,10 +39,10 @@ from machines.automation.project import (
     stack_file,
 )
 from machines.automation.spans import traced
-from machines.errors import SettingsError
+from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
-from machines.program.config import PROJECT
+from machines.program.config import PROJECT, BaseDeployment
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
@@ -69,8 +71,8 @@ def select(stack: str, *, project: str | Path | None = None, create: bool = Fals
     if not stack_file(stack, root).is_file() and not _in_backend(stack, root):
         raise StackNotFoundError(
             f"stack {stack} does not exist: it is not in {backend_url(root)} and has no "
-            f"stack file {shown(stack_file(stack, root), root)}; to make it, copy "
-            "stacks/Pulumi.hetzner-example.yaml to that file and edit it"
+            f"stack file {shown(stack_file(stack, root), root)} in {root}; to make it, copy "
+            f"stacks/Pulumi.hetzner-example.yaml to that file and edit it, or {WHERE_HINT}"
         )
     space = workspace(stack, root)
     with engine_errors(stack, "select", root):
@@ -197,8 +199,9 @@ def _diffed(
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the pools' listing taken before it, per pool."""
+    deployment = None if action == "destroy" else check(stack, project)
     selected = select(stack, project=project, create=create)
-    listed = pool_listing(stack, project)
+    listed = pool_listing(stack, project, deployment)
     collect = Changes()
     with engine_errors(stack, action, project):
         run(selected, collect)
@@ -239,6 +242,7 @@ def resize(
     root = project_root(project)
     with stack_lock(stack, root):
         index = _pool_index(stack, pool, root)
+        check(stack, root)
         targets = pool_targets(stack, pool, root)
         selected = select(stack, project=root)
         with engine_errors(stack, "refresh", root):
@@ -294,22 +298,38 @@ Listing = tuple[str, dict[str, list[Machine]]]
 """The stack's owner, and each pool of its state with its machines now."""
 
 
-def pool_listing(stack: str, project: str | Path | None = None) -> Listing:
-    """Each pool of the stack's state and its machines now (both kinds), for ``Diff.pools``.
+def pool_listing(
+    stack: str, project: str | Path | None = None, deployment: BaseDeployment | None = None
+) -> Listing:
+    """Each pool of the stack's state and of ``deployment`` (its file) with its machines now
+    (both kinds), for ``Diff.pools``.
 
-    Empty for a stack that has no outputs yet. Listing needs the cloud's credentials, as
-    the preview's refresh does.
+    A stack with outputs is listed as they configure the runtime; one without (never brought
+    up) as its file does, when it is known. Listing needs the cloud's credentials, as the
+    preview's refresh does; empty when there is no pool.
     """
     try:
         values = outputs(stack, project=project)
     except StackNotFoundError:
+        values = {}
+    state = values.get("pools")
+    names = [str(pool) for pool in state] if isinstance(state, dict) else []
+    if deployment is not None:
+        names += [p.name for p in deployment.pools if p.name not in names]
+    if not names:
         return "", {}
-    pools = values.get("pools")
-    if not isinstance(pools, dict) or not pools:
-        return "", {}
-    runtime = runtime_settings(stack, project=project)
-    found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
-    return runtime.owner, {str(pool): found.machines(str(pool)) for pool in pools}
+    if isinstance(state, dict) and state:
+        runtime = runtime_settings(stack, project=project)
+        found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+        return runtime.owner, {name: found.machines(name) for name in names}
+    assert deployment is not None
+    try:
+        made = Provider.of(
+            deployment.provider, deployment.owner, {**os.environ, **deployment.catalogue_env()}
+        )
+        return deployment.owner, {name: made.machines(name) for name in names}
+    except MachinesError:
+        return "", {}  # its credentials are the engine's to decrypt: counts unknown
 
 
 def _with_pools(diff: Diff, listing: Listing) -> Diff:
@@ -402,13 +422,17 @@ def _scalar(value: object) -> str:
     raise SettingsError(f"{type(value).__name__} is not a scalar: set it without path=True")
 
 
-def provider(stack: str, owner: str | None = None) -> Provider:
+def provider(
+    stack: str, owner: str | None = None, *, project: str | Path | None = None
+) -> Provider:
     """The runtime provider configured by the stack that made its infrastructure.
 
     Kind and owner come from the stack's ``provider`` and ``owner`` outputs (``owner``
     overrides), settings from its ``env`` output over this process's environment, which
-    still supplies the token. The runtime never reaches up here; this reaches down to it.
+    still supplies the token. The stack is found in ``$PULUMI_BACKEND_URL`` (else the
+    project's ``.pulumi-state``) of ``project`` (else ``$ORCA_PULUMI_PROJECT``, else this
+    checkout). The runtime never reaches up here; this reaches down to it.
     """
-    runtime = runtime_settings(stack)
+    runtime = runtime_settings(stack, project=project)
     environ = {**os.environ, **runtime.env}
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

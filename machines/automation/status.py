@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import (
-    deployment_of,
     exported_env,
     is_kept,
     kept_now,
@@ -75,6 +75,15 @@ class StackStatus(BaseModel):
     notes: tuple[str, ...] = ()
 
     @property
+    def unread(self) -> tuple[str, ...]:
+        """What could not be read of the cloud (its machines), empty when everything was."""
+        if all(p.kept is not None for p in self.pools):
+            return ()
+        marker = "machines unknown: "
+        found = [n.split(marker, 1)[1] for n in self.notes if marker in n]
+        return tuple(dict.fromkeys(found)) or ("the cloud did not say why",)
+
+    @property
     def monthly(self) -> Decimal | None:
         total = Decimal(0)
         for pool in self.pools:
@@ -123,6 +132,7 @@ class StackStatus(BaseModel):
         """JSON-ready: the pools, money as strings (exact), and the stack's total."""
         data = self.model_dump(mode="json")
         data["monthly"] = None if self.monthly is None else str(self.monthly)
+        data["unread"] = list(self.unread)
         return data
 
 
@@ -138,7 +148,7 @@ def status(
     deployment = deployment_of(stack, project)
     deployed = outputs_now(stack, project)
     exported = exported_env(deployed)
-    settings = {**env, **deployment.env(), **exported}
+    settings = {**env, **deployment.catalogue_env(), **exported}
     outputs = kept_now(stack, project, deployed)
     prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []

@@ -299,6 +299,11 @@ class BaseDeployment(Model):
         """The runtime's settings for this deployment, as variables."""
         raise NotImplementedError
 
+    def catalogue_env(self) -> dict[str, str]:
+        """The runtime's settings before the stack has made what it creates: enough for a
+        provider that only reads the cloud's catalogue (``arch``, ``sells``)."""
+        return self.env()
+
     def pool_max(self) -> dict[str, int]:
         """Each pool's max, for pools that have one (the ``ORCA_POOL_MAX`` variable)."""
         return {pool.name: pool.max for pool in self.pools if pool.max is not None}

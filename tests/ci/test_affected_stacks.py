@@ -11,8 +11,10 @@ from machines.automation.affected import (
     affected_stacks,
     changed_files,
     check_checked_out,
+    ci_stacks,
     stacks_of,
 )
+from machines.errors import MachinesError
 from testkit.commands import commit, git
 
 STACKS = ("Pulumi.prod.yaml", "Pulumi.staging.yaml", "Pulumi.local.yaml")
@@ -110,3 +112,15 @@ def test_head_must_be_the_checkout_the_previews_run_on(project):
     check_checked_out("change", project=project)
     with pytest.raises(GitError, match="--head main is not the commit checked out"):
         check_checked_out("main", project=project)
+
+
+def test_ci_considers_the_deployments_stacks_never_local_or_the_examples(project):
+    commit(project, {"stacks/Pulumi.hetzner-example.yaml": "config: {}\n"})
+    assert stacks_of(project) == ["hetzner-example", "local", "prod", "staging"]
+    assert ci_stacks("", project) == ["prod", "staging"]
+
+
+def test_ci_considers_the_stacks_named_and_refuses_one_without_a_file(project):
+    assert ci_stacks("staging, local", project) == ["local", "staging"]
+    with pytest.raises(MachinesError, match=r"no stack file for stack nope in stacks/"):
+        ci_stacks("prod,nope", project)

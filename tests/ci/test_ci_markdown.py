@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from machines.automation import Change, Diff
 from machines.automation.ci_preview import LIMIT, MARKER, StackResult, one_line, render
-from machines.automation.pools import PoolChange, PoolSide, StackPools
+from machines.automation.pools import PoolChange, PoolSide, StackPools, stack_changes
+from machines.program.reaper import REAPER_TYPE
 from testkit.golden import assert_golden
 
 SERVER = "hcloud:index/server:Server"
@@ -23,46 +24,50 @@ def change(op: str, kind: str, name: str, keys: tuple[str, ...] = ()) -> Change:
     )  # type: ignore[arg-type]
 
 
+PROD_DIFF = Diff(
+    stack="prod",
+    changes=(
+        change("create", SERVER, "prod-x86-3"),
+        change("delete", SERVER, "prod-ci-1"),
+        change("delete", SERVER, "prod-ci-2"),
+        change("delete", SERVER, "prod-ci-3"),
+        change("delete", REAPER_TYPE, "ci-autoscaled"),
+        change("delete", POOL, "ci"),
+        change("update", "hcloud:index/firewall:Firewall", "prod-pools", ("rules",)),
+    ),
+)
+PROD_POOLS = (
+    PoolChange(
+        pool="ci",
+        before=PoolSide(machine_type="cax21", location="fsn1", kept=3),
+        after=None,
+        autoscaler=7,
+        deletes_kept=3,
+        deletes_autoscaler=7,
+        cost_before=Decimal("109.9000"),
+        cost_after=Decimal(0),
+    ),
+    PoolChange(
+        pool="x86",
+        before=PoolSide(machine_type="cx23", location="fsn1", kept=2),
+        after=PoolSide(machine_type="cx23", location="fsn1", kept=3),
+        autoscaler=0,
+        deletes_kept=0,
+        deletes_autoscaler=0,
+        cost_before=Decimal("11.9800"),
+        cost_after=Decimal("17.9700"),
+    ),
+)
 PROD = StackResult(
     stack="prod",
-    diff=Diff(
-        stack="prod",
-        changes=(
-            change("create", SERVER, "prod-x86-3"),
-            change("delete", SERVER, "prod-ci-1"),
-            change("delete", SERVER, "prod-ci-2"),
-            change("delete", SERVER, "prod-ci-3"),
-            change("delete", POOL, "ci"),
-            change("update", "hcloud:index/firewall:Firewall", "prod-pools", ("rules",)),
-        ),
-    ),
+    diff=PROD_DIFF,
     pools=StackPools(
         stack="prod",
+        changes=stack_changes(PROD_DIFF, "prod", {"ci", "x86"}, PROD_POOLS),
         currency="EUR",
         cost_before=Decimal("121.8800"),
         cost_after=Decimal("17.9700"),
-        pools=(
-            PoolChange(
-                pool="ci",
-                before=PoolSide(machine_type="cax21", location="fsn1", kept=3),
-                after=None,
-                autoscaler=7,
-                deletes_kept=3,
-                deletes_autoscaler=7,
-                cost_before=Decimal("109.9000"),
-                cost_after=Decimal(0),
-            ),
-            PoolChange(
-                pool="x86",
-                before=PoolSide(machine_type="cx23", location="fsn1", kept=2),
-                after=PoolSide(machine_type="cx23", location="fsn1", kept=3),
-                autoscaler=0,
-                deletes_kept=0,
-                deletes_autoscaler=0,
-                cost_before=Decimal("11.9800"),
-                cost_after=Decimal("17.9700"),
-            ),
-        ),
+        pools=PROD_POOLS,
     ),
 )
 STAGING = StackResult(
@@ -72,24 +77,27 @@ STAGING = StackResult(
         stack="staging", currency="EUR", cost_before=Decimal("6.49"), cost_after=Decimal("6.49")
     ),
 )
+EC2_DIFF = Diff(stack="aws", changes=(change("create", "aws:ec2/instance:Instance", "aws-gpu-1"),))
+EC2_POOLS = (
+    PoolChange(
+        pool="gpu",
+        before=None,
+        after=PoolSide(machine_type="g5.xlarge", location="eu-central-1a", kept=1),
+        autoscaler=0,
+        deletes_kept=0,
+        deletes_autoscaler=0,
+        cost_before=None,
+        cost_after=None,
+    ),
+)
 EC2 = StackResult(
     stack="aws",
-    diff=Diff(stack="aws", changes=(change("create", "aws:ec2/instance:Instance", "aws-gpu-1"),)),
+    diff=EC2_DIFF,
     pools=StackPools(
         stack="aws",
+        changes=stack_changes(EC2_DIFF, "aws", {"gpu"}, EC2_POOLS),
         currency="USD",
-        pools=(
-            PoolChange(
-                pool="gpu",
-                before=None,
-                after=PoolSide(machine_type="g5.xlarge", location="eu-central-1a", kept=1),
-                autoscaler=0,
-                deletes_kept=0,
-                deletes_autoscaler=0,
-                cost_before=None,
-                cost_after=None,
-            ),
-        ),
+        pools=EC2_POOLS,
         notes=("AWS's price list could not be reached: Could not connect to the endpoint URL",),
     ),
 )
@@ -119,12 +127,15 @@ def test_summary_only_keeps_the_summary_and_the_pool_lines():
 
 def test_a_body_over_the_limit_falls_back_to_the_summary():
     many = tuple(change("create", SERVER, f"prod-big-{n}") for n in range(1, 1200))
-    big = StackResult(stack="prod", diff=Diff(stack="prod", changes=many), pools=PROD.pools)
+    diff = Diff(stack="prod", changes=many)
+    assert PROD.pools is not None
+    pools = PROD.pools.model_copy(update={"changes": stack_changes(diff, "prod", {"big"}, ())})
+    big = StackResult(stack="prod", diff=diff, pools=pools)
     text = render([big])
     assert len(text) < LIMIT
     assert "<details" not in text
     assert "Details left out: they take" in text
-    assert "| `prod` | 🟡 1199 to create, 0 to update, 0 to replace, 0 to delete |" in text
+    assert "| `prod` | 🟡 machines: 1199 to create; other resources: no changes |" in text
 
 
 def test_no_stack_is_an_empty_body():

@@ -90,3 +90,38 @@ def test_secrets_come_from_the_secret_store(name):
         for job in jobs.values():
             assert job["env"][name] == f"${{{{ secrets.{name} }}}}"
     assert name not in yaml.safe_load(GITLAB.read_text())["variables"]
+
+
+def test_gitlab_caches_the_engine_under_a_key_of_the_same_files_as_github():
+    github = set()
+    for path in WORKFLOWS:
+        for job in yaml.safe_load(path.read_text())["jobs"].values():
+            for step in job["steps"]:
+                key = step.get("with", {}).get("key", "")
+                if "hashFiles(" in key:
+                    listed = key.split("hashFiles(", 1)[1].split(")", 1)[0]
+                    github |= {f.strip(" '") for f in listed.split(",")}
+    gitlab = yaml.safe_load(GITLAB.read_text())[".engine"]["cache"]["key"]["files"]
+    assert github
+    assert {f.removesuffix("/*") for f in gitlab} == github
+
+
+def test_drift_runs_the_clis_check_of_the_deployments_stacks():
+    drift = (PROJECT_ROOT / ".github" / "workflows" / "drift.yml").read_text()
+    assert ".venv/bin/python -m machines drift\n" in drift
+    assert "ORCA_CI_STACKS" in yaml.safe_load(drift)["jobs"]["drift"]["env"]
+    assert yaml.safe_load(GITLAB.read_text())["drift"]["script"] == [
+        ".venv/bin/python -m machines drift"
+    ]
+
+
+def test_a_ci_preview_that_failed_before_writing_its_body_shows_its_own_error():
+    preview = yaml.safe_load((PROJECT_ROOT / ".github" / "workflows" / "preview.yml").read_text())
+    steps = {s.get("name"): s for s in preview["jobs"]["preview"]["steps"]}
+    run = steps["Preview the affected stacks"]["run"]
+    assert "if [ -s preview.md ]; then\n  cat preview.md" in run
+    assert "tee ci-preview.err" in run
+    assert (
+        "grep '^orca-machines: error: ' ci-preview.err"
+        in steps["Fail with ci-preview's own error"]["run"]
+    )

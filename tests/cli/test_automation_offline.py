@@ -140,6 +140,15 @@ def test_summary_falls_back_to_stderr_then_to_the_last_line(monkeypatch):
     assert engine_summary("") == "the engine failed without saying why"
 
 
+def test_a_failed_invoke_is_said_once():
+    invoke = "hcloud:index/getServerType:getServerType"
+    text = (
+        f" stdout: \n stderr: error: invoke of {invoke} failed: invocation of {invoke} "
+        "returned an error: no server type found with name cx32\n"
+    )
+    assert engine_summary(text) == f"{invoke} failed: no server type found with name cx32"
+
+
 def test_summary_of_a_missing_plugin_says_how_to_get_it():
     text = (
         " stdout: Diagnostics:\n  pulumi:providers:hcloud (default_1_43_3):\n"
@@ -167,6 +176,19 @@ def test_copy_project_has_the_program_stacks_and_virtualenv(project: Path):
     assert (project / ".venv").is_symlink()
     assert (project / ".venv" / "bin" / "python").exists()
     assert not list(project.rglob("__pycache__"))
+
+
+def test_a_scratch_copy_shares_the_projects_state_and_never_writes_its_files(
+    project: Path, monkeypatch
+):
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    committed = (project / "stacks" / "Pulumi.local.yaml").read_bytes()
+    with automation.scratch_copy(project) as copy:
+        (copy / "stacks" / "Pulumi.local.yaml").write_text("encryptionsalt: v1:new\n")
+        (copy / ".pulumi-state" / "written-by-the-engine").write_text("state\n")
+    assert not copy.exists()
+    assert (project / "stacks" / "Pulumi.local.yaml").read_bytes() == committed
+    assert (project / ".pulumi-state" / "written-by-the-engine").read_text() == "state\n"
 
 
 def test_stack_files_live_in_the_stack_config_dir(project: Path, monkeypatch):
@@ -206,11 +228,11 @@ def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypat
     assert engine.passphrase_env("local", project) == {}
 
 
-def test_a_new_stack_needs_its_passphrase_before_the_engine_runs(project: Path):
+def test_a_new_stacks_file_is_checked_before_its_passphrase_is_asked_for(project: Path):
     (project / "stacks" / "Pulumi.prod.yaml").write_text(
         "config:\n  orca-machines:provider: hetzner\n"
     )
-    with pytest.raises(SettingsError, match="only the local stack has a default"):
+    with pytest.raises(SettingsError, match=r"^stack prod: pools: is missing$"):
         automation.preview("prod", project=project)
 
 
@@ -285,9 +307,13 @@ def test_pool_counts_say_what_the_stack_keeps_the_autoscaler_made_and_the_change
 
     lab, ci = done.pools
     assert (lab.kept, lab.autoscaled, lab.deletes, lab.reaped) == (2, 2, 4, ("lab-a-7", "lab-a-8"))
-    assert (ci.kept, ci.autoscaled, ci.deletes, ci.reaped) == (1, 1, 0, ())
-    assert "| `lab` | 2 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
-    assert "pool ci: 1 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
+    assert (ci.kept, ci.autoscaled, ci.deletes, ci.reaped, ci.creates) == (1, 1, 0, (), 1)
+    assert done.machines() == (
+        "machines: 1 to create, 4 to delete (2 kept by the stack, 2 made by the autoscaler)"
+    )
+    assert done.machines(past=True).startswith("machines: 1 created, 4 deleted (")
+    assert "| `lab` | 2 → 0 | 2 | 4 | `lab-a-7`, `lab-a-8` |" in done.markdown()
+    assert "pool ci: 1 → 2 kept by the stack, 1 made by the autoscaler, 0 to delete" in done.text()
     assert done.report()["pools"][0]["reaped"] == ("lab-a-7", "lab-a-8")
 
 

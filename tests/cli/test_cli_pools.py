@@ -20,8 +20,8 @@ def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
     args = ["create", "ci", "prod-ci-a1", "--type", "cx23", "--location", "fsn1", *HETZNER]
     assert main(args) == OK
     made = capsys.readouterr().out.splitlines()
-    assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "ADDRESS"]
-    assert made[1].split()[1:3] == ["prod-ci-a1", "starting"]
+    assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "KEPT", "BY", "ADDRESS"]
+    assert made[1].split()[1:6] == ["prod-ci-a1", "starting", "cx23", "fsn1", "autoscaler"]
     server = hcloud.servers.get_by_name("prod-ci-a1")
     assert server is not None
     assert server.labels == {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
@@ -41,6 +41,19 @@ def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
     assert capsys.readouterr().out.strip() == f"{server.id} deleted"
     assert main(["ls", "ci", "--json", *HETZNER]) == OK
     assert [m["status"] for m in json.loads(capsys.readouterr().out)] in ([], ["deleting"])
+
+
+def test_ls_says_who_keeps_each_machine(hetzner_env, hcloud: Client, hetzner_provider, capsys):
+    hetzner_provider.create(spec(name="prod-ci-a7", pool="ci"))
+    labels = {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER, "orca-managed-by": "pulumi"}
+    foreign_server(hcloud, "prod-ci-1", labels)
+    assert main(["ls", "ci", *HETZNER]) == OK
+    rows = capsys.readouterr().out.splitlines()
+    kept_by = rows[0].index("KEPT BY")
+    assert {row.split()[1]: row[kept_by:].split()[0] for row in rows[1:]} == {
+        "prod-ci-1": "stack",
+        "prod-ci-a7": "autoscaler",
+    }
 
 
 def test_ls_sees_only_the_owner_and_pool(hetzner_env, hetzner_provider, capsys):

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.automation import Change, Diff, engine, stacks
+from machines.automation import Change, Diff, PoolCount, engine, stacks
 from machines.cli import CHANGES, ERROR, OK, main
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 from testkit.specs import OWNER, spec
@@ -75,6 +75,29 @@ def test_preview_diff_markdown_and_json(previews, tmp_path: Path, capsys):
     assert [c["name"] for c in report["changes"]] == ["local-x86-3"]
 
 
+def test_drift_without_a_stack_list_checks_no_example_and_not_local(previews, capsys):
+    assert main(["drift"]) == OK
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "orca-machines: no deployment stack to check: every stack file is local or an example "
+        "(name others with --stacks or $ORCA_CI_STACKS)\n"
+    )
+
+
+def test_drift_fails_on_a_stack_with_changes(previews, capsys):
+    previews.extend([ONE_CREATE])
+    assert main(["drift", "--stacks", "local", "-q"]) == ERROR
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == (
+        "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete"
+    )
+    assert captured.err == (
+        "orca-machines: error: stack local has drifted from its configuration: 1 to create, 0 "
+        "to update, 0 to replace, 0 to delete (apply with 'orca-machines up local' or fix the "
+        "configuration)\n"
+    )
+
+
 def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     done = Diff(stack="local", changes=(change("create", "a"), change("delete", "b")))
     monkeypatch.setattr(automation, "up", lambda stack, **_: done)
@@ -83,6 +106,25 @@ def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     assert capsys.readouterr().out == "stack local: 1 created, 0 updated, 0 replaced, 1 deleted\n"
     assert main(["destroy", "local", "--yes", "-q"]) == OK
     assert "1 deleted" in capsys.readouterr().out
+
+
+def test_destroy_counts_the_machines_the_stacks_and_the_autoscalers(monkeypatch, capsys):
+    done = Diff(
+        stack="local",
+        changes=(
+            change("delete", "x", "local-x86-1"),
+            change("delete", "x", "local-x86-2"),
+            change("delete", "pulumi-python:dynamic:Resource", "x86-autoscaled"),
+            change("delete", "orca:machines:Pool", "x86"),
+        ),
+        pools=(PoolCount(pool="x86", kept=2, autoscaled=3, deletes=5, reaped=("a", "b", "c")),),
+    )
+    monkeypatch.setattr(automation, "destroy", lambda stack, **_: done)
+    assert main(["destroy", "local", "--yes", "-q"]) == OK
+    assert capsys.readouterr().out == (
+        "stack local: machines: 0 created, 5 deleted (2 kept by the stack, 3 made by the "
+        "autoscaler); resources in all: 0 created, 0 updated, 0 replaced, 4 deleted\n"
+    )
 
 
 def test_destroy_needs_yes_without_a_terminal(monkeypatch, capsys):
@@ -165,14 +207,14 @@ def test_pool_commands_configured_by_a_stack(stack_outputs, hetzner_env, hetzner
     assert json.loads(capsys.readouterr().out) == []
 
 
-def test_a_stack_other_than_local_needs_a_passphrase(monkeypatch, capsys):
+def test_a_stacks_credentials_are_checked_before_its_passphrase(monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
     assert main(["preview", "hetzner-example"]) == ERROR
     err = capsys.readouterr().err
-    assert err.startswith(
-        "orca-machines: error: PULUMI_CONFIG_PASSPHRASE is not set: stack hetzner-example"
+    assert err == (
+        "orca-machines: error: stack hetzner-example: HCLOUD_TOKEN is not set: this provider "
+        "needs it (its provider, hetzner, reads it from the environment)\n"
     )
-    assert len(err.splitlines()) == 1
 
 
 def test_a_missing_engine_says_to_run_install_pulumi(monkeypatch, tmp_path, capsys):
@@ -180,7 +222,7 @@ def test_a_missing_engine_says_to_run_install_pulumi(monkeypatch, tmp_path, caps
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
     monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
-    assert main(["up", "local"]) == ERROR
+    assert main(["refresh", "local"]) == ERROR
     assert capsys.readouterr().err == (
         "orca-machines: error: the Pulumi engine is not installed: run scripts/install-pulumi, "
         "which builds it into .pulumi-engine/\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from machines.errors import ForeignMachineError, InvalidMachineIdError
@@ -100,3 +102,16 @@ def test_a_deleted_machine_is_listed_as_deleted_never_as_interrupted(cloud: Clou
     assert machine.status == Status.DELETING
     assert machine.ending == Ending.DELETED
     assert not machine.interrupted
+
+
+def test_a_repeated_delete_of_a_machine_being_deleted_is_not_logged_as_a_new_one(
+    cloud: Cloud, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = cloud.provider()
+    machine_id = made(cloud)
+    provider.delete(machine_id)
+
+    with caplog.at_level(logging.INFO, logger="machines"):
+        assert provider.delete(machine_id) is True
+
+    assert caplog.records == []

@@ -15,7 +15,7 @@ from hcloud.server_types import ServerType
 
 from emulator import ControlError, Emulator, EmulatorStartError, running_emulator
 from emulator.process import PROJECT_ROOT
-from testkit.hetzner import TOKEN, RawApi
+from testkit.hetzner import TOKEN, RawApi, token
 
 
 def test_bulk_inserted_servers_are_running_with_their_labels(
@@ -142,13 +142,30 @@ def test_cli_flags_set_stock_rate_limit_and_faults_at_start() -> None:
 
 
 def test_several_tokens_share_one_project() -> None:
-    other = "second-token".ljust(64, "y")
+    other = token("second")
     with running_emulator(TOKEN, "--token", other, "--quiet") as emu:
         emu.control.add_servers(1)
         first = RawApi(emu.url, TOKEN).get("/servers").json()["servers"]
         second = RawApi(emu.url, other).get("/servers").json()["servers"]
         assert first == second
         assert len(first) == 1
+
+
+def test_a_token_the_api_would_refuse_stops_the_emulator_at_start() -> None:
+    short = "orca-test-token"
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "--port", "0", "--token", short],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert "argument --token: a Hetzner Cloud API token has exactly 64 characters" in done.stderr
+    assert short not in done.stderr
+    assert done.stdout == ""
 
 
 def test_an_emulator_that_cannot_start_says_why() -> None:

@@ -10,6 +10,7 @@ from hcloud.images import Image
 from hcloud.server_types import ServerType
 
 from emulator import Emulator
+from emulator.auth import TokenError
 from emulator.config import Config
 from emulator.server import App
 from testkit.hetzner import TOKEN, RawApi
@@ -80,6 +81,31 @@ def test_a_wrong_token_is_unauthorized(emulator: Emulator) -> None:
     assert excinfo.value.code == "unauthorized"
 
 
+@pytest.mark.parametrize(
+    "malformed",
+    [TOKEN[:63], TOKEN + "0", TOKEN[:32] + "-" + TOKEN[33:], f"{TOKEN} extra"],
+    ids=["63 characters", "65 characters", "a dash", "a space"],
+)
+def test_a_token_of_a_form_the_api_never_issues_is_unauthorized(
+    emulator: Emulator, malformed: str
+) -> None:
+    response = RawApi(emulator.url, token=malformed).get("/servers")
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [("t" * 63, "exactly 64 characters; this one has 63"), ("t" * 63 + "-", "letters and digits")],
+)
+def test_the_emulator_takes_only_tokens_the_api_could_issue(given: str, why: str) -> None:
+    with pytest.raises(TokenError, match=why) as refused:
+        Config(tokens=(TOKEN, given))
+
+    assert given not in str(refused.value)
+
+
 def test_a_missing_token_is_401(emulator: Emulator) -> None:
     response = RawApi(emulator.url, token=None).get("/servers")
 
@@ -126,14 +152,14 @@ def test_requests_are_counted_per_route_template(hcloud: Client, emulator: Emula
 
 
 def test_an_unexpected_failure_is_a_service_error_without_a_trace() -> None:
-    app = App(Config(tokens=("t",)))
+    app = App(Config(tokens=(TOKEN,)))
 
     def explode(_: object) -> object:
         raise RuntimeError("secret internals")
 
     app.api.add("GET", "/explode", explode)  # type: ignore[arg-type]
 
-    response = app.handle("GET", "/v1/explode", "Bearer t", b"")
+    response = app.handle("GET", "/v1/explode", f"Bearer {TOKEN}", b"")
 
     assert response.status == 500
     assert response.body == {

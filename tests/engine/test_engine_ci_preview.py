@@ -56,7 +56,7 @@ def test_no_stack_affected_is_an_empty_body_and_success(repo, tmp_path):
     (repo / "NOTES.txt").write_text("not part of the program\n")
     commit(repo, message="notes")
     body = tmp_path / "comment.md"
-    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    done = cli("ci-preview", "--stacks", "local", "--base", "HEAD~1", "--markdown", str(body), "-q")
     assert (done.returncode, done.stdout, done.stderr) == (OK, "", "")
     assert body.read_text() == ""
 
@@ -68,7 +68,7 @@ def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deploy
     edit_pools(repo, [{**pools[0], "size": 3}])
     commit(repo, message="drop arm, grow x86")
     body = tmp_path / "comment.md"
-    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    done = cli("ci-preview", "--stacks", "local", "--base", "HEAD~1", "--markdown", str(body), "-q")
     assert done.returncode == OK, done.stderr
     text = body.read_text()
     cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
@@ -76,8 +76,10 @@ def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deploy
     after = (3 * cx23).quantize(Decimal("0.01"))
     assert text.startswith(MARKER + "\n")
     [row] = [line for line in text.splitlines() if line.startswith("| `local` |")]
-    assert row.startswith("| `local` | 🟡 1 to create, ")
-    assert ", 0 to replace, 3 to delete | " in row
+    assert row.startswith(
+        "| `local` | 🟡 machines: 1 to create, 3 to delete (1 kept, 2 autoscaler); "
+        "other resources: "
+    )
     assert f"{before} EUR → {after} EUR" in text
     assert "- `local` removes pool `arm`: 1 kept machine and 2 autoscaler machines" in text
     assert "- `local` resizes pool `x86`: 2 → 3 kept machines" in text
@@ -89,7 +91,17 @@ def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deploy
 
 def test_summary_only_leaves_the_details_out(repo, tmp_path):
     body = tmp_path / "comment.md"
-    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "--summary-only", "-q")
+    done = cli(
+        "ci-preview",
+        "--stacks",
+        "local",
+        "--base",
+        "HEAD~1",
+        "--markdown",
+        str(body),
+        "--summary-only",
+        "-q",
+    )
     assert done.returncode == OK, done.stderr
     text = body.read_text()
     assert "removes pool `arm`" in text
@@ -105,19 +117,20 @@ def test_a_failed_preview_is_a_failure_block_with_the_engines_line(repo, tmp_pat
     commit(repo, message="a broken size")
     body = tmp_path / "comment.md"
     try:
-        done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+        done = cli(
+            "ci-preview", "--stacks", "local", "--base", "HEAD~1", "--markdown", str(body), "-q"
+        )
     finally:
         git(repo, "reset", "-q", "--hard", "HEAD~1")
     assert done.returncode == ERROR
     text = body.read_text()
     assert "| `local` | ❌ preview failed | |" in text
-    assert (
-        "preview of stack local failed: StackConfigError: stack local: pools[0].size: "
-        "must be >= 0" in text
-    )
+    assert "stack local: pools[0].size: must be >= 0" in text
     assert "Traceback" not in text
     assert TOKEN not in text
-    assert "stack local: preview of stack local failed" in done.stderr
+    assert done.stderr.splitlines() == [
+        "orca-machines: error: stack local: pools[0].size: must be >= 0"
+    ]
 
 
 def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
@@ -165,3 +178,37 @@ def test_drift_fails_preview_expect_no_changes(repo, deployment):
     drifted = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
     assert drifted.returncode == ERROR
     assert "stack local has drifted from its configuration: 1 to create" in drifted.stderr
+
+
+def test_by_default_ci_previews_the_deployments_stacks_and_rewrites_no_file(
+    repo, deployment, tmp_path, monkeypatch
+):
+    prod = {
+        "config": {
+            "hcloud:endpoint": deployment.emulator.url,
+            "orca-machines:provider": "hetzner",
+            "orca-machines:pools": [
+                {"name": "web", "machineType": "cx23", "location": "fsn1", "size": 1}
+            ],
+        }
+    }
+    program = repo / "machines" / "__init__.py"
+    commit(
+        repo,
+        {
+            "stacks/Pulumi.prod.yaml": "# the prod stack\n\n" + yaml.safe_dump(prod),
+            "machines/__init__.py": program.read_text() + "\n# a change to the program\n",
+        },
+        message="a deployment stack, and a program change that affects every stack",
+    )
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "the-deployments-passphrase")
+    body = tmp_path / "comment.md"
+    done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
+    assert done.returncode == OK, done.stderr
+    text = body.read_text()
+    assert text.startswith(MARKER + "\n")
+    assert "1 stack previewed: 1 with changes, 0 failed." in text
+    assert "| `local` |" not in text
+    assert "-example` |" not in text
+    assert "| `prod` | 🟡 machines: 1 to create; other resources: " in text
+    assert git(repo, "status", "--porcelain") == ""

@@ -157,7 +157,7 @@ def test_a_size_change_previews_exactly_one_create(ec2_deployment):
     assert done.returncode == CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {INSTANCE}  prod-arm-3",
-        "pool arm: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
+        "pool arm: 2 → 3 kept by the stack, 0 made by the autoscaler, 0 to delete",
         "pool x86: 1 kept by the stack, 0 made by the autoscaler, 0 to delete",
         f"stack {EC2_STACK}: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]

@@ -122,7 +122,8 @@ def test_a_size_change_previews_exactly_one_create(deployment, tmp_path: Path):
     assert done.returncode == CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {SERVER}  local-x86-3",
-        *POOL_LINES,
+        POOL_LINES[0],
+        "pool x86: 2 → 3 kept by the stack, 0 made by the autoscaler, 0 to delete",
         "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]
     assert markdown.read_text() == diff.markdown()
@@ -163,20 +164,21 @@ def test_unknown_stack_is_one_clear_error(deployment):
     assert done.returncode == ERROR
     assert done.stderr.splitlines() == [
         f"orca-machines: error: stack nope does not exist in {deployment.state.as_uri()}: "
-        "bring it up first (orca-machines up nope)"
+        "bring it up first (orca-machines up nope), or set PULUMI_BACKEND_URL to the backend "
+        "it lives in (and ORCA_PULUMI_PROJECT to its project, when this is not its checkout)"
     ]
 
 
-def test_an_invalid_config_fails_the_preview_with_the_programs_message(deployment):
+@pytest.mark.parametrize("quiet", [["-q"], []], ids=["quiet", "progress shown"])
+def test_an_invalid_config_fails_the_preview_before_the_engine_in_one_line(deployment, quiet):
     automation.set_config("local", {"orca-machines:pools[0].size": -1}, path=True)
     try:
-        done = cli("preview", "local", "-q")
+        done = cli("preview", "local", *quiet)
     finally:
         automation.set_config("local", {"orca-machines:pools[0].size": 3}, path=True)
     assert done.returncode == ERROR
     assert done.stderr.splitlines() == [
-        "orca-machines: error: preview of stack local failed: "
-        "StackConfigError: stack local: pools[0].size: must be >= 0"
+        "orca-machines: error: stack local: pools[0].size: must be >= 0"
     ]
 
 

@@ -158,8 +158,8 @@ def test_the_preview_of_a_pool_removal_names_the_autoscaler_machines_it_deletes(
     assert pools["lab"].reaped == ("lab-a10", "lab-a9")
     assert (pools["ci"].kept, pools["ci"].autoscaled, pools["ci"].deletes) == (1, 1, 0)
     markdown = diff.markdown()
-    assert "| `lab` | 2 | 2 | 4 | `lab-a10`, `lab-a9` |" in markdown
-    assert "pool lab: 2 kept by the stack, 2 made by the autoscaler, 4 to delete" in diff.text()
+    assert "| `lab` | 2 → 0 | 2 | 4 | `lab-a10`, `lab-a9` |" in markdown
+    assert "pool lab: 2 → 0 kept by the stack, 2 made by the autoscaler, 4 to delete" in diff.text()
     assert {"lab-a9", "lab-a10", "exp-lab-1"} <= set(live(deployment))
 
 

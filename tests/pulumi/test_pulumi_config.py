@@ -346,3 +346,16 @@ def test_a_hetzner_pool_is_on_demand_by_default_and_may_say_so() -> None:
     config = with_pool(hetzner(), 0, market="on-demand")
     deployment = load(StackConfig.from_stack_file(config), "test")
     assert [pool.market for pool in deployment.pools] == ["on-demand", "on-demand"]
+
+
+def test_a_created_security_group_has_no_id_before_up_but_the_catalogue_needs_none():
+    group = {"name": "pools", "vpc": "vpc-0a", "ingress": []}
+    deployment = load(StackConfig.from_stack_file(ec2(securityGroup=group)), "test")
+    assert "ORCA_EC2_SECURITY_GROUP" not in deployment.env()
+    catalogue = deployment.catalogue_env()
+    assert catalogue["ORCA_EC2_SECURITY_GROUP"].startswith("sg-")
+    assert {k: v for k, v in catalogue.items() if k != "ORCA_EC2_SECURITY_GROUP"} == (
+        deployment.env()
+    )
+    named = load(StackConfig.from_stack_file(ec2()), "test")
+    assert named.catalogue_env() == named.env()

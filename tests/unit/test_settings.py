@@ -54,6 +54,17 @@ def test_token_with_a_line_break_is_refused_without_showing_it():
     assert TOKEN not in str(error.value)
 
 
+@pytest.mark.parametrize("length", [32, 63, 65, 128])
+def test_a_token_of_another_length_than_hetzners_is_refused_without_showing_it(length):
+    given = "k" * length
+    with pytest.raises(SettingsError) as error:
+        HetznerSettings.from_env({"HCLOUD_TOKEN": given})
+    assert str(error.value).startswith(
+        f"HCLOUD_TOKEN has {length} characters, but a Hetzner Cloud API token has exactly 64: "
+    )
+    assert given not in str(error.value)
+
+
 def test_token_is_hidden_in_repr():
     settings = HetznerSettings.from_env({"HCLOUD_TOKEN": TOKEN})
     assert TOKEN not in repr(settings)

@@ -251,6 +251,22 @@ class Ec2Provider(Provider):
         short = self._stock.short(machine_type, zones, self.market(pool).tries)
         return [zone for zone in zones if zone not in short]
 
+    def sells(self, machine_type: str, location: str) -> str | None:
+        """A zone of ``ORCA_EC2_SUBNETS``, a type EC2 has (DescribeInstanceTypes, cached) and
+        offers there (DescribeInstanceTypeOfferings)."""
+        if location not in self.subnets:
+            known = ", ".join(sorted(self.subnets))
+            return f"no subnet for location {location!r}: {ORCA_EC2_SUBNETS} knows {known}"
+        try:
+            self.arch(machine_type)
+        except UnknownMachineTypeError as error:
+            return str(error)
+        zones = self._offered_zones(machine_type)
+        if location not in zones:
+            where = ", ".join(zones) or "none of the zones of the stack's subnets"
+            return f"EC2 does not offer {machine_type} in {location}: it is offered in {where}"
+        return None
+
     def budget(self) -> Budget:
         return self._meter.budget()
 
@@ -274,8 +290,9 @@ class Ec2Provider(Provider):
                 f"{whose(self.owner)}, so it is left alone"
             )
         self._forget(machine_id)
-        if instance.state.name == "terminated":
+        if instance.state.name in ("shutting-down", "terminated"):
             self._listing.deleted(machine_id)
+            log.debug("instance %s is already %s", machine_id, instance.state.name)
             return True
         if managed_by(instance.tags) == MANAGED_BY_PULUMI:
             raise StackMachineError(

@@ -170,6 +170,15 @@ class HetznerProvider(Provider):
         short = self._stock.short(machine_type, usable)
         return [loc for loc in usable if loc not in short]
 
+    def sells(self, machine_type: str, location: str) -> str | None:
+        """By the catalogue (one request for every type): the type, then its locations and
+        their deprecations."""
+        try:
+            info = self._type(machine_type)
+        except UnknownMachineTypeError as error:
+            return str(error)
+        return info.refusal(location, datetime.now(UTC))
+
     def budget(self) -> Budget:
         return self._meter.budget(self._pages)
 
@@ -189,6 +198,7 @@ class HetznerProvider(Provider):
                 return True
             raise
         labels = server.labels or {}
+        already = server.status == "deleting"
         if not belongs_to(labels, self.owner):
             raise ForeignMachineError(
                 f"server {server_id} ({server.name}) is not a pool machine of owner "
@@ -201,6 +211,10 @@ class HetznerProvider(Provider):
                 f"lower the size of pool {labels.get(POOL_LABEL, '')} in stack {self.owner} "
                 "(orca-machines resize)"
             )
+        if already:
+            self._listing.deleted(machine_id)
+            log.debug("server %s (%s) is already being deleted", server_id, server.name)
+            return True
         try:
             self._call(
                 f"delete server {server_id}",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from machines.arch import DEFAULT_HETZNER_IMAGE
+from machines.errors import SettingsError
 from machines.models import Market
 from machines.settings import (
     DEFAULT_HCLOUD_ENDPOINT,
@@ -27,6 +28,21 @@ from machines.settings import (
 CLOUD = "Hetzner Cloud"
 MARKETS = frozenset({Market.ON_DEMAND})
 """Hetzner Cloud sells on-demand servers only: a pool of another market is refused."""
+TOKEN_LENGTH = 64
+"""Hetzner Cloud's API tokens have exactly this many characters; the official clients and the
+Terraform/Pulumi provider refuse any other before sending it."""
+
+
+def hetzner_token(env: Mapping[str, str]) -> str:
+    """``HCLOUD_TOKEN``, refused (never shown) unless it has the length Hetzner's tokens have."""
+    token = required(env, HCLOUD_TOKEN, secret=True)
+    if len(token) != TOKEN_LENGTH:
+        raise SettingsError(
+            f"{HCLOUD_TOKEN} has {len(token)} characters, but a Hetzner Cloud API token has "
+            f"exactly {TOKEN_LENGTH}: copy the whole token (Cloud Console, project, Security, "
+            "API tokens; it is shown once, so make a new one if it is lost)"
+        )
+    return token
 
 
 class HetznerSettings(BaseModel):
@@ -46,7 +62,7 @@ class HetznerSettings(BaseModel):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> HetznerSettings:
         env = os.environ if environ is None else environ
         return cls(
-            token=SecretStr(required(env, HCLOUD_TOKEN, secret=True)),
+            token=SecretStr(hetzner_token(env)),
             endpoint=url(env, HCLOUD_ENDPOINT) or DEFAULT_HCLOUD_ENDPOINT,
             image=single(env, ORCA_HCLOUD_IMAGE) or DEFAULT_HETZNER_IMAGE,
             ssh_keys=names(env, ORCA_HCLOUD_SSH_KEYS),

@@ -92,6 +92,10 @@ InstanceProfileItem = Annotated[
 ]
 
 
+UNMADE_GROUP = "sg-00000000000000000"
+"""Stands for the id of a security group the stack creates, where only the catalogue is read."""
+
+
 class Ec2Deployment(BaseDeployment):
     """A deployment on EC2: instances in a subnet per location, a security group, a profile."""
 
@@ -175,6 +179,10 @@ class Ec2Deployment(BaseDeployment):
             self.image,
             endpoint_url=self.ec2_endpoint(),
         )
+
+    def catalogue_env(self) -> dict[str, str]:
+        """A group the stack creates has no id before ``up``; the catalogue needs none."""
+        return self.env(security_group_id=UNMADE_GROUP)
 
     def problems(self) -> list[tuple[str, str]]:
         found = super().problems()

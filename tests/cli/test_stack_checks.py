@@ -1,0 +1,200 @@
+"""A stack is checked before the engine starts: one line naming the stack, the key and the
+fix, no traceback, whether the engine's progress is shown or not."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emulator.process import PROJECT_ROOT, Emulator
+from machines import automation
+from machines.automation import checks, engine
+from machines.cli import ERROR, TERMINATED
+from machines.errors import SettingsError
+from machines.program.config import StackConfigError
+
+ENGINE_COMMAND = engine.engine_command
+
+
+def no_engine(*_args: object, **_kwargs: object) -> object:
+    raise AssertionError("the engine started before the stack was checked")
+
+
+def edit_stack(project: Path, stack: str, **changes: object) -> None:
+    """Set top-level keys of ``stack``'s file (``pools`` edits go through ``pool``)."""
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    data = yaml.safe_load(path.read_text()) if path.exists() else {"config": {}}
+    data["config"].update(changes)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def pools(project: Path, **first: object) -> list[dict[str, object]]:
+    """The local stack's pools, the first one changed."""
+    data = yaml.safe_load((project / "stacks" / "Pulumi.local.yaml").read_text())
+    listed: list[dict[str, object]] = data["config"]["orca-machines:pools"]
+    listed[0] = {**listed[0], **first}
+    return listed
+
+
+@pytest.fixture
+def project(tmp_path: Path, emulator: Emulator, hetzner_env, monkeypatch) -> Path:
+    """A project copy whose local stack points at the emulator; the engine must not start."""
+    copy = automation.copy_project(tmp_path / "project")
+    edit_stack(copy, "local", **{"hcloud:endpoint": emulator.url})
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
+    monkeypatch.setattr(engine, "engine_command", no_engine)
+    monkeypatch.setattr(automation.stacks, "engine_command", no_engine)
+    return copy
+
+
+def test_a_bad_stack_file_fails_before_the_engine_starts(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, size=-1)})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value) == "stack local: pools[0].size: must be >= 0"
+
+
+def test_a_type_the_cloud_lacks_names_the_stack_the_pool_and_the_key(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, machineType="cx32")})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.up("local")
+
+    assert str(failed.value).startswith(
+        "stack local: pools[0].machineType: pool x86: Hetzner has no server type 'cx32': "
+        "use one of "
+    )
+    assert "cx33" in str(failed.value)
+
+
+def test_a_location_the_type_is_not_sold_in_names_the_location_key(project: Path) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, location="mars1")})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(
+        "stack local: pools[0].location: pool x86: Hetzner does not offer cx23 in 'mars1': "
+        "it is sold in "
+    )
+
+
+def test_a_token_hetzner_never_issues_fails_before_the_engine_starts(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HCLOUD_TOKEN", "orca-test-token")
+
+    with pytest.raises(SettingsError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(
+        "stack local: HCLOUD_TOKEN has 15 characters, but a Hetzner Cloud API token has "
+        "exactly 64: "
+    )
+    assert "orca-test-token" not in str(failed.value)
+
+
+def test_a_missing_token_names_the_variable_and_the_stack(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HCLOUD_TOKEN")
+
+    with pytest.raises(SettingsError, match=r"^stack local: HCLOUD_TOKEN is not set: "):
+        automation.preview("local")
+
+
+def test_a_stack_other_than_local_is_checked_then_needs_its_passphrase(
+    project: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit_stack(project, "prod", **{
+        "hcloud:endpoint": emulator.url,
+        "orca-machines:provider": "hetzner",
+        "orca-machines:pools": pools(project),
+    })  # fmt: skip
+    monkeypatch.setattr(automation.stacks, "engine_command", ENGINE_COMMAND)
+    monkeypatch.setattr(engine, "engine_command", ENGINE_COMMAND)
+
+    with pytest.raises(SettingsError, match="PULUMI_CONFIG_PASSPHRASE is not set: stack prod"):
+        automation.preview("prod")
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["progress shown", "quiet"])
+def test_the_cli_says_it_in_one_line_without_a_traceback(project: Path, run_cli, quiet) -> None:
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, machineType="cx32")})
+
+    done = run_cli("preview", "local", *quiet)
+
+    assert done.returncode == ERROR
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "orca-machines: error: stack local: pools[0].machineType: pool x86: "
+        "Hetzner has no server type 'cx32'"
+    )
+
+
+@pytest.fixture
+def ec2_project(tmp_path: Path, ec2_world, moto, monkeypatch) -> Path:
+    """A project copy whose ``moto`` stack is the EC2 example at moto's server, creating its
+    security group and instance profile as the example does; the engine must not start."""
+    copy = automation.copy_project(tmp_path / "project")
+    stacks = copy / "stacks"
+    example = yaml.safe_load((stacks / "Pulumi.ec2-example.yaml").read_text())
+    example["config"].update({
+        "aws:endpoints": [{"ec2": moto.url, "iam": moto.url, "sts": moto.url}],
+        "orca-machines:subnets": ec2_world.subnets,
+    })  # fmt: skip
+    (stacks / "Pulumi.moto.yaml").write_text(yaml.safe_dump(example, sort_keys=False))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setattr(engine, "engine_command", no_engine)
+    return copy
+
+
+def test_an_ec2_stack_that_creates_its_group_is_checked_against_the_catalogue(ec2_project):
+    deployment = checks.check("moto", ec2_project)
+    assert deployment is not None
+    assert [p.machine_type for p in deployment.pools] == ["t4g.small", "t3.small"]
+
+    path = ec2_project / "stacks" / "Pulumi.moto.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["config"]["orca-machines:pools"][1]["machineType"] = "t9.nope"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(StackConfigError) as failed:
+        checks.check("moto", ec2_project)
+    assert str(failed.value).startswith(
+        "stack moto: pools[1].machineType: pool x86: EC2 has no instance type 't9.nope'"
+    )
+
+
+def test_sigterm_while_the_stack_is_checked_is_one_line_and_143(project, emulator):
+    emulator.control.reset_requests()
+    emulator.control.set_faults(
+        [{"kind": "delay", "method": "GET", "path": "/v1/server_types", "seconds": 30.0}]
+    )
+    try:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "machines", "preview", "local"],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not emulator.control.requests().routes.get("GET /v1/server_types"):
+            assert time.monotonic() < deadline, "the check never read the catalogue"
+            assert run.poll() is None, run.communicate()
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        emulator.control.clear_faults()
+    assert (run.returncode, out, err) == (TERMINATED, "", "orca-machines: error: terminated\n")
