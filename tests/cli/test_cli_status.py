@@ -23,7 +23,8 @@ def project(tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch)
     data["config"]["hcloud:endpoint"] = emulator.url
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
-    monkeypatch.setattr(status, "kept_now", lambda stack, project=None: {})
+    monkeypatch.setattr(status, "outputs_now", lambda stack, project=None: {})
+    monkeypatch.setattr(status, "kept_now", lambda stack, project=None, outputs=None: {})
     return copy
 
 
