@@ -11,18 +11,21 @@ The per-pool API, for CI and other readers (kept small on purpose):
 * ``PoolCount.deletes``: machines the change deletes, the stack's and, when the pool leaves
   the stack (its reaper is deleted), every one of the autoscaler's;
 * ``PoolCount.reaped``: the names of the autoscaler's machines the change deletes;
+* ``PoolCount.renamed``: the stack's machines named by the old rule (``<owner>-<pool>-<n>``)
+  that the change renames in place to ``<owner>-<pool>-<n>.stack`` (same machine, same host
+  name; an update, not a replacement);
 * ``Diff.report()["pools"]`` is the same as JSON, ``Diff.markdown()`` shows it as a table.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Literal
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.labels import is_machine_key, is_stack_name
 from machines.models import Machine, Status
 from machines.program.reaper import REAPER_TYPE, reaper_name
 from machines.reaping import autoscaled
@@ -72,13 +75,24 @@ class PoolCount(BaseModel):
     autoscaled: int
     deletes: int
     reaped: tuple[str, ...] = ()
+    renamed: int = 0
 
     def text(self) -> str:
-        """``pool lab: 2 kept by the stack, 7 made by the autoscaler, 9 to delete (...)``."""
+        """``pool lab: 2 kept by the stack, 7 made by the autoscaler, 9 to delete (...)``,
+        and how many of the stack's machines get their new name in place."""
         names = f" ({', '.join(self.reaped)} of the autoscaler)" if self.reaped else ""
         return (
             f"pool {self.pool}: {self.kept} kept by the stack, {self.autoscaled} made by the "
             f"autoscaler, {self.deletes} to delete{names}"
+            + (f"; {self.rename_note()}" if self.renamed else "")
+        )
+
+    def rename_note(self) -> str:
+        """What the change does to the stack's machines of the old name form."""
+        return (
+            f"{self.renamed} of the stack's machines renamed in place from "
+            f"<owner>-{self.pool}-<n> to <owner>-{self.pool}-<n>.stack (the same machines "
+            "and host names: updated, not replaced)"
         )
 
 
@@ -86,23 +100,28 @@ def pool_counts(
     changes: tuple[Change, ...], owner: str, listed: Mapping[str, list[Machine]]
 ) -> tuple[PoolCount, ...]:
     """Each listed pool's counts, from its machines (listed before the change) and the
-    change's steps: the stack's machines by their names (``<owner>-<pool>-<n>``, a form only
-    the stack uses), the autoscaler's by the pool's reaper (``<pool>-autoscaled``)."""
+    change's steps: the stack's machines by their names in the stack
+    (``<owner>-<pool>-<n>``), the autoscaler's by the pool's reaper (``<pool>-autoscaled``),
+    the renamed by a stack machine of the old name form the change updates."""
     counts = []
     for pool, machines in listed.items():
-        own = re.compile(rf"{re.escape(owner)}-{re.escape(pool)}-[0-9]+")
         deleted = [c for c in changes if c.op == "delete"]
-        stack_deletes = sum(1 for c in deleted if c.type != REAPER_TYPE and own.fullmatch(c.name))
+        stack_deletes = sum(
+            1 for c in deleted if c.type != REAPER_TYPE and is_machine_key(c.name, owner, pool)
+        )
         theirs = autoscaled(machines)
         reaping = any(c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in deleted)
         reaped = tuple(sorted(m.name for m in theirs)) if reaping else ()
+        kept = [m for m in machines if m.managed_by and m.status != Status.DELETING]
+        updated = {c.name for c in changes if c.op == "update"}
         counts.append(
             PoolCount(
                 pool=pool,
-                kept=sum(1 for m in machines if m.managed_by and m.status != Status.DELETING),
+                kept=len(kept),
                 autoscaled=len(theirs),
                 deletes=stack_deletes + len(reaped),
                 reaped=reaped,
+                renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
             )
         )
     return tuple(counts)
@@ -187,6 +206,8 @@ class Diff(BaseModel):
             "| --- | --- | --- | --- | --- |",
             *rows,
             "",
+            *[f"`{_cell(p.pool)}`: {_cell(p.rename_note())}." for p in self.pools if p.renamed],
+            *([""] if any(p.renamed for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:
