@@ -18,7 +18,7 @@ from pulumi.runtime.config import CONFIG
 from machines.labels import machine_host, machine_name, stack_labels
 from machines.program.clouds import CLOUDS
 from machines.program.config import BaseDeployment, Pool, StackConfig
-from machines.program.reaper import Reaper
+from machines.program.reaper import Reaper, reapers_provider
 from machines.settings import pool_max_env
 
 POOL_TYPE = "orca:machines:Pool"
@@ -94,14 +94,16 @@ def named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
 
 @dataclass(frozen=True)
 class MachinePoolArgs:
-    """A pool component's inputs: the pool, its owner, how its cloud makes machines, and
-    the provider kind and runtime settings its reaper deletes the autoscaler's machines with."""
+    """A pool component's inputs: the pool, its owner, how its cloud makes machines, the
+    provider kind and runtime settings its reaper deletes the autoscaler's machines with,
+    and the provider resource that serves reapers."""
 
     pool: Pool
     owner: str
     cloud: Cloud
     provider: str
     env: pulumi.Input[dict[str, str]]
+    reapers: pulumi.ProviderResource
 
 
 class MachinePool(pulumi.ComponentResource):
@@ -130,7 +132,7 @@ class MachinePool(pulumi.ComponentResource):
             provider=args.provider,
             owner=args.owner,
             env=args.env,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.reapers),
         )
         self.arch = args.cloud.arch(pool.machine_type, self)
         image = args.cloud.image(self.arch, self)
@@ -166,10 +168,13 @@ def deploy(deployment: BaseDeployment) -> list[MachinePool]:
     built: Built = components.build(deployment)
     limits = pool_max_env(deployment.pool_max())
     env = pulumi.Output.from_input(built.env).apply(lambda settings: {**settings, **limits})
+    reapers = reapers_provider()
     pools = [
         MachinePool(
             pool.name,
-            MachinePoolArgs(pool, deployment.owner, built.cloud, deployment.provider, built.env),
+            MachinePoolArgs(
+                pool, deployment.owner, built.cloud, deployment.provider, built.env, reapers
+            ),
         )
         for pool in deployment.pools
     ]

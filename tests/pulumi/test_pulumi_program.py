@@ -219,3 +219,13 @@ def test_the_reapers_carry_a_secret_token_only_as_a_secret() -> None:
         plain = {k: v for k, v in reaper.inputs.items() if k not in ("credentials", "__provider")}
         assert token not in repr(plain)
         assert is_secret(reaper.inputs["__provider"])
+
+
+def test_the_reapers_provider_takes_no_configuration_on_either_cloud() -> None:
+    for config in (hetzner(), ec2()):
+        result = run(config)
+        (provider,) = result.of_type("pulumi:providers:pulumi-python")
+        assert provider.inputs == {}
+        reapers = result.of_type(REAPER)
+        assert reapers
+        assert all(r.provider.startswith(f"{provider.urn}::") for r in reapers)
