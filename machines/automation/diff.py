@@ -47,10 +47,13 @@ _OPS: Mapping[str, Op] = {
 """The engine's step ops folded into the four a reviewer cares about; others are not changes."""
 
 _KEYED = frozenset({"update", "replace"})
+PENDING_SHOWN = 5
+"""How many pending changes ``Diff.pending_note`` names before it says there are more."""
 _STACK_TYPE = "pulumi:pulumi:Stack"
 _DYNAMIC_PROVIDER = "pulumi:providers:pulumi-python"
-"""The default provider of the pools' reapers: it takes the stack's configuration as its
-inputs, so every configuration change updates it; that is no change a reviewer acts on."""
+"""The provider of the pools' reapers (``machines.program.reaper.reapers_provider``), and the
+engine's default one that served them in stacks made before it, deleted on their next
+``up``: neither is a change a reviewer acts on."""
 
 
 class Change(BaseModel):
@@ -136,6 +139,8 @@ class Diff(BaseModel):
     stack: str
     changes: tuple[Change, ...] = ()
     pools: tuple[PoolCount, ...] = ()
+    pending: tuple[Change, ...] = ()
+    """What a targeted update (``resize``) left for a later ``up``: the stack's other changes."""
 
     @property
     def counts(self) -> dict[Op, int]:
@@ -155,6 +160,18 @@ class Diff(BaseModel):
         if not self.has_changes:
             return "no changes"
         return ", ".join(f"{n} to {op}" for op, n in self.counts.items())
+
+    def pending_note(self) -> str:
+        """One line on the changes a targeted update left pending; empty when none."""
+        if not self.pending:
+            return ""
+        shown = [f"{c.op} {c.name}" for c in sorted(self.pending, key=lambda c: c.name)]
+        listed = ", ".join(shown[:PENDING_SHOWN]) + (", ..." if len(shown) > PENDING_SHOWN else "")
+        return (
+            f"stack {self.stack}: {len(self.pending)} change(s) elsewhere left pending, not "
+            f"applied ({listed}): review with orca-machines preview {self.stack}, apply with "
+            f"orca-machines up {self.stack}"
+        )
 
     def text(self) -> str:
         """One line per change (``+ create  type  name``), then the summary."""

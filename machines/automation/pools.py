@@ -21,12 +21,12 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import Diff
 from machines.automation.engine import StackNotFoundError
-from machines.automation.project import project_root, read_yaml, stack_file
+from machines.automation.stacks import deployment_of
 from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
 from machines.labels import is_machine_key
 from machines.models import Machine
-from machines.program.config import BaseDeployment, StackConfig, load
+from machines.program.config import BaseDeployment
 from machines.provider import Provider
 from machines.reaping import autoscaled
 from machines.secrets import mask
@@ -106,14 +106,6 @@ class StackPools(BaseModel):
                 f" ({'+' if after > before else '-'}{money(abs(after - before), self.currency)})"
             )
         return line
-
-
-def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
-    """The stack's configuration from its stack file, validated (secrets not decrypted)."""
-    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
-    if not isinstance(config, Mapping):
-        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
-    return load(StackConfig.from_stack_file(config), stack)
 
 
 def runtime_provider(deployment: BaseDeployment, environ: Mapping[str, str]) -> Provider:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -36,15 +37,22 @@ from machines.automation.project import (
     shown,
     stack_file,
 )
-from machines.errors import SettingsError
+from machines.automation.recovery import (
+    adopt_pending_creates,
+    pending_creates,
+    release_stale_locks,
+)
+from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
-from machines.program.config import PROJECT
+from machines.program.config import PROJECT, BaseDeployment, StackConfig, load
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
 OnOutput = Callable[[str], object]
 """Receives each line the engine prints while it runs."""
+
+T = TypeVar("T")
 
 
 def print_progress(line: str) -> None:
@@ -160,6 +168,7 @@ def _up(
             target_dependents=bool(target),
         ),
         create=True,
+        on_output=on_output,
     )
 
 
@@ -180,6 +189,7 @@ def destroy(
                 refresh=True,
             ),
             create=False,
+            on_output=on_output,
         )
 
 
@@ -190,14 +200,18 @@ def _diffed(
     run: Callable[[auto.Stack, Changes], object],
     *,
     create: bool,
+    on_output: OnOutput | None = None,
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the pools' listing taken before it, per pool."""
     selected = select(stack, project=project, create=create)
+    notify = on_output or print_progress
+    if action != "preview":
+        recover(stack, selected, project, notify)
     listed = pool_listing(stack, project)
     collect = Changes()
     with engine_errors(stack, action, project):
-        run(selected, collect)
+        _unlocked(stack, project, notify, lambda: run(selected, collect))
     return _with_pools(collect.diff(stack), listed)
 
 
@@ -205,10 +219,14 @@ def refresh(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
+    notify = on_output or print_progress
     with stack_lock(stack, project):
         selected = select(stack, project=project)
+        recover(stack, selected, project, notify)
         with engine_errors(stack, "refresh", project):
-            result = selected.refresh(on_output=on_output or print_progress, color="never")
+            result = _unlocked(
+                stack, project, notify, lambda: selected.refresh(on_output=notify, color="never")
+            )
     changes = result.summary.resource_changes or {}
     return {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
 
@@ -223,6 +241,11 @@ def resize(
 ) -> Diff:
     """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
 
+    The update targets the pool's component and its dependents (its machines and reaper,
+    the ones to create too); the engine includes providers by itself. Changes elsewhere in
+    the stack (another pool's type, shared infrastructure) stay pending: a preview after
+    the update finds them, and the returned diff's ``pending`` names them.
+
     Calls for one stack queue on its lock and each succeeds; one that waited applies the
     configuration as it finds it, so sizes set while it waited may be applied with it. The
     stack is refreshed first, whole: the engine here refuses a targeted refresh ("unknown
@@ -233,27 +256,77 @@ def resize(
     root = project_root(project)
     with stack_lock(stack, root):
         index = _pool_index(stack, pool, root)
-        targets = pool_targets(stack, pool, root)
         selected = select(stack, project=root)
+        notify = on_output or print_progress
+        recover(stack, selected, root, notify)
         with engine_errors(stack, "refresh", root):
-            selected.refresh(on_output=on_output or print_progress, color="never")
+            _unlocked(
+                stack, root, notify, lambda: selected.refresh(on_output=notify, color="never")
+            )
         set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
-        return _up(stack, root, on_output, refresh=False, target=targets)
+        done = _up(stack, root, on_output, refresh=False, target=[pool_target(stack, pool)])
+        left = Changes()
+        with engine_errors(stack, "preview", root):
+            selected.preview(
+                on_output=on_output or print_progress,
+                on_event=left,
+                color="never",
+                refresh=False,
+            )
+        return done.model_copy(update={"pending": left.diff(stack).changes})
 
 
-def pool_targets(stack: str, pool: str, project: str | Path | None = None) -> list[str]:
-    """What a resize applies: the pool's component with its dependents (its machines and
-    reaper, the ones to create too), and the providers they are made with."""
-    selected = select(stack, project=project)
-    with engine_errors(stack, "export", project):
+def recover(stack: str, selected: auto.Stack, project: str | Path | None, notify: OnOutput) -> None:
+    """Put right what a killed run left (``machines.automation.recovery``): its lock, when
+    its holder is provably gone, and its pending creates, adopted or cleared."""
+    root = project_root(project)
+    with engine_errors(stack, "export", root):
         deployment = selected.export_stack().deployment or {}
-        resources = deployment.get("resources") or []
-    providers = [
-        str(r["urn"])
-        for r in resources
-        if isinstance(r, dict) and str(r.get("type", "")).startswith("pulumi:providers:")
-    ]
-    return [f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}", *providers]
+    pending = pending_creates(deployment)
+    if pending:
+        _unlocked(
+            stack,
+            root,
+            notify,
+            lambda: adopt_pending_creates(
+                stack, root, pending, lambda: stack_provider(stack, root), notify
+            ),
+        )
+
+
+def _unlocked(stack: str, project: str | Path | None, notify: OnOutput, run: Callable[[], T]) -> T:
+    """``run``, and once more when the stack's lock was held by a run that is gone."""
+    try:
+        return run()
+    except auto.ConcurrentUpdateError as error:
+        if not release_stale_locks(stack, project_root(project), str(error), notify):
+            raise
+    return run()
+
+
+def stack_provider(stack: str, project: str | Path | None = None) -> Provider:
+    """The runtime provider of the stack: from its outputs, else (a stack whose first
+    ``up`` never ended) from its stack file."""
+    try:
+        runtime = runtime_settings(stack, project=project)
+    except EngineError:
+        deployment = deployment_of(stack, project)
+        environ = {**os.environ, **deployment.env()}
+        return Provider.of(deployment.provider, deployment.owner, environ)
+    return Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+
+
+def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
+    """The stack's configuration from its stack file, validated (secrets not decrypted)."""
+    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
+    if not isinstance(config, Mapping):
+        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
+    return load(StackConfig.from_stack_file(config), stack)
+
+
+def pool_target(stack: str, pool: str) -> str:
+    """What a resize applies, with its dependents: the pool's component."""
+    return f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}"
 
 
 def _pool_index(stack: str, pool: str, root: Path) -> int:

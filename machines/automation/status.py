@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import (
-    deployment_of,
     is_kept,
     kept_now,
     runtime_provider,
 )
+from machines.automation.stacks import deployment_of
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
 from machines.models import Machine, Status
