@@ -10,10 +10,13 @@ engine's own way, saying so in one line each.
   is never touched: the error names it.
 * Pending creates (``pending_operations`` of type ``creating``): a machine's create carries
   the stack's labels and its name, so the stack's machine of that name is found by the
-  runtime's listing and adopted (``pulumi refresh --import-pending-creates URN ID``); a
-  create that never reached the cloud is cleared (``--clear-pending-creates``). A pending
-  create of anything else stops the run with what to do, since clearing it could leave it
-  behind.
+  runtime's listing and adopted into the checkpoint (``pulumi stack export``, the
+  operation turned into the resource with the cloud's id, ``pulumi stack import``); a create
+  that never reached the cloud is cleared. A pending create of anything else stops the run
+  with what to do, since clearing it could leave it behind. (The engine's own ``refresh
+  --import-pending-creates`` only relabels the operation here: the next ``up`` still
+  creates the machine again, and fails on Hetzner's unique names or makes a second EC2
+  instance.)
 """
 
 from __future__ import annotations
@@ -164,14 +167,19 @@ def _list(value: object) -> list[object]:
     return list(value) if isinstance(value, list) else []
 
 
-def adopt_pending_creates(
+def settle_pending_creates(
     stack: str,
-    root: Path,
+    deployment: Mapping[str, object],
     pending: list[PendingCreate],
     provider: Callable[[], Provider],
-    notify: Notify,
-) -> None:
-    """Adopt each pending machine create the cloud has, clear those it never made."""
+) -> tuple[dict[str, object], str]:
+    """The checkpoint with each pending machine create the cloud has adopted and those it
+    never made cleared, and the line that says so.
+
+    An adopted machine enters the state as the resource the engine was creating: the
+    program's inputs as the pending operation recorded them (so the next diff against the
+    program finds nothing to change) and the id the cloud gave it; the refresh before the
+    operation reads the rest through the plugin."""
     others = [p for p in pending if p.type not in MACHINE_TYPES]
     if others:
         names = ", ".join(f"{p.type} {p.key}" for p in others)
@@ -186,18 +194,28 @@ def adopt_pending_creates(
         for machine in listing.machines(pool):
             if machine.managed_by == MANAGED_BY_PULUMI:
                 found[machine.name] = machine
-    adopted = [(p, found[p.name]) for p in pending if p.name in found]
-    cleared = [p for p in pending if p.name not in found]
-    args = ["refresh", "--yes", "--skip-preview", "--stack", stack, "--color", "never"]
-    for create, machine in adopted:
-        args += ["--import-pending-creates", create.urn, machine.id]
-    if cleared:
-        args.append("--clear-pending-creates")
-    command, env = engine_command(stack, root)
-    with engine_errors(stack, "refresh", root):
-        command.run(args, str(root), env)
-    said = _said(adopted, cleared)
-    notify(f"stack {stack}: a killed run left {len(pending)} create(s) pending: {said}")
+    adopted = {p.urn: found[p.name] for p in pending if p.name in found}
+    settled = {p.urn for p in pending}
+    resources = _list(deployment.get("resources"))
+    left = []
+    for op in _list(deployment.get("pending_operations")):
+        resource = op.get("resource") if isinstance(op, Mapping) else None
+        urn = resource.get("urn") if isinstance(resource, Mapping) else None
+        if not isinstance(resource, Mapping) or urn not in settled:
+            left.append(op)
+            continue
+        made = adopted.get(str(urn))
+        if made is not None:
+            inputs = resource.get("inputs")
+            resources.append({**resource, "id": made.id, "outputs": inputs or {}})
+    settled_deployment = {**deployment, "resources": resources, "pending_operations": left}
+    said = _said(
+        [(p, adopted[p.urn]) for p in pending if p.urn in adopted],
+        [p for p in pending if p.urn not in adopted],
+    )
+    return settled_deployment, (
+        f"stack {stack}: a killed run left {len(pending)} create(s) pending: {said}"
+    )
 
 
 def _said(

@@ -38,9 +38,9 @@ from machines.automation.project import (
     stack_file,
 )
 from machines.automation.recovery import (
-    adopt_pending_creates,
     pending_creates,
     release_stale_locks,
+    settle_pending_creates,
 )
 from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
@@ -281,17 +281,23 @@ def recover(stack: str, selected: auto.Stack, project: str | Path | None, notify
     its holder is provably gone, and its pending creates, adopted or cleared."""
     root = project_root(project)
     with engine_errors(stack, "export", root):
-        deployment = selected.export_stack().deployment or {}
-    pending = pending_creates(deployment)
-    if pending:
+        exported = selected.export_stack()
+    pending = pending_creates(exported.deployment or {})
+    if not pending:
+        return
+    settled, said = settle_pending_creates(
+        stack, exported.deployment or {}, pending, lambda: stack_provider(stack, root)
+    )
+    with engine_errors(stack, "import", root):
         _unlocked(
             stack,
             root,
             notify,
-            lambda: adopt_pending_creates(
-                stack, root, pending, lambda: stack_provider(stack, root), notify
+            lambda: selected.import_stack(
+                auto.Deployment(version=exported.version, deployment=settled)
             ),
         )
+    notify(said)
 
 
 def _unlocked(stack: str, project: str | Path | None, notify: OnOutput, run: Callable[[], T]) -> T:

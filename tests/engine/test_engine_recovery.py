@@ -1,0 +1,132 @@
+"""A run killed outright (SIGKILL of the CLI, the engine, its language host and plugins, as a
+CI runner or Kubernetes does when the grace period ends) while servers are being created,
+through the official hcloud plugin: the next ``up`` releases the dead run's lock and adopts
+the half-made servers, each said in one line, and the stack ends with exactly its machines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.process import PROJECT_ROOT
+from machines import automation
+
+pytestmark = pytest.mark.engine
+
+POOLS = "orca-machines:pools"
+X86 = {"name": "x86", "machineType": "cx23", "location": "fsn1", "size": 2}
+
+
+def wait_for(condition, what: str, seconds: float = 180.0) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            pytest.fail(f"{what} did not happen")
+        time.sleep(0.1)
+
+
+def lock_files(state: Path) -> list[Path]:
+    return [p for p in (state / ".pulumi" / "locks").rglob("*.json") if p.is_file()]
+
+
+def engine_pids(state: Path) -> list[int]:
+    """Every process of this deployment's engine run (they carry its backend URL)."""
+    marker = f"PULUMI_BACKEND_URL={state.as_uri()}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def servers(deployment) -> dict[str, int]:
+    return {s.name: s.id for s in deployment.hcloud.servers.get_all() if s.status != "deleting"}
+
+
+def pending(state: Path) -> list[str]:
+    exported = automation.select("local").export_stack().deployment or {}
+    return [op["resource"]["urn"] for op in exported.get("pending_operations") or []]
+
+
+def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
+    automation.set_config("local", {POOLS: [{**X86, "size": 0}]})
+    automation.up("local", on_output=lambda _line: None)
+    automation.set_config("local", {POOLS: [X86]})
+    deployment.emulator.control.set_faults(
+        [{"kind": "delay", "method": "GET", "path": "/v1/actions", "seconds": 600.0}]
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "machines", "up", "local", "-q"],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: len(servers(deployment)) == 2, "both creates reaching the cloud")
+        for pid in [run.pid, *engine_pids(deployment.state)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        run.wait(timeout=60)
+        wait_for(lambda: engine_pids(deployment.state) == [], "the killed processes ending", 60)
+    finally:
+        deployment.emulator.control.clear_faults()
+    made = servers(deployment)
+    assert lock_files(deployment.state), "the killed run left its lock"
+    assert len(pending(deployment.state)) == 2, "and its two creates pending"
+
+    said: list[str] = []
+    automation.up("local", on_output=said.append)
+
+    released = [line for line in said if "released the lock of an engine run that is gone" in line]
+    assert len(released) == 1, said
+    (adopted,) = [line for line in said if "a killed run left 2 create(s) pending" in line]
+    assert "adopted local-x86-1" in adopted
+    assert "adopted local-x86-2" in adopted
+    assert servers(deployment) == made, "the half-made servers are the stack's, none more"
+    assert pending(deployment.state) == []
+    assert lock_files(deployment.state) == []
+    outputs = automation.outputs("local")["pools"]
+    listed = {m["name"]: int(m["id"]) for m in outputs["x86"]["machines"]}
+    assert listed == made
+
+
+def test_a_lock_of_a_live_process_is_never_released(deployment, tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        lock_dir = deployment.state / ".pulumi" / "locks" / "organization" / "orca-machines"
+        lock = lock_dir / "local" / "held-by-a-live-process.json"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text(
+            json.dumps(
+                {
+                    "pid": holder.pid,
+                    "username": "ci",
+                    "hostname": os.uname().nodename,
+                    "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                }
+            )
+        )
+        with pytest.raises(automation.EngineError, match="another operation holds the stack's"):
+            automation.up("local", on_output=lambda _line: None)
+        assert lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    lock.unlink()
