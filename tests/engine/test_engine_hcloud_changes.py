@@ -90,9 +90,7 @@ def test_a_resize_applies_its_pool_only_and_says_what_stays_pending(deployment):
         automation.set_config("local", {X86: "cx33"}, path=True)
 
     after = servers(deployment)
-    assert [(c.op, c.name) for c in diff.changes if c.type == SERVER] == [
-        ("create", "local-arm-2")
-    ]
+    assert [(c.op, c.name) for c in diff.changes if c.type == SERVER] == [("create", "local-arm-2")]
     assert after["local-arm-2.stack"][1] == "cax11"
     for name in ("local-x86-1.stack", "local-x86-2.stack"):
         assert after[name] == before[name], "the other pool's pending type change waits"

@@ -6,6 +6,7 @@ the half-made servers, each said in one line, and the stack ends with exactly it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -79,10 +80,8 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
     try:
         wait_for(lambda: len(servers(deployment)) == 2, "both creates reaching the cloud")
         for pid in [run.pid, *engine_pids(deployment.state)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         run.wait(timeout=60)
         wait_for(lambda: engine_pids(deployment.state) == [], "the killed processes ending", 60)
     finally:
