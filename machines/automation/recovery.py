@@ -31,17 +31,12 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from machines.automation.engine import EngineError, engine_command, engine_errors
-from machines.labels import MANAGED_BY_PULUMI, POOL_LABEL
+from machines.labels import MANAGED_BY_PULUMI
 from machines.models import Machine
+from machines.program.pending import MACHINE_TYPES, PendingCreate
 from machines.provider import Provider
 
 Notify = Callable[[str], object]
-
-MACHINE_TYPES = {
-    "hcloud:index/server:Server": "labels",
-    "aws:ec2/instance:Instance": "tags",
-}
-"""The machine resources the program declares, and the input holding their labels."""
 
 PID_REUSE_MARGIN = timedelta(seconds=2)
 """A process of the holder's pid counts as another one only when it started this long after
@@ -125,48 +120,6 @@ def release_stale_locks(stack: str, root: Path, refusal: str, notify: Notify) ->
     return True
 
 
-@dataclass(frozen=True)
-class PendingCreate:
-    """A create the checkpoint records as begun and never ended."""
-
-    urn: str
-    type: str
-    name: str
-    pool: str
-
-    @property
-    def key(self) -> str:
-        return self.urn.rsplit("::", 1)[-1]
-
-
-def pending_creates(deployment: Mapping[str, object]) -> list[PendingCreate]:
-    """The checkpoint's pending creates, with each machine's cloud name and pool."""
-    found = []
-    for op in _list(deployment.get("pending_operations")):
-        if not isinstance(op, Mapping) or op.get("type") != "creating":
-            continue
-        resource = op.get("resource")
-        if not isinstance(resource, Mapping):
-            continue
-        kind = str(resource.get("type", ""))
-        inputs = resource.get("inputs")
-        inputs = inputs if isinstance(inputs, Mapping) else {}
-        labels = inputs.get(MACHINE_TYPES.get(kind, ""))
-        labels = labels if isinstance(labels, Mapping) else {}
-        name = str(inputs.get("name") or labels.get("Name") or "")
-        found.append(PendingCreate(str(resource.get("urn", "")), kind, name, _pool(labels)))
-    return found
-
-
-def _pool(labels: Mapping[object, object]) -> str:
-    value = labels.get(POOL_LABEL)
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: object) -> list[object]:
-    return list(value) if isinstance(value, list) else []
-
-
 def settle_pending_creates(
     stack: str,
     deployment: Mapping[str, object],
@@ -216,6 +169,10 @@ def settle_pending_creates(
     return settled_deployment, (
         f"stack {stack}: a killed run left {len(pending)} create(s) pending: {said}"
     )
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
 
 
 def _said(

@@ -37,15 +37,12 @@ from machines.automation.project import (
     shown,
     stack_file,
 )
-from machines.automation.recovery import (
-    pending_creates,
-    release_stale_locks,
-    settle_pending_creates,
-)
+from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
 from machines.program.config import PROJECT, BaseDeployment, StackConfig, load
+from machines.program.pending import pending_creates
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 

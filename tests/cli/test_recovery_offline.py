@@ -3,13 +3,16 @@ refusal, whether each is provably gone, and the checkpoint's pending creates."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from machines.automation.recovery import Holder, holders, pending_creates, process_start
+from machines.automation.recovery import Holder, holders, process_start
+from machines.program.pending import pending_creates, refused_plain_run
 
 REFUSAL = """error: the stack is currently locked by 2 lock(s). Either wait for the other \
 process(es) to end or delete the lock file with `pulumi cancel`.
@@ -84,3 +87,42 @@ def test_pending_creates_carry_the_machines_cloud_name_and_pool() -> None:
 
     assert (first.key, first.name, first.pool) == ("l-x-1", "l-x-1.stack", "x")
     assert (second.key, second.name, second.pool) == ("m-y-2", "m-y-2.stack", "y")
+
+
+def checkpoint(root: Path, ops: list[dict[str, object]]) -> str:
+    stacks = root / ".pulumi" / "stacks" / "orca-machines"
+    stacks.mkdir(parents=True)
+    latest = {"resources": [], "pending_operations": ops}
+    (stacks / "local.json").write_text(json.dumps({"checkpoint": {"latest": latest}}))
+    return root.as_uri()
+
+
+SERVER = "hcloud:index/server:Server"
+CREATING = {
+    "type": "creating",
+    "resource": {
+        "urn": f"urn:pulumi:local::orca-machines::orca:machines:Pool${SERVER}::local-x86-3",
+        "type": SERVER,
+        "inputs": {"name": "local-x86-3.stack", "labels": {"orca-pool": "x86"}},
+    },
+}
+
+
+def test_a_plain_run_on_a_stack_with_pending_creates_is_told_what_recovers(tmp_path: Path) -> None:
+    backend = checkpoint(tmp_path, [CREATING])
+
+    refused = refused_plain_run({"PULUMI_BACKEND_URL": backend}, "orca-machines", "local")
+
+    assert refused is not None
+    assert refused.startswith("stack local: a killed run left 1 create(s) pending (local-x86-3)")
+    assert "run `orca-machines up local`" in refused
+
+
+def test_automation_and_a_clean_checkpoint_are_not_refused(tmp_path: Path) -> None:
+    backend = checkpoint(tmp_path, [{**CREATING, "type": "updating"}])
+    clean = {"PULUMI_BACKEND_URL": backend}
+    assert refused_plain_run(clean, "orca-machines", "local") is None
+    pending = {"PULUMI_BACKEND_URL": checkpoint(tmp_path / "b", [CREATING])}
+    assert refused_plain_run(pending, "orca-machines", "other") is None
+    automated = {**pending, "PULUMI_AUTOMATION_API": "true"}
+    assert refused_plain_run(automated, "orca-machines", "local") is None

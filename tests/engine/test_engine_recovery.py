@@ -63,10 +63,9 @@ def pending(state: Path) -> list[str]:
     return [op["resource"]["urn"] for op in exported.get("pending_operations") or []]
 
 
-def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
-    automation.set_config("local", {POOLS: [{**X86, "size": 0}]})
-    automation.up("local", on_output=lambda _line: None)
-    automation.set_config("local", {POOLS: [X86]})
+def killed_mid_create(deployment, reached) -> None:
+    """``orca-machines up local`` SIGKILLed, with every process of its engine run, once
+    ``reached()``: the create actions are held unanswered, so the creates are in flight."""
     deployment.emulator.control.set_faults(
         [{"kind": "delay", "method": "GET", "path": "/v1/actions", "seconds": 600.0}]
     )
@@ -78,7 +77,7 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
         start_new_session=True,
     )
     try:
-        wait_for(lambda: len(servers(deployment)) == 2, "both creates reaching the cloud")
+        wait_for(reached, "the creates reaching the cloud")
         for pid in [run.pid, *engine_pids(deployment.state)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -86,6 +85,36 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
         wait_for(lambda: engine_pids(deployment.state) == [], "the killed processes ending", 60)
     finally:
         deployment.emulator.control.clear_faults()
+
+
+def operator(deployment, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pulumi ARGS`` as an operator runs it: the engine on PATH, the state's backend."""
+    binary = automation.engine_bin()
+    assert binary is not None
+    env = {
+        **os.environ,
+        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
+        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
+        "PULUMI_BACKEND_URL": deployment.state.as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": "orca-machines-local",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+    }
+    return subprocess.run(
+        [str(binary / "pulumi"), *args, "--stack", "local", "--non-interactive"],
+        cwd=deployment.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
+    automation.set_config("local", {POOLS: [{**X86, "size": 0}]})
+    automation.up("local", on_output=lambda _line: None)
+    automation.set_config("local", {POOLS: [X86]})
+    killed_mid_create(deployment, lambda: len(servers(deployment)) == 2)
     made = servers(deployment)
     assert lock_files(deployment.state), "the killed run left its lock"
     assert len(pending(deployment.state)) == 2, "and its two creates pending"
@@ -104,6 +133,29 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
     outputs = automation.outputs("local")["pools"]
     listed = {m["name"]: int(m["id"]) for m in outputs["x86"]["machines"]}
     assert listed == made
+
+
+def test_a_plain_pulumi_up_after_a_kill_names_the_command_that_recovers(deployment):
+    automation.set_config("local", {POOLS: [{**X86, "size": 3}]})
+    before = servers(deployment)
+    killed_mid_create(deployment, lambda: len(servers(deployment)) == 3)
+    assert len(pending(deployment.state)) == 1
+
+    locked = operator(deployment, "up", "--yes", "--skip-preview")
+    assert locked.returncode != 0
+    assert "pulumi cancel" in locked.stdout + locked.stderr
+    assert operator(deployment, "cancel", "--yes").returncode == 0
+    plain = operator(deployment, "up", "--yes", "--skip-preview")
+    assert plain.returncode != 0
+    shown = plain.stdout + plain.stderr
+    assert "a killed run left 1 create(s) pending (local-x86-3)" in shown
+    assert "run `orca-machines up local`" in shown
+    assert len(servers(deployment)) == 3, "the plain up made nothing"
+
+    said: list[str] = []
+    automation.up("local", on_output=said.append)
+    assert [line for line in said if "adopted local-x86-3" in line]
+    assert set(servers(deployment)) == {*before, "local-x86-3.stack"}
 
 
 def test_a_lock_of_a_live_process_is_never_released(deployment, tmp_path):
