@@ -19,6 +19,9 @@ import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines import automation
+from testkit import moto_server
+from testkit.fault_proxy import Fault, FaultProxy
+from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 
@@ -181,3 +184,50 @@ def test_a_lock_of_a_live_process_is_never_released(deployment, tmp_path):
         holder.kill()
         holder.wait()
     lock.unlink()
+
+
+def ec2_instances(ec2_deployment) -> dict[str, str]:
+    """The live instances of owner prod by Name tag, and their ids, straight from moto."""
+    ec2 = moto_server.client(ec2_deployment.moto.url)
+    found = {}
+    owner = [{"Name": "tag:orca-owner", "Values": ["prod"]}]
+    for reservation in ec2.describe_instances(Filters=owner)["Reservations"]:
+        for instance in reservation["Instances"]:
+            if instance["State"]["Name"] != "terminated":
+                tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+                found[tags["Name"]] = instance["InstanceId"]
+    return found
+
+
+def test_an_ec2_up_killed_mid_create_is_recovered_by_the_next_up(ec2_deployment):
+    moto = ec2_deployment.moto.url
+    pool = {"name": "ci", "machineType": "t3.micro", "location": "eu-central-1a", "size": 0}
+    with FaultProxy(moto).serving() as proxy:
+        endpoints = [{"ec2": proxy.url, "iam": moto, "sts": moto}]
+        automation.set_config(EC2_STACK, {"aws:endpoints": endpoints, POOLS: [pool]})
+        automation.up(EC2_STACK, on_output=lambda _line: None)
+        automation.set_config(EC2_STACK, {POOLS: [{**pool, "size": 1}]})
+        proxy.set_faults(Fault("delay", "DescribeInstances", seconds=600.0))
+        run = subprocess.Popen(
+            [sys.executable, "-m", "machines", "up", EC2_STACK, "-q"],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for(lambda: "prod-ci-1.stack" in ec2_instances(ec2_deployment), "the launch")
+        for pid in [run.pid, *engine_pids(ec2_deployment.state)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        run.wait(timeout=60)
+        wait_for(lambda: engine_pids(ec2_deployment.state) == [], "the killed processes ending")
+        proxy.set_faults()
+        made = ec2_instances(ec2_deployment)
+
+        said: list[str] = []
+        automation.up(EC2_STACK, on_output=said.append)
+
+    assert [line for line in said if "released the lock of an engine run that is gone" in line]
+    (adopted,) = [line for line in said if "a killed run left 1 create(s) pending" in line]
+    assert f"adopted prod-ci-1 ({made['prod-ci-1.stack']}" in adopted
+    assert ec2_instances(ec2_deployment) == made, "the half-made instance is the stack's, alone"
