@@ -207,7 +207,10 @@ def test_an_ec2_up_killed_mid_create_is_recovered_by_the_next_up(ec2_deployment)
         automation.set_config(EC2_STACK, {"aws:endpoints": endpoints, POOLS: [pool]})
         automation.up(EC2_STACK, on_output=lambda _line: None)
         automation.set_config(EC2_STACK, {POOLS: [{**pool, "size": 1}]})
-        proxy.set_faults(Fault("delay", "DescribeInstances", seconds=600.0))
+        proxy.set_faults(  # the read-back after the launch: the runtime's listing never asks
+            Fault("delay", "DescribeInstanceAttribute", seconds=600.0),
+            Fault("delay", "DescribeVolumes", seconds=600.0),
+        )
         run = subprocess.Popen(
             [sys.executable, "-m", "machines", "up", EC2_STACK, "-q"],
             cwd=PROJECT_ROOT,
