@@ -3,7 +3,9 @@
 ``preview`` and ``up`` refresh first by default: the autoscaler's deletions and creations
 are drift the engine must see. ``up``, ``destroy``, ``refresh`` and ``resize`` of one stack
 queue on a file lock (``stack_lock``), so callers in several threads or processes all
-succeed instead of meeting the engine's "another update is in progress".
+succeed instead of meeting the engine's "another update is in progress". Before they run,
+they put right what a killed run left (``recover``: a lock whose holder is gone, pending
+creates), saying so in one line each.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from hcloud.server_types import ServerType
 from emulator.process import PROJECT_ROOT
 from machines import MachineSpec, StackMachineError, automation
 from machines.provider import Provider
+from testkit.commands import operator_pulumi
 
 pytestmark = pytest.mark.engine
 
@@ -49,27 +50,7 @@ def set_pools(*pools: dict[str, object]) -> None:
 
 
 def operator(deployment, *args: str) -> subprocess.CompletedProcess[str]:
-    """``pulumi ARGS`` run as an operator would: the engine's binary in the project, the
-    documented variables, no project automation in between."""
-    binary = automation.engine_bin()
-    assert binary is not None
-    env = {
-        **os.environ,
-        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
-        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
-        "PULUMI_BACKEND_URL": deployment.state.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE,
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-    }
-    return subprocess.run(
-        [str(binary / "pulumi"), *args, "--stack", "local", "--non-interactive"],
-        cwd=deployment.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return operator_pulumi(deployment.project, deployment.state, "local", *args)
 
 
 @pytest.fixture(scope="module")

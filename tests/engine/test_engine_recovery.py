@@ -20,6 +20,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from testkit import moto_server
+from testkit.commands import operator_pulumi
 from testkit.fault_proxy import Fault, FaultProxy
 from tests.engine.conftest import EC2_STACK
 
@@ -91,26 +92,7 @@ def killed_mid_create(deployment, reached) -> None:
 
 
 def operator(deployment, *args: str) -> subprocess.CompletedProcess[str]:
-    """``pulumi ARGS`` as an operator runs it: the engine on PATH, the state's backend."""
-    binary = automation.engine_bin()
-    assert binary is not None
-    env = {
-        **os.environ,
-        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
-        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
-        "PULUMI_BACKEND_URL": deployment.state.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": "orca-machines-local",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-    }
-    return subprocess.run(
-        [str(binary / "pulumi"), *args, "--stack", "local", "--non-interactive"],
-        cwd=deployment.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return operator_pulumi(deployment.project, deployment.state, "local", *args)
 
 
 def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
