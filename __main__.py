@@ -1,8 +1,15 @@
 """The Pulumi program: this stack's configuration, validated, made into pools."""
 
+import os
+
 import pulumi
 
-from machines.program import components, config
+from machines.program import components, config, pending
+
+refused = pending.refused_plain_run(os.environ, pulumi.get_project(), pulumi.get_stack())
+if refused:
+    pulumi.log.error(refused)
+    raise SystemExit(1)
 
 stack_config = components.stack_config()
 deployment = config.load(stack_config, pulumi.get_stack())

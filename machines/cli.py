@@ -415,6 +415,8 @@ def _resize(args: argparse.Namespace) -> int:
 
     diff = automation.resize(args.stack, args.pool, args.size, on_output=_progress(args))
     print(f"stack {args.stack}: pool {args.pool} size {args.size}: {_done(diff)}")
+    if diff.pending:
+        print(diff.pending_note())
     return OK
 
 

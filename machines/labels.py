@@ -124,23 +124,34 @@ def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -
     return pool is None or labels.get(POOL_LABEL) == pool
 
 
-def machine_name(owner: str, pool: str, index: int) -> str:
-    """Name of the ``index``-th machine a stack keeps in a pool: ``<owner>-<pool>-<index>``."""
+STACK_DOMAIN = "stack"
+"""The last label of the cloud name of every machine the stack keeps. The runtime's names
+are host names without dots (``HOST_NAME_RULE``), so a stack's machine and one the
+autoscaler makes never want the same name, on any cloud, whatever names the autoscaler
+picks; the machine's host name is the part before the dot."""
+
+
+def machine_host(owner: str, pool: str, index: int) -> str:
+    """The ``index``-th machine a stack keeps in a pool, as a host name and as the
+    resource's name in the stack: ``<owner>-<pool>-<index>``."""
     parts = [p for p in (owner, pool) if p]
     return check_host_name("-".join([*parts, str(index)]), "machine name")
 
 
-STACK_NAME_RULE = "<owner>-<anything>-<number> is the form of the names the stack keeps"
+def machine_name(owner: str, pool: str, index: int) -> str:
+    """The cloud name of the ``index``-th machine a stack keeps in a pool:
+    ``<owner>-<pool>-<index>.stack``, a form no runtime name has."""
+    return f"{machine_host(owner, pool, index)}.{STACK_DOMAIN}"
 
 
-def is_stack_name(name: str, owner: str) -> bool:
-    """True when ``name`` has the form of a stack's machine names for ``owner``.
+def is_machine_key(key: str, owner: str, pool: str) -> bool:
+    """True when ``key`` is the name in the stack of one of ``pool``'s machines."""
+    prefix = "-".join([*(p for p in (owner, pool) if p), ""])
+    return key.startswith(prefix) and key[len(prefix) :].isdigit()
 
-    The stack names its machines ``<owner>-<pool>-<n>``; the autoscaler may not use that
-    form (for any pool: pool names may hold ``-``), so the two never pick the same name.
-    An empty owner has no stack, so no name is reserved.
-    """
-    if not owner or not name.startswith(f"{owner}-"):
-        return False
-    middle, sep, number = name.removeprefix(f"{owner}-").rpartition("-")
-    return bool(sep and middle and number.isdigit())
+
+def is_stack_name(name: str) -> bool:
+    """True when ``name`` has the form of the cloud names the stack gives its machines
+    (stacks older than that form named them ``<owner>-<pool>-<n>``)."""
+    host, dot, domain = name.partition(".")
+    return bool(dot) and domain == STACK_DOMAIN and is_host_name(host)

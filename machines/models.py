@@ -124,8 +124,15 @@ def mismatch(spec: MachineSpec, machine: Machine) -> str:
 
     A create whose name is already taken by this owner's machine returns that machine only
     when it is the one asked for: an autoscaler that asked for arm capacity in hel1 must not
-    be told it got it because an amd64 machine of that name runs in fsn1.
+    be told it got it because an amd64 machine of that name runs in fsn1, nor get a machine
+    the stack keeps (named before the stack's names took their own form) as its own.
     """
+    if machine.managed_by:
+        return (
+            f"the name {spec.name} is taken by machine {machine.id}, which the stack keeps "
+            f"(orca-managed-by={machine.managed_by}; a name of the stack's old form, which its "
+            "next `up` renames): choose another name"
+        )
     asked = (spec.machine_type, spec.location, spec.pool)
     found = (machine.machine_type, machine.location, machine.pool)
     if asked == found:

@@ -10,20 +10,17 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Mapping
 from typing import ClassVar
 
 from machines.budget import Budget
 from machines.clouds import PROVIDERS
 from machines.errors import SettingsError, UnknownProviderError
-from machines.labels import STACK_NAME_RULE, check_owner, is_stack_name
+from machines.labels import check_owner
 from machines.models import Created, Machine, MachineSpec, Market, Status
 from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, market_refusal, pool_market, pool_max
-
-COUNT_FRESH_SECONDS = 30.0
-"""How long a pool's listing counts for ``max``: within it, ``create`` asks nothing more."""
 
 
 def kinds() -> tuple[str, ...]:
@@ -47,8 +44,8 @@ class Provider(ABC):
         self.image = image
         self.pool_max: Mapping[str, int] = {}
         self.pool_market: Mapping[str, Market] = {}
-        self._counts: dict[str, tuple[float, int]] = {}
-        self._counts_lock = threading.Lock()
+        self._creating: dict[str, Counter[str]] = {}
+        self._creating_lock = threading.Lock()
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
@@ -133,54 +130,39 @@ class Provider(ABC):
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"
 
     def refusal(self, spec: MachineSpec) -> Created | None:
-        """Why ``create`` refuses ``spec`` before asking the cloud, or None.
+        """Why ``create`` refuses ``spec`` before asking the cloud (a pool at its max), or None.
 
-        A name of the stack's form is refused (the stack would collide with it), and so is
-        a machine beyond the pool's max. A passed check reserves the machine in the pool's
-        count; ``create`` gives it back with ``release`` when no machine was made.
+        The count is ``machines(pool)``, the shared listing with this provider's own writes
+        laid over it (the deleting do not count), plus this provider's creates of the pool
+        still in flight and not listed yet: threads of one provider never pass ``max``
+        together. A name already listed or in flight makes no new machine, so is let through
+        (a create retried after a lost answer returns its machine). A passed check holds its
+        place until ``release``, which ``create`` calls once it has ended (a machine it made
+        is in the listing by then).
         """
-        if is_stack_name(spec.name, self.owner):
-            return Created.failure(
-                f"name {spec.name} is reserved for the stack of owner {self.owner} "
-                f"({STACK_NAME_RULE}): name the autoscaler's machines otherwise, "
-                f"e.g. {spec.pool}-<id> or {self.owner}-{spec.pool}-a<number>"
-            )
         limit = self.pool_max.get(spec.pool)
         if limit is None:
             return None
-        with self._counts_lock:
-            cached = self._counts.get(spec.pool)
-        if cached is None or time.monotonic() - cached[0] > COUNT_FRESH_SECONDS:
-            self.machines(spec.pool)
-        with self._counts_lock:
-            listed_at, count = self._counts.get(spec.pool, (time.monotonic(), 0))
-            if count >= limit:
+        with self._creating_lock:
+            listed = [m for m in self.machines(spec.pool) if m.status != Status.DELETING]
+            names = {m.name for m in listed}
+            in_flight = self._creating.setdefault(spec.pool, Counter())
+            count = len(listed) + sum(1 for name in in_flight if name not in names)
+            if count >= limit and spec.name not in names | set(in_flight):
                 return Created.failure(
                     f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
                     f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
                     "raise the pool's max in the stack"
                 )
-            self._counts[spec.pool] = (listed_at, count + 1)
+            in_flight[spec.name] += 1
         return None
 
     def release(self, spec: MachineSpec) -> None:
-        """Give back the reservation ``refusal`` made for a create that made nothing."""
-        self._adjust(spec.pool, -1)
-
-    def listed(self, pool: str, found: Iterable[Machine]) -> None:
-        """Remember how many machines of ``pool`` count for its max (every one not deleting)."""
-        count = sum(1 for m in found if m.status != Status.DELETING)
-        with self._counts_lock:
-            self._counts[pool] = (time.monotonic(), count)
-
-    def deleted(self, pool: str) -> None:
-        """One machine of ``pool`` no longer counts for its max."""
-        self._adjust(pool, -1)
-
-    def _adjust(self, pool: str, by: int) -> None:
-        if pool not in self.pool_max:
+        """End the place ``refusal`` held for a create."""
+        if spec.pool not in self.pool_max:
             return
-        with self._counts_lock:
-            cached = self._counts.get(pool)
-            if cached is not None:
-                self._counts[pool] = (cached[0], max(0, cached[1] + by))
+        with self._creating_lock:
+            in_flight = self._creating.get(spec.pool, Counter())
+            in_flight[spec.name] -= 1
+            if in_flight[spec.name] <= 0:
+                del in_flight[spec.name]

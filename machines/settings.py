@@ -46,6 +46,8 @@ PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (the variabl
 PULUMI_CONFIG_PASSPHRASE_FILE = "PULUMI_CONFIG_PASSPHRASE_FILE"  # noqa: S105
 PULUMI_ACCESS_TOKEN = "PULUMI_ACCESS_TOKEN"  # noqa: S105 (the variable's name)
 PULUMI_HOME = "PULUMI_HOME"
+PULUMI_AUTOMATION_API = "PULUMI_AUTOMATION_API"
+"""Set to ``true`` by the engine's Automation API callers (``automation.cancel`` too)."""
 ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 """The Pulumi project directory automation works on; default: this checkout."""
 ORCA_CI_STACKS = "ORCA_CI_STACKS"

@@ -1,7 +1,9 @@
-"""The project's CLI and git as child processes, as CI runs them."""
+"""The project's CLI, a plain ``pulumi`` and git as child processes, as CI and operators run
+them."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,34 @@ def machines_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "machines", *args],
         cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def operator_pulumi(
+    project: Path, state: Path, stack: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``pulumi ARGS --stack STACK`` run as an operator would: the engine's binary in the
+    project, the documented variables (the local stack's passphrase), no automation."""
+    from machines import automation  # noqa: PLC0415 (pulumi loads for engine tests only)
+
+    binary = automation.engine_bin()
+    assert binary is not None
+    env = {
+        **os.environ,
+        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
+        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
+        "PULUMI_BACKEND_URL": state.as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+    }
+    return subprocess.run(
+        [str(binary / "pulumi"), *args, "--stack", stack, "--non-interactive"],
+        cwd=project,
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,

@@ -142,6 +142,8 @@ class Registered:
     custom: bool
     ignore_changes: tuple[str, ...]
     delete_before_replace: bool
+    provider: str
+    """The explicit provider's reference (``<urn>::<id>``), empty for a default provider."""
     inputs: dict[str, Any] = field(repr=False)
 
 
@@ -166,6 +168,7 @@ class RecordingMonitor(mocks.MockMonitor):
                     custom=request.custom,
                     ignore_changes=tuple(request.ignoreChanges),
                     delete_before_replace=request.deleteBeforeReplace,
+                    provider=request.provider,
                     inputs=self.cloud.inputs[(request.type, request.name)],
                 )
             )

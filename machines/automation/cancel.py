@@ -22,6 +22,7 @@ from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
 
 from machines.errors import MachinesError
+from machines.settings import PULUMI_AUTOMATION_API
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -51,7 +52,7 @@ class CancellableCommand(auto.PulumiCommand):
         on_error: Callable[[str], object] | None = None,
     ) -> auto.CommandResult:
         arguments = args if "--non-interactive" in args else ["--non-interactive", *args]
-        env = {**os.environ, **additional_env, "PULUMI_AUTOMATION_API": "true"}
+        env = {**os.environ, **additional_env, PULUMI_AUTOMATION_API: "true"}
         if os.path.isabs(self.command):
             env["PATH"] = os.pathsep.join([os.path.dirname(self.command), env.get("PATH", "")])
         received: list[int] = []

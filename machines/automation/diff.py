@@ -12,19 +12,22 @@ The per-pool API, for CI and other readers (kept small on purpose):
   the stack (its reaper is deleted), every one of the autoscaler's;
 * ``PoolCount.reaped``: the names of the autoscaler's machines the change deletes;
 * ``PoolCount.creates``: the stack's machines the change creates (``kept_after`` follows);
+* ``PoolCount.renamed``: the stack's machines named by the old rule (``<owner>-<pool>-<n>``)
+  that the change renames in place to ``<owner>-<pool>-<n>.stack`` (same machine, same host
+  name; an update, not a replacement);
 * ``Diff.machines()``: those counts over every pool, the line ``up`` and ``destroy`` print;
 * ``Diff.report()["pools"]`` is the same as JSON, ``Diff.markdown()`` shows it as a table.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Literal
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.labels import is_machine_key, is_stack_name
 from machines.models import Machine, Status
 from machines.program.reaper import REAPER_TYPE, reaper_name
 from machines.reaping import autoscaled
@@ -46,10 +49,13 @@ _OPS: Mapping[str, Op] = {
 """The engine's step ops folded into the four a reviewer cares about; others are not changes."""
 
 _KEYED = frozenset({"update", "replace"})
+PENDING_SHOWN = 5
+"""How many pending changes ``Diff.pending_note`` names before it says there are more."""
 _STACK_TYPE = "pulumi:pulumi:Stack"
 _DYNAMIC_PROVIDER = "pulumi:providers:pulumi-python"
-"""The default provider of the pools' reapers: it takes the stack's configuration as its
-inputs, so every configuration change updates it; that is no change a reviewer acts on."""
+"""The provider of the pools' reapers (``machines.program.reaper.reapers_provider``), and the
+engine's default one that served them in stacks made before it, deleted on their next
+``up``: neither is a change a reviewer acts on."""
 
 
 class Change(BaseModel):
@@ -75,6 +81,7 @@ class PoolCount(BaseModel):
     deletes: int
     reaped: tuple[str, ...] = ()
     creates: int = 0
+    renamed: int = 0
 
     @property
     def kept_after(self) -> int:
@@ -87,11 +94,21 @@ class PoolCount(BaseModel):
         return str(self.kept) if after == self.kept else f"{self.kept} → {after}"
 
     def text(self) -> str:
-        """``pool lab: 2 → 3 kept by the stack, 7 made by the autoscaler, 0 to delete``."""
+        """``pool lab: 2 → 3 kept by the stack, 7 made by the autoscaler, 0 to delete``,
+        and how many of the stack's machines get their new name in place."""
         names = f" ({', '.join(self.reaped)} of the autoscaler)" if self.reaped else ""
         return (
             f"pool {self.pool}: {self.kept_text()} kept by the stack, {self.autoscaled} made by "
             f"the autoscaler, {self.deletes} to delete{names}"
+            + (f"; {self.rename_note()}" if self.renamed else "")
+        )
+
+    def rename_note(self) -> str:
+        """What the change does to the stack's machines of the old name form."""
+        return (
+            f"{self.renamed} of the stack's machines renamed in place from "
+            f"<owner>-{self.pool}-<n> to <owner>-{self.pool}-<n>.stack (the same machines "
+            "and host names: updated, not replaced)"
         )
 
 
@@ -99,24 +116,31 @@ def pool_counts(
     changes: tuple[Change, ...], owner: str, listed: Mapping[str, list[Machine]]
 ) -> tuple[PoolCount, ...]:
     """Each listed pool's counts, from its machines (listed before the change) and the
-    change's steps: the stack's machines by their names (``<owner>-<pool>-<n>``, a form only
-    the stack uses), the autoscaler's by the pool's reaper (``<pool>-autoscaled``)."""
+    change's steps: the stack's machines by their names in the stack
+    (``<owner>-<pool>-<n>``), the autoscaler's by the pool's reaper (``<pool>-autoscaled``),
+    the renamed by a stack machine of the old name form the change updates."""
     counts = []
     for pool, machines in listed.items():
-        own = re.compile(rf"{re.escape(owner)}-{re.escape(pool)}-[0-9]+")
         deleted = [c for c in changes if c.op == "delete"]
-        stack_deletes = sum(1 for c in deleted if c.type != REAPER_TYPE and own.fullmatch(c.name))
+        stack_deletes = sum(
+            1 for c in deleted if c.type != REAPER_TYPE and is_machine_key(c.name, owner, pool)
+        )
         theirs = autoscaled(machines)
         reaping = any(c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in deleted)
         reaped = tuple(sorted(m.name for m in theirs)) if reaping else ()
+        kept = [m for m in machines if m.managed_by and m.status != Status.DELETING]
+        updated = {c.name for c in changes if c.op == "update"}
         counts.append(
             PoolCount(
                 pool=pool,
-                kept=sum(1 for m in machines if m.managed_by and m.status != Status.DELETING),
+                kept=len(kept),
                 autoscaled=len(theirs),
                 deletes=stack_deletes + len(reaped),
                 reaped=reaped,
-                creates=sum(1 for c in changes if c.op == "create" and own.fullmatch(c.name)),
+                creates=sum(
+                    1 for c in changes if c.op == "create" and is_machine_key(c.name, owner, pool)
+                ),
+                renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
             )
         )
     return tuple(counts)
@@ -131,6 +155,8 @@ class Diff(BaseModel):
     stack: str
     changes: tuple[Change, ...] = ()
     pools: tuple[PoolCount, ...] = ()
+    pending: tuple[Change, ...] = ()
+    """What a targeted update (``resize``) left for a later ``up``: the stack's other changes."""
 
     @property
     def counts(self) -> dict[Op, int]:
@@ -167,6 +193,18 @@ class Diff(BaseModel):
         if kept + reaped:
             text += f" ({kept} kept by the stack, {reaped} made by the autoscaler)"
         return text
+
+    def pending_note(self) -> str:
+        """One line on the changes a targeted update left pending; empty when none."""
+        if not self.pending:
+            return ""
+        shown = [f"{c.op} {c.name}" for c in sorted(self.pending, key=lambda c: c.name)]
+        listed = ", ".join(shown[:PENDING_SHOWN]) + (", ..." if len(shown) > PENDING_SHOWN else "")
+        return (
+            f"stack {self.stack}: {len(self.pending)} change(s) elsewhere left pending, not "
+            f"applied ({listed}): review with orca-machines preview {self.stack}, apply with "
+            f"orca-machines up {self.stack}"
+        )
 
     def text(self) -> str:
         """One line per change (``+ create  type  name``), then the summary."""
@@ -218,6 +256,8 @@ class Diff(BaseModel):
             "| --- | --- | --- | --- | --- |",
             *rows,
             "",
+            *[f"`{_cell(p.pool)}`: {_cell(p.rename_note())}." for p in self.pools if p.renamed],
+            *([""] if any(p.renamed for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:

@@ -24,6 +24,7 @@ from machines.automation.diff import OPS, Diff
 from machines.automation.engine import StackNotFoundError
 from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
+from machines.labels import is_machine_key
 from machines.models import Machine, Market
 from machines.program.config import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
@@ -212,10 +213,7 @@ def touched_pools(
     for change in diff.changes:
         if change.type == POOL_TYPE:
             touched.add(change.name)
-        for name in names:
-            prefix = f"{owner}-{name}-"
-            if change.name.startswith(prefix) and change.name[len(prefix) :].isdigit():
-                touched.add(name)
+        touched.update(n for n in names if is_machine_key(change.name, owner, n))
     return sorted(touched)
 
 
@@ -342,11 +340,8 @@ def _listing(provider: Provider | None, pool: str, notes: list[str]) -> list[Mac
 def _deleted_kept(
     diff: Diff, owner: str, pool: str, before: Mapping[str, PoolSide], after: Mapping[str, PoolSide]
 ) -> int:
-    prefix = f"{owner}-{pool}-"
     deleted = sum(
-        1
-        for c in diff.changes
-        if c.op == "delete" and c.name.startswith(prefix) and c.name[len(prefix) :].isdigit()
+        1 for c in diff.changes if c.op == "delete" and is_machine_key(c.name, owner, pool)
     )
     if deleted:
         return deleted

@@ -3,7 +3,9 @@
 ``preview`` and ``up`` refresh first by default: the autoscaler's deletions and creations
 are drift the engine must see. ``up``, ``destroy``, ``refresh`` and ``resize`` of one stack
 queue on a file lock (``stack_lock``), so callers in several threads or processes all
-succeed instead of meeting the engine's "another update is in progress".
+succeed instead of meeting the engine's "another update is in progress". Before they run,
+they put right what a killed run left (``recover``: a lock whose holder is gone, pending
+creates), saying so in one line each.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from machines.automation.checks import check
+from machines.automation.checks import check, deployment_of
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
     WHERE_HINT,
@@ -38,16 +41,20 @@ from machines.automation.project import (
     shown,
     stack_file,
 )
+from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.spans import traced
 from machines.errors import MachinesError, SettingsError
 from machines.models import Machine
 from machines.program.components import POOL_TYPE
 from machines.program.config import PROJECT, BaseDeployment
+from machines.program.pending import pending_creates
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
 
 OnOutput = Callable[[str], object]
 """Receives each line the engine prints while it runs."""
+
+T = TypeVar("T")
 
 
 def print_progress(line: str) -> None:
@@ -165,6 +172,7 @@ def _up(
             target_dependents=bool(target),
         ),
         create=True,
+        on_output=on_output,
     )
 
 
@@ -186,6 +194,7 @@ def destroy(
                 refresh=True,
             ),
             create=False,
+            on_output=on_output,
         )
 
 
@@ -196,15 +205,19 @@ def _diffed(
     run: Callable[[auto.Stack, Changes], object],
     *,
     create: bool,
+    on_output: OnOutput | None = None,
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the pools' listing taken before it, per pool."""
     deployment = None if action == "destroy" else check(stack, project)
     selected = select(stack, project=project, create=create)
+    notify = on_output or print_progress
+    if action != "preview":
+        recover(stack, selected, project, notify)
     listed = pool_listing(stack, project, deployment)
     collect = Changes()
     with engine_errors(stack, action, project):
-        run(selected, collect)
+        _unlocked(stack, project, notify, lambda: run(selected, collect))
     return _with_pools(collect.diff(stack), listed)
 
 
@@ -213,10 +226,14 @@ def refresh(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
+    notify = on_output or print_progress
     with stack_lock(stack, project):
         selected = select(stack, project=project)
+        recover(stack, selected, project, notify)
         with engine_errors(stack, "refresh", project):
-            result = selected.refresh(on_output=on_output or print_progress, color="never")
+            result = _unlocked(
+                stack, project, notify, lambda: selected.refresh(on_output=notify, color="never")
+            )
     changes = result.summary.resource_changes or {}
     return {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
 
@@ -232,6 +249,11 @@ def resize(
 ) -> Diff:
     """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
 
+    The update targets the pool's component and its dependents (its machines and reaper,
+    the ones to create too); the engine includes providers by itself. Changes elsewhere in
+    the stack (another pool's type, shared infrastructure) stay pending: a preview after
+    the update finds them, and the returned diff's ``pending`` names them.
+
     Calls for one stack queue on its lock and each succeeds; one that waited applies the
     configuration as it finds it, so sizes set while it waited may be applied with it. The
     stack is refreshed first, whole: the engine here refuses a targeted refresh ("unknown
@@ -243,27 +265,75 @@ def resize(
     with stack_lock(stack, root):
         index = _pool_index(stack, pool, root)
         check(stack, root)
-        targets = pool_targets(stack, pool, root)
         selected = select(stack, project=root)
+        notify = on_output or print_progress
+        recover(stack, selected, root, notify)
         with engine_errors(stack, "refresh", root):
-            selected.refresh(on_output=on_output or print_progress, color="never")
+            _unlocked(
+                stack, root, notify, lambda: selected.refresh(on_output=notify, color="never")
+            )
         set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
-        return _up(stack, root, on_output, refresh=False, target=targets)
+        done = _up(stack, root, on_output, refresh=False, target=[pool_target(stack, pool)])
+        left = Changes()
+        with engine_errors(stack, "preview", root):
+            selected.preview(
+                on_output=on_output or print_progress,
+                on_event=left,
+                color="never",
+                refresh=False,
+            )
+        return done.model_copy(update={"pending": left.diff(stack).changes})
 
 
-def pool_targets(stack: str, pool: str, project: str | Path | None = None) -> list[str]:
-    """What a resize applies: the pool's component with its dependents (its machines and
-    reaper, the ones to create too), and the providers they are made with."""
-    selected = select(stack, project=project)
-    with engine_errors(stack, "export", project):
-        deployment = selected.export_stack().deployment or {}
-        resources = deployment.get("resources") or []
-    providers = [
-        str(r["urn"])
-        for r in resources
-        if isinstance(r, dict) and str(r.get("type", "")).startswith("pulumi:providers:")
-    ]
-    return [f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}", *providers]
+def recover(stack: str, selected: auto.Stack, project: str | Path | None, notify: OnOutput) -> None:
+    """Put right what a killed run left (``machines.automation.recovery``): its lock, when
+    its holder is provably gone, and its pending creates, adopted or cleared."""
+    root = project_root(project)
+    with engine_errors(stack, "export", root):
+        exported = selected.export_stack()
+    pending = pending_creates(exported.deployment or {})
+    if not pending:
+        return
+    settled, said = settle_pending_creates(
+        stack, exported.deployment or {}, pending, lambda: stack_provider(stack, root)
+    )
+    with engine_errors(stack, "import", root):
+        _unlocked(
+            stack,
+            root,
+            notify,
+            lambda: selected.import_stack(
+                auto.Deployment(version=exported.version, deployment=settled)
+            ),
+        )
+    notify(said)
+
+
+def _unlocked(stack: str, project: str | Path | None, notify: OnOutput, run: Callable[[], T]) -> T:
+    """``run``, and once more when the stack's lock was held by a run that is gone."""
+    try:
+        return run()
+    except auto.ConcurrentUpdateError as error:
+        if not release_stale_locks(stack, project_root(project), str(error), notify):
+            raise
+    return run()
+
+
+def stack_provider(stack: str, project: str | Path | None = None) -> Provider:
+    """The runtime provider of the stack: from its outputs, else (a stack whose first
+    ``up`` never ended) from its stack file."""
+    try:
+        runtime = runtime_settings(stack, project=project)
+    except EngineError:
+        deployment = deployment_of(stack, project)
+        environ = {**os.environ, **deployment.env()}
+        return Provider.of(deployment.provider, deployment.owner, environ)
+    return Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+
+
+def pool_target(stack: str, pool: str) -> str:
+    """What a resize applies, with its dependents: the pool's component."""
+    return f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}"
 
 
 def _pool_index(stack: str, pool: str, root: Path) -> int:

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from machines.labels import machine_name, stack_labels
+from machines.labels import machine_host, machine_name, stack_labels
 from machines.program.clouds import CLOUDS
 from machines.program.config import BaseDeployment, Pool, StackConfig
-from machines.program.reaper import Reaper
+from machines.program.reaper import Reaper, reapers_provider
 
 POOL_TYPE = "orca:machines:Pool"
 
@@ -60,13 +60,16 @@ class Cloud(Protocol):
 
     def machine(
         self,
+        key: str,
         name: str,
         pool: Pool,
         labels: dict[str, str],
         image: pulumi.Output[str],
+        *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-        """Declare one machine; return its id and address."""
+        """Declare one machine, ``key`` in the stack and ``name`` in the cloud; return its
+        id and address."""
         ...
 
 
@@ -91,21 +94,25 @@ def named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
 
 @dataclass(frozen=True)
 class MachinePoolArgs:
-    """A pool component's inputs: the pool, its owner, how its cloud makes machines, and
-    the provider kind and runtime settings its reaper deletes the autoscaler's machines with."""
+    """A pool component's inputs: the pool, its owner, how its cloud makes machines, the
+    provider kind and runtime settings its reaper deletes the autoscaler's machines with,
+    and the provider resource that serves reapers."""
 
     pool: Pool
     owner: str
     cloud: Cloud
     provider: str
     env: pulumi.Input[dict[str, str]]
+    reapers: pulumi.ProviderResource
 
 
 class MachinePool(pulumi.ComponentResource):
-    """A pool: ``size`` machines named ``<owner>-<pool>-<n>``, n from 1, and its reaper.
+    """A pool: ``size`` machines, n from 1, and its reaper.
 
-    Names depend on the index only, so a new size adds or removes machines at the end and
-    leaves the others alone. The stack's machines carry ``orca-managed-by=pulumi``; the
+    A machine is ``<owner>-<pool>-<n>`` in the stack (its host name too) and
+    ``<owner>-<pool>-<n>.stack`` in the cloud (``machines.labels.machine_name``). Names
+    depend on the index only, so a new size adds or removes machines at the end and leaves
+    the others alone. The stack's machines carry ``orca-managed-by=pulumi``; the
     reaper (``<pool>-autoscaled``) deletes the autoscaler's machines of the pool when the
     pool leaves the stack.
     """
@@ -125,15 +132,16 @@ class MachinePool(pulumi.ComponentResource):
             provider=args.provider,
             owner=args.owner,
             env=args.env,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.reapers),
         )
         self.arch = args.cloud.arch(pool, self)
         image = args.cloud.image(self.arch, self)
         self.machines = []
         for index in range(1, pool.size + 1):
-            host = machine_name(args.owner, pool.name, index)
-            machine_id, address = args.cloud.machine(host, pool, labels, image, self)
-            self.machines.append(DeclaredMachine(machine_id, host, address, self.arch))
+            key = machine_host(args.owner, pool.name, index)
+            name = machine_name(args.owner, pool.name, index)
+            machine_id, address = args.cloud.machine(key, name, pool, labels, image, parent=self)
+            self.machines.append(DeclaredMachine(machine_id, name, address, self.arch))
         self.listing = [m.output() for m in self.machines]
         self.register_outputs({"arch": self.arch, "machines": self.listing})
 
@@ -161,10 +169,13 @@ def deploy(deployment: BaseDeployment) -> list[MachinePool]:
     components = importlib.import_module(f"{CLOUDS[deployment.provider]}.components")
     built: Built = components.build(deployment)
     env = pulumi.Output.from_input(built.env).apply(deployment.runtime_env)
+    reapers = reapers_provider()
     pools = [
         MachinePool(
             pool.name,
-            MachinePoolArgs(pool, deployment.owner, built.cloud, deployment.provider, built.env),
+            MachinePoolArgs(
+                pool, deployment.owner, built.cloud, deployment.provider, built.env, reapers
+            ),
         )
         for pool in deployment.pools
     ]

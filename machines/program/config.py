@@ -289,8 +289,8 @@ class BaseDeployment(Model):
                 found.append(
                     (
                         f"pools[{i}].name",
-                        f"{error}; machines are named <owner>-<pool>-<n>, so choose an owner "
-                        "(default: the stack's name) and a pool name that make host names",
+                        f"{error}; machines are named <owner>-<pool>-<n>.stack, so choose an "
+                        "owner (default: the stack's name) and a pool name that make host names",
                     )
                 )
         return found

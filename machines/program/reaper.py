@@ -10,6 +10,12 @@ waits until each is gone or deleting.
 Its state holds the kind, owner, pool and the runtime's settings variables, never a
 credential in plain: the token comes from the environment of whoever runs the engine, or
 from the stack's secret configuration as a Pulumi secret (encrypted in state).
+
+Reapers are served by one explicit provider (``reapers_provider``) with no inputs. The
+engine's default provider of Python dynamic resources takes the stack's whole
+configuration as its inputs (pulumi's ``Target.GetPackageConfig`` gives dynamic providers
+every key), so a value set without ``--secret`` (user data in a stack file) would be plain
+in the state; the explicit one keeps nothing of it.
 """
 
 from __future__ import annotations
@@ -27,6 +33,12 @@ REAPER_SUFFIX = "-autoscaled"
 
 REAPER_TYPE = "pulumi-python:dynamic:Resource"
 """The engine's type of every Python dynamic resource, so of a reaper."""
+
+REAPERS_PROVIDER = "reapers"
+"""The name of the provider resource that serves the stack's reapers."""
+
+DYNAMIC_PACKAGE = "pulumi-python"
+"""The package of Python dynamic resources: a provider of it serves them."""
 
 _KEYS = ("provider", "owner", "pool", "env", "credentials")
 
@@ -63,6 +75,12 @@ class PoolReaper(ResourceProvider):
 
 def _kept(props: dict[str, Any]) -> dict[str, Any]:
     return {key: props[key] for key in _KEYS if key in props}
+
+
+def reapers_provider() -> pulumi.ProviderResource:
+    """The provider of the stack's reapers: explicit, with no inputs, so no configuration
+    value reaches the state through it (see the module)."""
+    return pulumi.ProviderResource(DYNAMIC_PACKAGE, REAPERS_PROVIDER, {})
 
 
 class Reaper(pulumi.dynamic.Resource):

@@ -317,6 +317,32 @@ def test_pool_counts_say_what_the_stack_keeps_the_autoscaler_made_and_the_change
     assert done.report()["pools"][0]["reaped"] == ("lab-a-7", "lab-a-8")
 
 
+def test_a_preview_says_the_stacks_machines_of_the_old_name_form_are_renamed_in_place():
+    listed = {
+        "lab": [
+            machine("exp-lab-1", "pulumi"),
+            machine("exp-lab-2.stack", "pulumi"),
+            machine("exp-lab-3", "pulumi"),
+        ]
+    }
+    server = "orca:machines:Pool$hcloud:index/server:Server"
+    changes = (
+        Change(op="update", type=server, name="exp-lab-1", urn="u1", keys=("name",)),
+        Change(op="update", type=server, name="exp-lab-2", urn="u2", keys=("serverType",)),
+    )
+
+    done = Diff(stack="exp", changes=changes, pools=diff.pool_counts(changes, "exp", listed))
+
+    (lab,) = done.pools
+    assert lab.renamed == 1
+    note = (
+        "1 of the stack's machines renamed in place from <owner>-lab-<n> to "
+        "<owner>-lab-<n>.stack (the same machines and host names: updated, not replaced)"
+    )
+    assert done.text().splitlines()[-2].endswith(f"0 to delete; {note}")
+    assert f"`lab`: {note}." in done.markdown()
+
+
 RESOURCE_FAILED_WITH_DEBRIS = """
  code: 255
  stdout: Updating (local):

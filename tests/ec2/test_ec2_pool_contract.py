@@ -1,6 +1,6 @@
 """The pool contract on EC2, through tags, against moto's server: the stack's instances
-(``orca-managed-by=pulumi``) are told apart and never deleted, the stack's names are refused,
-a pool's max holds, and reaping a pool takes only the autoscaler's instances of it."""
+(``orca-managed-by=pulumi``) are told apart and never deleted, a pool's max holds, and reaping
+a pool takes only the autoscaler's instances of it."""
 
 from __future__ import annotations
 
@@ -49,15 +49,6 @@ def test_delete_refuses_a_stack_instance_with_what_to_do(
     assert set(calls) == {"DescribeInstances"}
     state = aws.describe_instances(InstanceIds=[kept])["Reservations"][0]["Instances"][0]
     assert state["State"]["Name"] == "running"
-
-
-def test_create_refuses_the_stacks_name_form(ec2_provider: Ec2Provider) -> None:
-    provider = ec2_provider
-    refused = provider.create(spec("prod-ci-7"))
-
-    assert refused.failed
-    assert "reserved for the stack of owner prod" in refused.reason
-    assert provider.machines("ci") == []
 
 
 def test_a_pools_max_counts_both_kinds_and_not_the_deleting(

@@ -173,7 +173,7 @@ def test_drift_fails_preview_expect_no_changes(repo, deployment):
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     clean = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
     assert clean.returncode == OK, clean.stderr
-    [server] = [s for s in deployment.hcloud.servers.get_all() if s.name == "local-x86-1"]
+    [server] = [s for s in deployment.hcloud.servers.get_all() if s.name == "local-x86-1.stack"]
     server.delete()
     drifted = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
     assert drifted.returncode == ERROR

@@ -61,7 +61,7 @@ def test_up_creates_tagged_instances_and_the_shared_infrastructure(ec2_deploymen
     assert created == {"prod-arm-1", "prod-arm-2", "prod-x86-1"}
 
     found = instances(ec2_deployment)
-    assert set(found) == created
+    assert set(found) == {f"{name}.stack" for name in created}
     for name, instance in found.items():
         pool = name.split("-")[1]
         assert instance["tags"] == {
@@ -85,7 +85,9 @@ def test_up_creates_tagged_instances_and_the_shared_infrastructure(ec2_deploymen
         "orca-owner": "prod",
     }
     volumes = ec2.describe_volumes(
-        Filters=[{"Name": "attachment.instance-id", "Values": [found["prod-x86-1"]["InstanceId"]]}]
+        Filters=[
+            {"Name": "attachment.instance-id", "Values": [found["prod-x86-1.stack"]["InstanceId"]]}
+        ]
     )["Volumes"]
     assert {t["Key"]: t["Value"] for t in volumes[0]["Tags"]}["orca-pool"] == "x86"
     iam = moto_server.client(ec2_deployment.moto.url, "iam")
@@ -112,7 +114,10 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         "ORCA_POOL_MAX": "arm=10",
     }
     provider = automation.provider(EC2_STACK)
-    assert sorted(m.name for m in provider.machines("arm")) == ["prod-arm-1", "prod-arm-2"]
+    assert sorted(m.name for m in provider.machines("arm")) == [
+        "prod-arm-1.stack",
+        "prod-arm-2.stack",
+    ]
     assert provider.arch("t4g.small") == "arm64"
 
 
@@ -168,7 +173,7 @@ def test_up_through_the_cli_applies_it_and_leaves_the_others_alone(ec2_deploymen
     done = cli("up", EC2_STACK)
     assert done.returncode == OK, done.stderr
     after = {name: i["InstanceId"] for name, i in instances(ec2_deployment).items()}
-    assert set(after) == {*before, "prod-arm-3"}
+    assert set(after) == {*before, "prod-arm-3.stack"}
     assert {name: after[name] for name in before} == before
 
 
@@ -220,7 +225,12 @@ def test_removing_a_pool_reaps_the_autoscalers_instances_there_only(ec2_deployme
     assert {(c.op, c.name) for c in diff.changes if c.type == INSTANCE} == {
         ("delete", "prod-x86-1")
     }
-    assert set(instances(ec2_deployment)) == {"prod-arm-1", "prod-arm-2", "prod-arm-3", "arm-a1"}
+    assert set(instances(ec2_deployment)) == {
+        "prod-arm-1.stack",
+        "prod-arm-2.stack",
+        "prod-arm-3.stack",
+        "arm-a1",
+    }
 
 
 def test_destroy_through_the_cli_reaps_and_leaves_nothing_behind(ec2_deployment):

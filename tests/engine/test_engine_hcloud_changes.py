@@ -1,4 +1,5 @@
-"""Through the real engine and the hcloud plugin: a type change resizes servers in place, an
+"""Through the real engine and the hcloud plugin: machines of the old name form are renamed in
+place, a type change resizes servers in place, a resize applies its pool only, an
 architecture change is refused before anything is touched, and destroy detaches a firewall
 from every server (the runtime's too) before deleting it.
 
@@ -28,10 +29,32 @@ def servers(deployment) -> dict[str, tuple[int, str, str]]:
 def test_up_makes_the_pools(deployment):
     automation.up("local")
     assert {name: kind for name, (_, kind, _) in servers(deployment).items()} == {
-        "local-x86-1": "cx23",
-        "local-x86-2": "cx23",
-        "local-arm-1": "cax11",
+        "local-x86-1.stack": "cx23",
+        "local-x86-2.stack": "cx23",
+        "local-arm-1.stack": "cax11",
     }
+
+
+def test_machines_of_the_old_name_form_are_renamed_in_place_as_the_preview_says(deployment):
+    before = servers(deployment)
+    for server in deployment.hcloud.servers.get_all():
+        deployment.hcloud.servers.update(server, name=server.name.removesuffix(".stack"))
+    automation.refresh("local", on_output=lambda _line: None)
+
+    diff = automation.preview("local", refresh=False)
+
+    changed = sorted((c.op, c.name, c.keys) for c in diff.changes if c.type == SERVER)
+    assert changed == [
+        ("update", "local-arm-1", ("name",)),
+        ("update", "local-x86-1", ("name",)),
+        ("update", "local-x86-2", ("name",)),
+    ]
+    assert diff.counts["replace"] == 0
+    text = diff.text()
+    assert "pool x86: 2 kept by the stack" in text
+    assert "2 of the stack's machines renamed in place from <owner>-x86-<n>" in text
+    automation.up("local")
+    assert servers(deployment) == before
 
 
 def test_a_machine_type_change_previews_as_an_update(deployment):
@@ -52,10 +75,33 @@ def test_up_resizes_the_same_servers(deployment):
     automation.up("local")
 
     after = servers(deployment)
-    for name in ("local-x86-1", "local-x86-2"):
+    for name in ("local-x86-1.stack", "local-x86-2.stack"):
         assert after[name] == (before[name][0], "cx33", "running")
-    assert after["local-arm-1"] == before["local-arm-1"]
+    assert after["local-arm-1.stack"] == before["local-arm-1.stack"]
     assert not automation.preview("local").has_changes
+
+
+def test_a_resize_applies_its_pool_only_and_says_what_stays_pending(deployment):
+    before = servers(deployment)
+    automation.set_config("local", {X86: "cx43"}, path=True)
+    try:
+        diff = automation.resize("local", "arm", 2, on_output=lambda _line: None)
+    finally:
+        automation.set_config("local", {X86: "cx33"}, path=True)
+
+    after = servers(deployment)
+    assert [(c.op, c.name) for c in diff.changes if c.type == SERVER] == [("create", "local-arm-2")]
+    assert after["local-arm-2.stack"][1] == "cax11"
+    for name in ("local-x86-1.stack", "local-x86-2.stack"):
+        assert after[name] == before[name], "the other pool's pending type change waits"
+    assert sorted((c.op, c.name) for c in diff.pending if c.type == SERVER) == [
+        ("update", "local-x86-1"),
+        ("update", "local-x86-2"),
+    ]
+    note = diff.pending_note()
+    assert note.startswith("stack local: 2 change(s) elsewhere left pending, not applied")
+    assert "apply with orca-machines up local" in note
+    assert "\n" not in note
 
 
 def test_an_architecture_change_is_refused_before_anything_is_touched(deployment):

@@ -68,7 +68,7 @@ def test_up_creates_the_pools_servers_with_their_labels(deployment):
     assert {c.op for c in diff.changes} == {"create"}
 
     found = servers(deployment)
-    assert set(found) == created
+    assert set(found) == {f"{name}.stack" for name in created}
     for name, (_, labels) in found.items():
         assert labels == {**LABELS, "orca-pool": name.split("-")[1]}
     assert [k.name for k in deployment.hcloud.ssh_keys.get_all()] == ["local-demo"]
@@ -76,8 +76,11 @@ def test_up_creates_the_pools_servers_with_their_labels(deployment):
     assert (firewall.name, firewall.labels) == ("local-pools", {"orca-owner": "local"})
 
     provider = automation.provider("local")
-    assert sorted(m.name for m in provider.machines("x86")) == ["local-x86-1", "local-x86-2"]
-    assert [m.name for m in provider.machines("arm")] == ["local-arm-1"]
+    assert sorted(m.name for m in provider.machines("x86")) == [
+        "local-x86-1.stack",
+        "local-x86-2.stack",
+    ]
+    assert [m.name for m in provider.machines("arm")] == ["local-arm-1.stack"]
 
 
 def test_outputs_and_runtime_env(deployment):
@@ -93,7 +96,10 @@ def test_outputs_and_runtime_env(deployment):
     pools = outputs["pools"]
     assert isinstance(pools, dict)
     assert pools["x86"]["size"] == 2
-    assert sorted(m["name"] for m in pools["x86"]["machines"]) == ["local-x86-1", "local-x86-2"]
+    assert sorted(m["name"] for m in pools["x86"]["machines"]) == [
+        "local-x86-1.stack",
+        "local-x86-2.stack",
+    ]
     assert automation.runtime_env("local") == {
         "ORCA_PROVIDER": "hetzner",
         "ORCA_OWNER": "local",
@@ -127,7 +133,7 @@ def test_a_size_change_previews_exactly_one_create(deployment, tmp_path: Path):
         "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]
     assert markdown.read_text() == diff.markdown()
-    assert "local-x86-3" not in servers(deployment)
+    assert "local-x86-3.stack" not in servers(deployment)
 
 
 def test_up_applies_the_size_change_without_touching_the_others(deployment):
@@ -135,7 +141,7 @@ def test_up_applies_the_size_change_without_touching_the_others(deployment):
     diff = automation.up("local")
     assert [(c.op, c.name) for c in diff.changes] == [("create", "local-x86-3")]
     after = servers(deployment)
-    assert set(after) == {*before, "local-x86-3"}
+    assert set(after) == {*before, "local-x86-3.stack"}
     assert {name: after[name][0] for name in before} == {n: i for n, (i, _) in before.items()}
     assert len(automation.provider("local").machines("x86")) == 3
     done = cli("preview", "local", "-q")
@@ -146,9 +152,9 @@ def test_pool_commands_from_the_stacks_outputs(deployment):
     listed = cli("ls", "x86", "--stack", "local", "--json")
     assert listed.returncode == OK, listed.stderr
     assert sorted(m["name"] for m in json.loads(listed.stdout)) == [
-        "local-x86-1",
-        "local-x86-2",
-        "local-x86-3",
+        "local-x86-1.stack",
+        "local-x86-2.stack",
+        "local-x86-3.stack",
     ]
 
 

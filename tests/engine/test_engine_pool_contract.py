@@ -3,11 +3,13 @@
 The stack (owner ``exp``, pools ``lab`` and ``ci``) keeps its machines; the autoscaler makes
 its own through the runtime API; the official ``hcloud`` client checks what exists. The
 tests run in order on one stack, the issue's sequence: the runtime refuses the stack's
-machines and names, ``max`` holds, a preview names the autoscaler machines a pool removal
-deletes, removing one pool reaps only that pool, a machine deleted behind the stack's back
-fails a plain ``pulumi up`` (as with the official plugin) but not the automation's,
-concurrent resizes all succeed, and an operator's plain ``pulumi destroy`` leaves nothing
-of the stack's owner while another owner's machines and a bystander stay.
+machines, takes any name its rule allows (the seed's ``<owner>-<pool>-<n>`` too) while the
+stack's are ``<owner>-<pool>-<n>.stack``, ``max`` holds, a preview names the autoscaler
+machines a pool removal deletes, removing one pool reaps only that pool, a machine deleted
+behind the stack's back fails a plain ``pulumi up`` (as with the official plugin) but not
+the automation's, concurrent resizes all succeed, and an operator's plain ``pulumi
+destroy`` leaves nothing of the stack's owner while another owner's machines and a
+bystander stay.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from hcloud.server_types import ServerType
 from emulator.process import PROJECT_ROOT
 from machines import MachineSpec, StackMachineError, automation
 from machines.provider import Provider
+from testkit.commands import operator_pulumi
 
 pytestmark = pytest.mark.engine
 
@@ -47,27 +50,7 @@ def set_pools(*pools: dict[str, object]) -> None:
 
 
 def operator(deployment, *args: str) -> subprocess.CompletedProcess[str]:
-    """``pulumi ARGS`` run as an operator would: the engine's binary in the project, the
-    documented variables, no project automation in between."""
-    binary = automation.engine_bin()
-    assert binary is not None
-    env = {
-        **os.environ,
-        "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
-        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
-        "PULUMI_BACKEND_URL": deployment.state.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE,
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-    }
-    return subprocess.run(
-        [str(binary / "pulumi"), *args, "--stack", "local", "--non-interactive"],
-        cwd=deployment.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return operator_pulumi(deployment.project, deployment.state, "local", *args)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +64,7 @@ def test_the_stack_labels_the_machines_it_keeps(deployment):
     set_pools(LAB, CI)
     automation.up("local")
     found = live(deployment)
-    assert set(found) == {"exp-lab-1", "exp-lab-2", "exp-ci-1"}
+    assert set(found) == {"exp-lab-1.stack", "exp-lab-2.stack", "exp-ci-1.stack"}
     for labels in found.values():
         assert labels["orca-managed-by"] == "pulumi"
         assert labels["orca-owner"] == "exp"
@@ -103,27 +86,29 @@ def test_the_autoscaler_tells_the_stacks_machines_from_its_own(deployment, autos
     created = autoscaler.create(spec("lab-a9"))
     assert created.ok, created.reason
     kinds = {m.name: m.managed_by for m in autoscaler.machines("lab")}
-    assert kinds == {"exp-lab-1": "pulumi", "exp-lab-2": "pulumi", "lab-a9": ""}
+    assert kinds == {"exp-lab-1.stack": "pulumi", "exp-lab-2.stack": "pulumi", "lab-a9": ""}
 
 
-def test_the_autoscaler_cannot_take_a_stack_name(deployment, autoscaler):
-    refused = autoscaler.create(spec("exp-lab-9"))
-    assert refused.failed
-    assert "reserved for the stack of owner exp" in refused.reason
-    assert "exp-lab-9" not in live(deployment)
+def test_the_autoscaler_takes_the_seeds_names_beside_the_stacks(deployment, autoscaler):
+    created = autoscaler.create(spec("exp-lab-1"))
+    assert created.ok, created.reason
+    assert created.machine is not None
+    assert {"exp-lab-1", "exp-lab-1.stack"} <= set(live(deployment))
+    assert autoscaler.delete(created.machine.id)
+    assert not automation.preview("local").has_changes
 
 
 def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
-    (kept,) = [m for m in autoscaler.machines("lab") if m.name == "exp-lab-1"]
+    (kept,) = [m for m in autoscaler.machines("lab") if m.name == "exp-lab-1.stack"]
     deployment.emulator.control.reset_requests()
     with pytest.raises(StackMachineError) as refused:
         autoscaler.delete(kept.id)
     message = str(refused.value)
-    assert "exp-lab-1" in message
+    assert "exp-lab-1.stack" in message
     assert "stack exp" in message
     assert "size of pool lab" in message
     assert deployment.emulator.control.requests().total == 1
-    assert "exp-lab-1" in live(deployment)
+    assert "exp-lab-1.stack" in live(deployment)
 
 
 def test_a_pools_max_holds_for_both_kinds(deployment):
@@ -160,14 +145,14 @@ def test_the_preview_of_a_pool_removal_names_the_autoscaler_machines_it_deletes(
     markdown = diff.markdown()
     assert "| `lab` | 2 → 0 | 2 | 4 | `lab-a10`, `lab-a9` |" in markdown
     assert "pool lab: 2 → 0 kept by the stack, 2 made by the autoscaler, 4 to delete" in diff.text()
-    assert {"lab-a9", "lab-a10", "exp-lab-1"} <= set(live(deployment))
+    assert {"lab-a9", "lab-a10", "exp-lab-1.stack"} <= set(live(deployment))
 
 
 def test_removing_one_pool_reaps_only_that_pool(deployment):
     automation.up("local")
     found = live(deployment)
     assert not [name for name in found if "lab" in name and name != "other-lab-a1"]
-    assert {"exp-ci-1", "ci-a1", "other-lab-a1", "bystander"} <= set(found)
+    assert {"exp-ci-1.stack", "ci-a1", "other-lab-a1", "bystander"} <= set(found)
 
 
 def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_automations(
@@ -175,7 +160,7 @@ def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_autom
 ):
     set_pools({**LAB, "size": 1}, CI)
     automation.up("local")
-    (server,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-lab-1"]
+    (server,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-lab-1.stack"]
     deployment.hcloud.servers.delete(server)
     set_pools(CI)
     plain = operator(deployment, "up", "--yes", "--skip-preview")
@@ -190,7 +175,7 @@ def test_a_machine_deleted_behind_the_stacks_back_fails_a_plain_up_not_the_autom
 def test_concurrent_resizes_of_one_stack_all_succeed_after_a_deletion_by_hand(deployment):
     set_pools(CI, {**LAB, "size": 0})
     automation.up("local")
-    (by_hand,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-ci-1"]
+    (by_hand,) = [s for s in deployment.hcloud.servers.get_all() if s.name == "exp-ci-1.stack"]
     deployment.hcloud.servers.delete(by_hand)
     sizes = [("lab", 2), ("ci", 2), ("lab", 1)]
     failures: list[BaseException] = []
@@ -214,7 +199,7 @@ def test_concurrent_resizes_of_one_stack_all_succeed_after_a_deletion_by_hand(de
     found = live(deployment)
     for pool, size in wanted.items():
         assert {n for n in found if n.startswith(f"exp-{pool}-")} == {
-            f"exp-{pool}-{n}" for n in range(1, size + 1)
+            f"exp-{pool}-{n}.stack" for n in range(1, size + 1)
         }
 
 
@@ -230,7 +215,7 @@ def test_resize_from_the_command_line_applies_that_pool(deployment):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("stack local: pool ci size 1: ")
     assert "1 deleted" in done.stdout
-    assert not [n for n in live(deployment) if n.startswith("exp-ci-") and n != "exp-ci-1"]
+    assert not [n for n in live(deployment) if n.startswith("exp-ci-") and n != "exp-ci-1.stack"]
 
 
 def test_an_operators_destroy_leaves_nothing_of_the_owner(deployment, autoscaler):

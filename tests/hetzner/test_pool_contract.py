@@ -1,7 +1,6 @@
 """The pool contract on Hetzner, against the emulator, checked through the official client:
-the stack's servers (``orca-managed-by=pulumi``) are told apart and never deleted, the
-stack's names are refused, a pool's max holds, a spot market is refused, and reaping takes
-only the autoscaler's."""
+the stack's servers (``orca-managed-by=pulumi``) are told apart and never deleted, a pool's
+max holds, a spot market is refused, and reaping takes only the autoscaler's."""
 
 import pytest
 from hcloud import Client
@@ -59,18 +58,6 @@ def test_delete_refuses_a_stack_server_in_one_request(
     assert f"lower the size of pool ci in stack {OWNER}" in str(refused.value)
     assert emulator.control.requests().total == 1
     assert hcloud.servers.get_by_id(kept).status != "deleting"
-
-
-def test_create_refuses_the_stacks_name_form(
-    hetzner_provider: HetznerProvider, hcloud: Client
-) -> None:
-    provider = hetzner_provider
-    for name in (f"{OWNER}-ci-7", f"{OWNER}-other-pool-12"):
-        refused = provider.create(spec(name))
-        assert refused.failed
-        assert f"reserved for the stack of owner {OWNER}" in refused.reason
-    assert hcloud.servers.get_all() == []
-    assert provider.create(spec(f"{OWNER}-ci-a7")).ok
 
 
 def test_a_pools_max_holds_and_frees_with_a_delete(

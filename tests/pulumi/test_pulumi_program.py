@@ -283,3 +283,13 @@ def test_a_type_change_within_the_architecture_is_declared() -> None:
     result = run(config, cloud=cloud)
 
     assert reveal(result.named(SERVER, "test-arm-1").inputs["serverType"]) == "cax21"
+
+
+def test_the_reapers_provider_takes_no_configuration_on_either_cloud() -> None:
+    for config in (hetzner(), ec2()):
+        result = run(config)
+        (provider,) = result.of_type("pulumi:providers:pulumi-python")
+        assert provider.inputs == {}
+        reapers = result.of_type(REAPER)
+        assert reapers
+        assert all(r.provider.startswith(f"{provider.urn}::") for r in reapers)

@@ -71,13 +71,14 @@ def test_machines_carry_the_runtime_labels_and_cloud_names(stack: StackRun) -> N
         }
         for machine in machines_of(stack, pool):
             inputs = machine.inputs
+            cloud_name = f"{machine.name}.stack"
             if provider == "hetzner":
-                assert inputs["name"] == machine.name
+                assert inputs["name"] == cloud_name
                 assert inputs["labels"] == labels
                 assert inputs["serverType"] == pool["machineType"]
                 assert inputs["location"] == pool["location"]
             else:
-                tags = {"Name": machine.name, **labels}
+                tags = {"Name": cloud_name, **labels}
                 assert inputs["tags"] == tags
                 assert inputs["volumeTags"] == tags
                 assert inputs["instanceType"] == pool["machineType"]
@@ -194,7 +195,7 @@ def test_owner_provider_and_pools_outputs(stack: StackRun) -> None:
             pool["location"],
             pool["size"],
         )
-        names = [f"{stack.owner}-{pool['name']}-{n}" for n in range(1, pool["size"] + 1)]
+        names = [f"{stack.owner}-{pool['name']}-{n}.stack" for n in range(1, pool["size"] + 1)]
         assert [m["name"] for m in shown["machines"]] == names
         for machine in shown["machines"]:
             assert set(machine) == {"id", "name", "address", "arch"}

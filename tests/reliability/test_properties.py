@@ -45,6 +45,7 @@ from machines.labels import (
     POOL_LABEL,
     belongs_to,
     is_host_name,
+    machine_host,
     machine_name,
     pool_selector,
 )
@@ -149,18 +150,31 @@ def test_every_invalid_name_is_refused_naming_the_field_and_the_rule(name: str) 
 @example("prod", "ci", 1)
 @example("", "gpu", 0)
 @example("Prod", "ci", 1)
-def test_machine_name_is_a_host_name_exactly_when_it_passes(
+def test_a_stack_machines_host_is_a_host_name_exactly_when_it_passes(
     owner: str, pool: str, index: int
 ) -> None:
     joined = "-".join([part for part in (owner, pool) if part] + [str(index)])
 
     if host_name_by_the_rule(joined):
-        name = machine_name(owner, pool, index)
-        assert name == joined
-        assert spec(name=name, pool=pool).name == name
+        assert machine_host(owner, pool, index) == joined
+        assert machine_name(owner, pool, index) == f"{joined}.stack"
     else:
         with pytest.raises(InvalidNameError, match=f"machine name {re.escape(repr(joined))}"):
             machine_name(owner, pool, index)
+
+
+host_parts = st.from_regex(r"[a-z0-9]{1,12}", fullmatch=True)
+
+
+@QUICK
+@given(host_parts, host_parts, st.integers(min_value=1, max_value=10**6), valid_names)
+@example("orca", "lab", 7, "orca-lab-7")
+def test_no_name_the_runtime_takes_is_a_stack_machines_name(
+    owner: str, pool: str, index: int, name: str
+) -> None:
+    assert spec(name=name).name != machine_name(owner, pool, index)
+    with pytest.raises(ValidationError):
+        spec(name=machine_name(owner, pool, index))
 
 
 # Statuses

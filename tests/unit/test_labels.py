@@ -6,7 +6,9 @@ from machines.labels import (
     belongs_to,
     check_host_name,
     check_pool,
+    is_machine_key,
     is_stack_name,
+    machine_host,
     machine_name,
     pool_labels,
     pool_selector,
@@ -70,12 +72,13 @@ def test_pool_must_be_a_label_value():
         check_pool("ci pool")
 
 
-def test_machine_name_is_owner_pool_index():
-    assert machine_name("prod", "ci", 3) == "prod-ci-3"
+def test_a_stack_machine_is_owner_pool_index_in_the_stack_and_dot_stack_in_the_cloud():
+    assert machine_host("prod", "ci", 3) == "prod-ci-3"
+    assert machine_name("prod", "ci", 3) == "prod-ci-3.stack"
 
 
-def test_machine_name_without_owner_is_pool_index():
-    assert machine_name("", "ci", 1) == "ci-1"
+def test_a_stack_machine_without_owner_is_pool_index():
+    assert machine_name("", "ci", 1) == "ci-1.stack"
 
 
 def test_machine_name_that_is_not_a_host_name_is_refused():
@@ -83,13 +86,17 @@ def test_machine_name_that_is_not_a_host_name_is_refused():
         machine_name("prod", "CI_x", 1)
 
 
+def test_the_stacks_names_are_told_from_the_old_form_and_the_runtimes():
+    assert is_stack_name(machine_name("orca", "lab", 7))
+    for name in ("orca-lab-7", "orca-lab-7.other", ".stack", "Orca.stack", "a.b.stack"):
+        assert not is_stack_name(name)
+
+
+def test_a_machine_key_names_its_pool_only():
+    assert is_machine_key("prod-ci-3", "prod", "ci")
+    for key in ("prod-ci-x", "prod-cix-3", "prod-ci-", "prod-ci-3.stack", "ci-3"):
+        assert not is_machine_key(key, "prod", "ci")
+
+
 def test_without_owner_an_empty_owner_label_is_someone_elses():
     assert not belongs_to({"orca": "pool", "orca-pool": "ci", "orca-owner": ""}, "", "ci")
-
-
-def test_the_stack_name_form_is_reserved_for_the_owner() -> None:
-    assert is_stack_name(machine_name("exp", "lab", 9), "exp")
-    assert is_stack_name("exp-big-pool-12", "exp")
-    for name in ("exp-lab-a9", "lab-9", "exp-9", "other-lab-9", "exp-lab-", "exp-lab-9x"):
-        assert not is_stack_name(name, "exp")
-    assert not is_stack_name("exp-lab-9", "")

@@ -188,10 +188,10 @@ class Ec2Provider(Provider):
         refused = self.refusal(spec)
         if refused is not None:
             return refused
-        created = self._create_named(spec, subnet)
-        if not created.ok:
+        try:
+            return self._create_named(spec, subnet)
+        finally:
             self.release(spec)
-        return created
 
     def _create_named(self, spec: MachineSpec, subnet: str) -> Created:
         wanted = self.market(spec.pool).tries
@@ -232,7 +232,6 @@ class Ec2Provider(Provider):
             found = self._list({f"tag:{POOL_LABEL}": [pool]}, pool)
         else:
             found = self._listing.machines(pool)
-        self.listed(pool, found)
         return sorted(found, key=lambda m: (m.name, m.id))
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
@@ -312,7 +311,6 @@ class Ec2Provider(Provider):
             if err.code != "InvalidInstanceID.NotFound":
                 raise
         self._listing.deleted(machine_id)
-        self.deleted(instance.tags.get(POOL_LABEL, ""))
         log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
         return True
 

@@ -143,22 +143,18 @@ class HetznerProvider(Provider):
         if refused is not None:
             return refused
         try:
-            created = self._create(spec)
+            return self._create(spec)
         except MachinesError as error:
-            created = Created.failure(str(error))
-        if not created.ok:
+            return Created.failure(str(error))
+        finally:
             self.release(spec)
-        return created
 
     @telemetry.traced_machines
     def machines(self, pool: str) -> list[Machine]:
         check_pool(pool)
         if self._settings.freshness.list_ttl <= 0:
-            found = self._list(pool_selector(pool, self.owner), f"list pool {pool}", pool)
-        else:
-            found = self._listing.machines(pool)
-        self.listed(pool, found)
-        return found
+            return self._list(pool_selector(pool, self.owner), f"list pool {pool}", pool)
+        return self._listing.machines(pool)
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
@@ -225,7 +221,6 @@ class HetznerProvider(Provider):
             if error.code != "not_found":
                 raise
         self._listing.deleted(machine_id)
-        self.deleted(labels.get(POOL_LABEL, ""))
         log.info("deleted server %s (%s)", server_id, server.name)
         return True
 

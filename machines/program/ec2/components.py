@@ -70,17 +70,19 @@ class Ec2Cloud:
 
     def machine(
         self,
+        key: str,
         name: str,
         pool: Pool,
         labels: dict[str, str],
         image: pulumi.Output[str],
+        *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
         tags = {"Name": name, **labels}
         # A newer Ubuntu image must not replace running instances; a configured one may.
         keep_image = [] if self._image else ["ami"]
         instance = aws.ec2.Instance(
-            name,
+            key,
             ami=image,
             instance_type=pool.machine_type,
             subnet_id=self._subnets[pool.location],

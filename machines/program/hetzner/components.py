@@ -53,14 +53,16 @@ class HetznerCloud:
 
     def machine(
         self,
+        key: str,
         name: str,
         pool: Pool,
         labels: dict[str, str],
         image: pulumi.Output[str],
+        *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
         server = hcloud.Server(
-            name,
+            key,
             name=name,
             server_type=pool.machine_type,
             location=pool.location,
