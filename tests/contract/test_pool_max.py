@@ -14,7 +14,8 @@ MAX = 3
 
 
 @pytest.fixture
-def limited(monkeypatch: pytest.MonkeyPatch) -> None:
+def limited(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's max, set once the cloud's fixture has isolated the environment."""
     monkeypatch.setenv("ORCA_POOL_MAX", f"ci={MAX}")
 
 
