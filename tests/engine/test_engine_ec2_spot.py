@@ -19,6 +19,7 @@ from machines import automation
 from machines.automation.ci_preview import StackResult, render
 from machines.automation.pools import pool_changes
 from machines.cli import ERROR, OK
+from machines.labels import machine_name
 from machines.models import Ending, Market
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
@@ -31,6 +32,15 @@ INSTANCE = "aws:ec2/instance:Instance"
 SPOT = {"name": "ci", "machineType": "t3.small", "location": "eu-central-1a", "size": 2}
 MIXED = {"name": "mix", "machineType": "t3.small", "location": "eu-central-1a", "size": 1}
 POOLS = [{**SPOT, "market": "spot"}, {**MIXED, "market": "spot-then-on-demand"}]
+
+
+CI_1, CI_2, MIX_1 = (
+    machine_name("prod", "ci", 1),
+    machine_name("prod", "ci", 2),
+    machine_name("prod", "mix", 1),
+)
+"""The instances' cloud names (``Name`` tags); the stack's changes name them without
+``.stack``."""
 
 
 def instances(deployment: Any) -> dict[str, dict[str, Any]]:
@@ -54,7 +64,7 @@ def test_up_keeps_spot_instances_in_the_spot_pool_and_an_on_demand_floor_in_the_
         "prod-mix-1",
     }
     lifecycle = {name: i.get("InstanceLifecycle", "") for name, i in instances(spot_stack).items()}
-    assert lifecycle == {"prod-ci-1": "spot", "prod-ci-2": "spot", "prod-mix-1": ""}
+    assert lifecycle == {CI_1: "spot", CI_2: "spot", MIX_1: ""}
 
 
 def test_the_runtime_gets_each_pools_market_from_the_stack(spot_stack: Any) -> None:
@@ -74,7 +84,7 @@ def test_preview_after_up_has_no_changes(spot_stack: Any) -> None:
 def test_an_interrupted_kept_instance_is_drift_the_refreshing_preview_names(
     spot_stack: Any,
 ) -> None:
-    interrupted = instances(spot_stack)["prod-ci-1"]["InstanceId"]
+    interrupted = instances(spot_stack)[CI_1]["InstanceId"]
     spot_stack.moto.interrupt(interrupted)
 
     drifted = cli("preview", EC2_STACK, "--refresh", "--expect-no-changes")
@@ -92,8 +102,8 @@ def test_up_launches_the_interrupted_instance_again_on_the_spot_market(spot_stac
 
     assert [(c.op, c.name) for c in diff.changes if c.type == INSTANCE] == [("create", "prod-ci-1")]
     after = instances(spot_stack)
-    assert after["prod-ci-1"]["InstanceLifecycle"] == "spot"
-    assert after["prod-ci-2"]["InstanceId"] == before["prod-ci-2"]["InstanceId"]
+    assert after[CI_1]["InstanceLifecycle"] == "spot"
+    assert after[CI_2]["InstanceId"] == before[CI_2]["InstanceId"]
 
 
 def test_status_prices_the_spot_pool_at_the_spot_price_beside_the_on_demand_one(

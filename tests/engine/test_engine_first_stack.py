@@ -21,6 +21,7 @@ import yaml
 
 from emulator.process import PROJECT_ROOT, Emulator
 from machines import automation
+from machines.labels import machine_name
 from testkit import hetzner, readme
 from testkit.commands import commit, git
 
@@ -132,13 +133,16 @@ def test_the_commands_bring_up_a_production_stack_and_commit_its_salt(operator):
     ]
     rows = outputs["python -m machines ls builders --stack prod"].splitlines()[1:]
     assert sorted((row.split()[1], row.split()[5]) for row in rows) == [
-        (f"prod-builders-{n}", "stack") for n in (1, 2, 3)
+        (machine_name("prod", "builders", n), "stack") for n in (1, 2, 3)
     ]
     committed = git(checkout, "show", "HEAD:stacks/Pulumi.prod.yaml")
     assert yaml.safe_load(committed)["encryptionsalt"].startswith("v1:")
     assert git(checkout, "status", "--porcelain") == ""
     names = {s.name for s in hetzner.client(emulator).servers.get_all()}
-    assert names == {"prod-builders-1", "prod-builders-2", "prod-builders-3", "prod-x86-1"}
+    assert names == {
+        *(machine_name("prod", "builders", n) for n in (1, 2, 3)),
+        machine_name("prod", "x86", 1),
+    }
 
 
 def test_the_autoscaler_reads_the_stack_from_outside_the_checkout(operator, tmp_path):
@@ -157,4 +161,4 @@ def test_the_autoscaler_reads_the_stack_from_outside_the_checkout(operator, tmp_
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "['prod-builders-1', 'prod-builders-2', 'prod-builders-3']\n"
+    assert done.stdout == f"{sorted(machine_name('prod', 'builders', n) for n in (1, 2, 3))}\n"
