@@ -44,7 +44,7 @@ from machines.automation.project import (
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.spans import traced
 from machines.errors import MachinesError, SettingsError
-from machines.models import Machine
+from machines.models import Machine, Status
 from machines.program.components import POOL_TYPE
 from machines.program.config import PROJECT, BaseDeployment
 from machines.program.pending import pending_creates
@@ -124,13 +124,15 @@ def preview(
         stack,
         project,
         "preview",
-        lambda selected, collect: selected.preview(
+        lambda selected, collect, replace: selected.preview(
             on_output=on_output or print_progress,
             on_event=collect,
             color="never",
             refresh=refresh,
+            replace=replace or None,
         ),
         create=True,
+        on_output=on_output,
     )
 
 
@@ -163,13 +165,14 @@ def _up(
         stack,
         project,
         "up",
-        lambda selected, collect: selected.up(
+        lambda selected, collect, replace: selected.up(
             on_output=on_output or print_progress,
             on_event=collect,
             color="never",
             refresh=refresh,
             target=target,
             target_dependents=bool(target),
+            replace=replace or None,
         ),
         create=True,
         on_output=on_output,
@@ -187,7 +190,7 @@ def destroy(
             stack,
             project,
             "destroy",
-            lambda selected, collect: selected.destroy(
+            lambda selected, collect, _replace: selected.destroy(
                 on_output=on_output or print_progress,
                 on_event=collect,
                 color="never",
@@ -202,23 +205,59 @@ def _diffed(
     stack: str,
     project: str | Path | None,
     action: str,
-    run: Callable[[auto.Stack, Changes], object],
+    run: Callable[[auto.Stack, Changes, list[str]], object],
     *,
     create: bool,
     on_output: OnOutput | None = None,
 ) -> Diff:
     """Run one engine operation on the selected stack, collecting its changes per resource
-    and, from the pools' listing taken before it, per pool."""
+    and, from the pools' listing taken before it, per pool. A preview or an update also
+    replaces the stack's machines the cloud could not make (``failed_machines``)."""
     deployment = None if action == "destroy" else check(stack, project)
     selected = select(stack, project=project, create=create)
     notify = on_output or print_progress
     if action != "preview":
         recover(stack, selected, project, notify)
     listed = pool_listing(stack, project, deployment)
+    replace = [] if action == "destroy" else failed_machines(stack, selected, listed, notify)
     collect = Changes()
     with engine_errors(stack, action, project):
-        _unlocked(stack, project, notify, lambda: run(selected, collect))
+        _unlocked(stack, project, notify, lambda: run(selected, collect, replace))
     return _with_pools(collect.diff(stack), listed)
+
+
+def failed_machines(
+    stack: str, selected: auto.Stack, listed: Listing, notify: OnOutput
+) -> list[str]:
+    """URNs of the stack's machines the cloud could not make (``Status.FAILED``: a Hetzner
+    server whose create action failed stays in the state, off and billed, and the official
+    plugin never makes it again), said in one line; empty when there are none."""
+    failed = {
+        (pool, m.name.partition(".")[0]): m.name
+        for pool, machines in listed[1].items()
+        for m in machines
+        if m.managed_by and m.status == Status.FAILED
+    }
+    if not failed:
+        return []
+    with engine_errors(stack, "export", None):
+        resources = (selected.export_stack().deployment or {}).get("resources") or []
+    pool_urn = f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::"
+    urns = [
+        str(r["urn"])
+        for r in resources
+        if isinstance(r, dict)
+        and str(r.get("parent", "")).startswith(pool_urn)
+        and (str(r.get("parent", "")).removeprefix(pool_urn), str(r["urn"]).rpartition("::")[2])
+        in failed
+    ]
+    if urns:
+        names = ", ".join(sorted(failed.values()))
+        notify(
+            f"stack {stack}: replacing {len(urns)} of the stack's machines the cloud could not "
+            f"make ({names}: status failed)"
+        )
+    return urns
 
 
 @traced("refresh")

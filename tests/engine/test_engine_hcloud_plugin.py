@@ -19,6 +19,7 @@ pytestmark = pytest.mark.engine
 
 X86_TYPE = "orca-machines:pools[0].machineType"
 X86_SIZE = "orca-machines:pools[0].size"
+SERVER = "hcloud:index/server:Server"
 
 
 def servers(deployment) -> dict[str, tuple[int, str, str]]:
@@ -84,11 +85,9 @@ def test_a_name_taken_by_another_server_fails_the_up_with_the_apis_words(deploym
     assert servers(deployment)[taken][0] != squatter.id
 
 
-def test_a_failed_create_action_fails_the_up_and_the_runtime_shows_the_machine_failed(
-    deployment,
-):
-    """The plugin keeps the server in the state (the bridge's partial create) and leaves it
-    as the API left it, off; the runtime tells such a machine by its failed create action."""
+def test_a_failed_create_action_fails_the_up_and_leaves_the_machine_failed(deployment):
+    """The plugin keeps the server in the state (the bridge's partial create), as the API
+    left it: off; the runtime tells such a machine by its failed create action."""
     automation.set_config("local", {X86_SIZE: "4"}, path=True)
     deployment.emulator.control.set_action_failures(
         [{"command": "create_server", "message": "host failed", "times": 1}]
@@ -101,6 +100,25 @@ def test_a_failed_create_action_fails_the_up_and_the_runtime_shows_the_machine_f
     assert servers(deployment)[fourth][2] == "off"
     listed = {m.name: m.status for m in automation.provider("local").machines("x86")}
     assert listed[fourth] == Status.FAILED
+
+
+def test_the_preview_and_the_next_up_replace_the_failed_machine(deployment):
+    fourth = machine_name("local", "x86", 4)
+    failed_id = servers(deployment)[fourth][0]
+    said: list[str] = []
+
+    diff = automation.preview("local", on_output=said.append)
+
+    key = fourth.partition(".")[0]
+    assert [(c.op, c.name) for c in diff.changes if c.type == SERVER] == [("replace", key)]
+    assert any("replacing 1 of the stack's machines the cloud could not make" in s for s in said)
+
+    automation.up("local")
+
+    replaced = servers(deployment)[fourth]
+    assert replaced[0] != failed_id
+    assert replaced[2] == "running"
+    assert not automation.preview("local").has_changes
 
 
 def test_a_locked_server_fails_the_type_change_and_the_next_up_applies_it(deployment):
