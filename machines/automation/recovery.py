@@ -83,14 +83,23 @@ def holders(refusal: str) -> list[Holder]:
     return found
 
 
+EXITED_STATES = frozenset({"Z", "X", "x"})
+"""``/proc/<pid>/stat`` states of a process that has exited: zombie, dead."""
+
+
 def process_start(pid: int) -> datetime | None:
-    """When process ``pid`` started, or None when there is none (Linux's ``/proc``)."""
+    """When process ``pid`` started, or None when there is none (Linux's ``/proc``). A
+    zombie, exited but not yet reaped (a killed run's orphans wait for init), runs nothing:
+    None too."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         uptime = float(Path("/proc/uptime").read_text().split()[0])
     except (FileNotFoundError, ProcessLookupError):
         return None
-    ticks = int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in EXITED_STATES:
+        return None
+    ticks = int(fields[19])
     age = uptime - ticks / os.sysconf("SC_CLK_TCK")
     return datetime.fromtimestamp(datetime.now(UTC).timestamp() - age, UTC)
 

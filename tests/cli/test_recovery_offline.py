@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -126,3 +127,16 @@ def test_automation_and_a_clean_checkpoint_are_not_refused(tmp_path: Path) -> No
     assert refused_plain_run(pending, "orca-machines", "other") is None
     automated = {**pending, "PULUMI_AUTOMATION_API": "true"}
     assert refused_plain_run(automated, "orca-machines", "local") is None
+
+
+def test_a_killed_runs_zombie_counts_as_gone() -> None:
+    """An orphan of a killed run exits as a zombie until init reaps it: it runs nothing."""
+    child = subprocess.Popen(["true"])
+    try:
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child never exited"
+            time.sleep(0.05)
+        assert process_start(child.pid) is None
+    finally:
+        child.wait()
