@@ -21,6 +21,7 @@ from emulator.process import PROJECT_ROOT
 from machines import automation
 from testkit import moto_server
 from testkit.commands import operator_pulumi
+from testkit.engine_run import engine_processes, lock_files, wait_for
 from testkit.fault_proxy import Fault, FaultProxy
 from tests.engine.conftest import EC2_STACK
 
@@ -30,32 +31,16 @@ POOLS = "orca-machines:pools"
 X86 = {"name": "x86", "machineType": "cx23", "location": "fsn1", "size": 2}
 
 
-def wait_for(condition, what: str, seconds: float = 180.0) -> None:
-    end = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > end:
-            pytest.fail(f"{what} did not happen")
-        time.sleep(0.1)
-
-
-def lock_files(state: Path) -> list[Path]:
-    return [p for p in (state / ".pulumi" / "locks").rglob("*.json") if p.is_file()]
+WAIT = 180.0
+"""Seconds a test waits for an event of a killed run."""
 
 
 def engine_pids(state: Path) -> list[int]:
-    """Every process of this deployment's engine run (they carry its backend URL)."""
-    marker = f"PULUMI_BACKEND_URL={state.as_uri()}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if marker in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+    return list(engine_processes(state))
+
+
+def recovery_locks(state: Path) -> list[Path]:
+    return lock_files(state, "*.json")
 
 
 def servers(deployment) -> dict[str, int]:
@@ -81,7 +66,7 @@ def killed_mid_create(deployment, reached) -> None:
         start_new_session=True,
     )
     try:
-        wait_for(reached, "the creates reaching the cloud")
+        wait_for(reached, "the creates reaching the cloud", WAIT)
         for pid in [run.pid, *engine_pids(deployment.state)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -101,7 +86,7 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
     automation.set_config("local", {POOLS: [X86]})
     killed_mid_create(deployment, lambda: len(servers(deployment)) == 2)
     made = servers(deployment)
-    assert lock_files(deployment.state), "the killed run left its lock"
+    assert recovery_locks(deployment.state), "the killed run left its lock"
     assert len(pending(deployment.state)) == 2, "and its two creates pending"
 
     said: list[str] = []
@@ -114,7 +99,7 @@ def test_an_up_killed_mid_create_is_recovered_by_the_next_up(deployment):
     assert "adopted local-x86-2" in adopted
     assert servers(deployment) == made, "the half-made servers are the stack's, none more"
     assert pending(deployment.state) == []
-    assert lock_files(deployment.state) == []
+    assert recovery_locks(deployment.state) == []
     outputs = automation.outputs("local")["pools"]
     listed = {m["name"]: int(m["id"]) for m in outputs["x86"]["machines"]}
     assert listed == made
@@ -200,12 +185,14 @@ def test_an_ec2_up_killed_mid_create_is_recovered_by_the_next_up(ec2_deployment)
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        wait_for(lambda: "prod-ci-1.stack" in ec2_instances(ec2_deployment), "the launch")
+        wait_for(lambda: "prod-ci-1.stack" in ec2_instances(ec2_deployment), "the launch", WAIT)
         for pid in [run.pid, *engine_pids(ec2_deployment.state)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         run.wait(timeout=60)
-        wait_for(lambda: engine_pids(ec2_deployment.state) == [], "the killed processes ending")
+        wait_for(
+            lambda: engine_pids(ec2_deployment.state) == [], "the killed processes ending", WAIT
+        )
         proxy.set_faults()
         made = ec2_instances(ec2_deployment)
 

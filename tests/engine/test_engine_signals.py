@@ -9,17 +9,16 @@ flight is another matter (the server exists, the state does not know it).
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines.cli import OK
+from testkit.engine_run import engine_processes, lock_files, wait_for
 
 ENGINE_CHILDREN = ("pulumi-language-python", "pulumi-resource-hcloud", "pulumi ")
 
@@ -47,33 +46,13 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def wait_for(condition, what: str, seconds: float = 120.0) -> None:
-    end = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > end:
-            pytest.fail(f"{what} did not happen")
-        time.sleep(0.1)
-
-
-def engine_processes(state: Path) -> list[str]:
-    """Command lines of processes of this deployment's engine (they carry its backend URL)."""
-    found = []
-    marker = f"PULUMI_BACKEND_URL={state.as_uri()}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in environ.split(b"\0") and any(c in command for c in ENGINE_CHILDREN):
-            found.append(command)
-    return found
-
-
-def locks(state: Path) -> list[Path]:
-    return [p for p in (state / ".pulumi" / "locks").rglob("*") if p.is_file()]
+def engine_children(state: Path) -> list[str]:
+    """Command lines of this deployment's engine, its language host and plugin."""
+    return [
+        command
+        for command in engine_processes(state).values()
+        if any(c in command for c in ENGINE_CHILDREN)
+    ]
 
 
 def slow(deployment, method: str, path: str) -> None:
@@ -111,6 +90,7 @@ def test_a_signal_cancels_the_engine_and_leaves_no_lock_and_no_process(
         wait_for(
             lambda: requests_of(deployment, " ".join(route)) > checked,
             f"{route} during {args[0]}",
+            120,
         )
         run.send_signal(signum)
         _, stderr = run.communicate(timeout=300)
@@ -122,6 +102,6 @@ def test_a_signal_cancels_the_engine_and_leaves_no_lock_and_no_process(
         f"orca-machines: error: interrupted by {signal.Signals(signum).name}"
     ), stderr
     assert "Traceback" not in stderr
-    assert locks(deployment.state) == []
-    wait_for(lambda: engine_processes(deployment.state) == [], "the engine's processes ending", 30)
+    assert lock_files(deployment.state) == []
+    wait_for(lambda: engine_children(deployment.state) == [], "the engine's processes ending", 30)
     assert cli("up", "local", "-q").returncode == OK
