@@ -150,6 +150,12 @@ def is_machine_key(key: str, owner: str, pool: str) -> bool:
     return key.startswith(prefix) and key[len(prefix) :].isdigit()
 
 
+def machine_key(name: str) -> str:
+    """The name in the stack of the stack's machine whose cloud name is ``name``: the part
+    before ``.stack`` (a machine of the older form is named the same in both)."""
+    return name.removesuffix(f".{STACK_DOMAIN}")
+
+
 def is_stack_name(name: str) -> bool:
     """True when ``name`` has the form of the cloud names the stack gives its machines
     (stacks older than that form named them ``<owner>-<pool>-<n>``)."""

@@ -26,13 +26,12 @@ from machines.automation.stacks import outputs as stack_outputs
 from machines.errors import MachinesError
 from machines.labels import is_machine_key
 from machines.models import Machine, Market
+from machines.program.components import POOL_TYPE
 from machines.program.config import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
 from machines.provider import Provider
 from machines.reaping import autoscaled
 from machines.secrets import mask
-
-POOL_TYPE = "orca:machines:Pool"
 
 
 class PoolSide(BaseModel):

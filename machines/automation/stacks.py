@@ -44,6 +44,7 @@ from machines.automation.project import (
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.spans import traced
 from machines.errors import MachinesError, SettingsError
+from machines.labels import machine_key
 from machines.models import Machine, Status
 from machines.program.components import POOL_TYPE
 from machines.program.config import PROJECT, BaseDeployment
@@ -233,7 +234,7 @@ def failed_machines(
     server whose create action failed stays in the state, off and billed, and the official
     plugin never makes it again), said in one line; empty when there are none."""
     failed = {
-        (pool, m.name.partition(".")[0]): m.name
+        (pool_target(stack, pool), machine_key(m.name)): m.name
         for pool, machines in listed[1].items()
         for m in machines
         if m.managed_by and m.status == Status.FAILED
@@ -242,14 +243,11 @@ def failed_machines(
         return []
     with engine_errors(stack, "export", None):
         resources = (selected.export_stack().deployment or {}).get("resources") or []
-    pool_urn = f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::"
     urns = [
         str(r["urn"])
         for r in resources
         if isinstance(r, dict)
-        and str(r.get("parent", "")).startswith(pool_urn)
-        and (str(r.get("parent", "")).removeprefix(pool_urn), str(r["urn"]).rpartition("::")[2])
-        in failed
+        and (str(r.get("parent", "")), str(r["urn"]).rpartition("::")[2]) in failed
     ]
     if urns:
         names = ", ".join(sorted(failed.values()))
@@ -371,7 +369,8 @@ def stack_provider(stack: str, project: str | Path | None = None) -> Provider:
 
 
 def pool_target(stack: str, pool: str) -> str:
-    """What a resize applies, with its dependents: the pool's component."""
+    """The URN of the pool's component: what a resize applies, with its dependents, and the
+    parent of the pool's machines."""
     return f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}"
 
 
