@@ -388,11 +388,8 @@ func (roleResource) delete(ctx context.Context, c *clients, id string, state res
 		return fmt.Errorf("reading IAM Instance Profiles for Role (%s): %w", id, apiError(err))
 	}
 	for _, p := range profiles.InstanceProfiles {
-		_, err := c.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
-			InstanceProfileName: p.InstanceProfileName, RoleName: aws.String(id)})
-		if err != nil && !isNoSuchEntity(err) {
-			return fmt.Errorf("removing IAM Role (%s) from Instance Profile (%s): %w",
-				id, aws.ToString(p.InstanceProfileName), apiError(err))
+		if err := removeRole(ctx, c, aws.ToString(p.InstanceProfileName), id); err != nil {
+			return err
 		}
 	}
 	// Managed policies are detached when forced, or when the state lists some (the terraform
@@ -625,13 +622,28 @@ func addRole(ctx context.Context, c *clients, profile, role string) error {
 	return nil
 }
 
+// removeRole takes role out of profile; a role already out of it (IAM's NoSuchEntity, or
+// moto's 500 for the same case, read back to be sure) is done.
 func removeRole(ctx context.Context, c *clients, profile, role string) error {
 	_, err := c.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
 		InstanceProfileName: aws.String(profile), RoleName: aws.String(role)})
-	if err != nil && !isNoSuchEntity(err) {
-		return fmt.Errorf("removing IAM Role (%s) from IAM Instance Profile (%s): %w", role, profile, apiError(err))
+	if err == nil || isNoSuchEntity(err) {
+		return nil
 	}
-	return nil
+	read, readErr := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(profile)})
+	if isNoSuchEntity(readErr) {
+		return nil
+	}
+	if readErr == nil && read.InstanceProfile != nil {
+		attached := false
+		for _, r := range read.InstanceProfile.Roles {
+			attached = attached || aws.ToString(r.RoleName) == role
+		}
+		if !attached {
+			return nil
+		}
+	}
+	return fmt.Errorf("removing IAM Role (%s) from IAM Instance Profile (%s): %w", role, profile, apiError(err))
 }
 
 func (instanceProfileResource) create(ctx context.Context, c *clients, news resource.PropertyMap,
