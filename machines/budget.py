@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from machines.listing import Clock
+from machines.clock import Clock
 from machines.settings import Freshness
 
 HOUR = 3600.0

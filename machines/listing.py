@@ -16,10 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from machines.clock import Clock
 from machines.models import Ending, Machine, Status
-
-Clock = Callable[[], float]
-"""Seconds, as ``time.time`` counts them; tests and benchmarks pass a clock of their own."""
 
 DEFAULT_SETTLE = 60.0
 """Seconds a write is laid over listings that do not show it yet (EC2's lists lag)."""

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from machines.listing import Clock
+from machines.clock import Clock
 from machines.models import Market
 from machines.settings import ORCA_NO_STOCK_TTL
 

@@ -36,6 +36,7 @@ from botocore.exceptions import (
 from machines import retry, telemetry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.budget import Budget, BudgetMeter
+from machines.clock import Clock
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
     LISTED_STATES,
@@ -81,7 +82,7 @@ from machines.labels import (
     managed_by,
     pool_labels,
 )
-from machines.listing import Clock, Listing
+from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS

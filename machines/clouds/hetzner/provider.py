@@ -43,6 +43,7 @@ from hcloud.ssh_keys import BoundSSHKey, SSHKey
 from machines import retry, telemetry
 from machines.arch import docker_arch, hetzner_arch
 from machines.budget import Budget, BudgetMeter
+from machines.clock import Clock
 from machines.clouds.hetzner.answers import (
     ANSWER_ERRORS,
     NO_STOCK_CODES,
@@ -73,7 +74,7 @@ from machines.labels import (
     pool_labels,
     pool_selector,
 )
-from machines.listing import Clock, Listing
+from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
