@@ -5,7 +5,9 @@ A rule matches by method (None = any) and path: `path` is a prefix of the reques
 neither, every API path matches. Kinds:
 
 - `error`: answer `status` with a Hetzner error body (`code`, `message`, `details`);
-- `delay`: sleep `seconds`, then go on (delays add up; another rule may still fire);
+- `delay`: wait `seconds`, or until the client has closed its connection, then go on (delays
+  add up; another rule may still fire): a delay past the client's timeout ends when it gives
+  up, so a long one costs the test only that timeout;
 - `drop_before`: close the connection without processing the request;
 - `drop_after`: process the request (e.g. create the server), then close without answering.
 
@@ -17,12 +19,30 @@ from __future__ import annotations
 
 import random
 import re
+import select
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 FaultKind = Literal["error", "delay", "drop_before", "drop_after"]
 KINDS: tuple[FaultKind, ...] = ("error", "delay", "drop_before", "drop_after")
+
+
+def hold(connection: socket.socket, seconds: float) -> None:
+    """Wait ``seconds``, or less when the client closes ``connection`` first (it gave up)."""
+    until = time.monotonic() + seconds
+    while (left := until - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], left)
+        if not readable:
+            return
+        try:
+            if not connection.recv(1, socket.MSG_PEEK):
+                return
+        except OSError:
+            return
+        time.sleep(left)  # the client sent more without waiting: hold the full time
 
 
 class FaultRuleError(ValueError):

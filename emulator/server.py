@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
@@ -22,7 +23,7 @@ from emulator.config import Config
 from emulator.control import handlers as control
 from emulator.counts import UNMATCHED, RequestCounter
 from emulator.errors import ApiError, service_error
-from emulator.faults import Faults
+from emulator.faults import Faults, hold
 from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
 from emulator.resources.registry import api_routes
@@ -65,13 +66,21 @@ class App:
         )
         self.control = router_for(controls, control.ROUTES)
 
-    def handle(self, method: str, target: str, authorization: str | None, body: bytes) -> Response:
-        """Answer one request (`target` is the path with its query string)."""
+    def handle(
+        self,
+        method: str,
+        target: str,
+        authorization: str | None,
+        body: bytes,
+        wait: Callable[[float], None] | None = None,
+    ) -> Response:
+        """Answer one request (`target` is the path with its query string); `wait` holds a
+        delay fault (default: the app's sleep)."""
         url = urlsplit(target)
         query = parse_qs(url.query, keep_blank_values=True)
         path = url.path
         if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
-            return self._api(method, path, query, authorization, body)
+            return self._api(method, path, query, authorization, body, wait=wait or self._sleep)
         if path.startswith(CONTROL_PREFIX + "/"):
             match = self.control.match(method, path[len(CONTROL_PREFIX) :])
             return _dispatch(match, query, body)
@@ -86,13 +95,15 @@ class App:
         query: dict[str, list[str]],
         authorization: str | None,
         body: bytes,
+        *,
+        wait: Callable[[float], None],
     ) -> Response:
         match = self.api.match(method, path[len(API_PREFIX) :] or "/")
         route = f"{API_PREFIX}{match.template}" if match.template else UNMATCHED
         self.counts.add(f"{method} {route}")
         plan = self.faults.plan(method, path)
         if plan.delay:
-            self._sleep(plan.delay)
+            wait(plan.delay)
         fault = plan.terminal
         if fault is not None and fault.kind == "drop_before":
             return Response.dropped()
@@ -163,7 +174,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
             response = self.server.app.handle(
-                self.command, self.path, self.headers.get("Authorization"), body
+                self.command,
+                self.path,
+                self.headers.get("Authorization"),
+                body,
+                partial(hold, self.connection),
             )
         except Exception as exc:
             response = Response.from_error(service_error())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.client
 import random
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -21,6 +20,8 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape
 
+from emulator.faults import hold
+
 Kind = Literal["error", "delay", "drop_before", "drop_after"]
 
 
@@ -29,7 +30,8 @@ class Fault:
     """What the proxy does to requests of ``action`` (every action when None).
 
     - ``error``: answer ``status`` with EC2's error body of ``code``, without asking moto;
-    - ``delay``: pass the request on, then hold moto's answer back ``seconds``;
+    - ``delay``: pass the request on, then hold moto's answer back ``seconds``, or until the
+      client has gone (a delay past its timeout costs only that timeout);
     - ``drop_before``: close the connection without passing the request on;
     - ``drop_after``: pass the request on (moto acts on it), then close without answering.
 
@@ -178,7 +180,7 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             if fault is not None and fault.kind == "delay":
-                time.sleep(fault.seconds)
+                hold(self.connection, fault.seconds)
             self.answer(status, content_type, answer)
 
         def answer(self, status: int, content_type: str, body: bytes) -> None:

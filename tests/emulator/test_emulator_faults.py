@@ -12,6 +12,7 @@ from hcloud.server_types import ServerType
 
 from emulator import ControlError, Emulator
 from emulator.faults import FaultRule, Faults
+from testkit.engine_run import wait_for
 from testkit.hetzner import RawApi
 
 
@@ -85,6 +86,28 @@ def test_a_delay_fault_slows_the_answer_down(hcloud: Client, emulator: Emulator)
     hcloud.servers.get_all()
 
     assert time.monotonic() - started >= 0.3
+
+
+def test_a_delay_past_the_clients_timeout_ends_when_the_client_gives_up(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    emulator.control.set_faults(
+        [{"kind": "delay", "method": "POST", "path": "/v1/servers", "seconds": 3600.0}]
+    )
+    api = RawApi(emulator.url)
+
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        api.session.post(
+            f"{emulator.url}/servers",
+            json={"name": "web-1", "server_type": "cx23", "image": "ubuntu-24.04"},
+            timeout=1,
+        )
+
+    wait_for(
+        lambda: [s.name for s in hcloud.servers.get_all()] == ["web-1"],
+        "the held create, once its client had gone,",
+        seconds=60,
+    )
 
 
 def test_drop_before_loses_the_request(hcloud: Client, emulator: Emulator) -> None:

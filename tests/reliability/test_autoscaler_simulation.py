@@ -5,6 +5,7 @@ from hcloud import Client
 
 from machines import Provider
 from machines.labels import ORCA_LABEL, OWNER_LABEL, POOL_LABEL
+from testkit import timeouts
 from testkit.hetzner import TOKEN
 from testkit.simulation import simulate
 
@@ -36,13 +37,19 @@ FAULTS = [
         "code": "locked",
         "probability": 0.05,
     },
-    {"kind": "delay", "method": "GET", "path": "/v1/servers", "seconds": 0.6, "probability": 0.03},
+    {
+        "kind": "delay",
+        "method": "GET",
+        "path": "/v1/servers",
+        "seconds": timeouts.PAST_REQUEST,
+        "probability": 0.01,
+    },
 ]
 
 
 @pytest.fixture
 def providers(hetzner_env, monkeypatch) -> dict[str, Provider]:
-    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
+    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", str(timeouts.REQUEST))
     return {owner: Provider.of("hetzner", owner=owner) for owner in ("blue", "green")}
 
 

@@ -22,7 +22,7 @@ from machines.errors import CloudError
 from machines.models import Created
 from machines.provider import Provider
 from machines.secrets import RedactSecrets
-from testkit import moto_server
+from testkit import moto_server, timeouts
 from testkit.fault_proxy import Fault, FaultProxy, throttled
 from testkit.moto_server import World
 from testkit.specs import ec2_spec
@@ -33,11 +33,11 @@ def proxied_world(
     moto: moto_server.MotoServer, fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> World:
     """A fresh account; this process's environment points at it through the proxy, with
-    half-second requests and five-second calls."""
+    the fault tests' request and call timeouts (testkit.timeouts)."""
     built = moto_server.export_world(moto.new_world(), monkeypatch)
     monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
-    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
-    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "5")
+    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", str(timeouts.REQUEST))
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(timeouts.CALL))
     return built
 
 
@@ -110,7 +110,7 @@ def test_a_lost_launch_answer_makes_one_instance(
 def test_a_launch_answered_after_its_timeout_makes_one_instance(
     proxied_provider: Ec2Provider, fault_proxy: FaultProxy, aws: Any
 ) -> None:
-    fault_proxy.set_faults(Fault("delay", "RunInstances", seconds=1.0, times=1))
+    fault_proxy.set_faults(Fault("delay", "RunInstances", seconds=timeouts.PAST_REQUEST, times=1))
 
     assert proxied_provider.create(ec2_spec("ci-1")).ok
 
@@ -133,7 +133,9 @@ def test_a_request_past_its_timeout_is_retried(
 ) -> None:
     launched(proxied_provider)
     fault_proxy.reset()
-    fault_proxy.set_faults(Fault("delay", "DescribeInstances", seconds=1.0, times=1))
+    fault_proxy.set_faults(
+        Fault("delay", "DescribeInstances", seconds=timeouts.PAST_REQUEST, times=1)
+    )
 
     assert [m.name for m in proxied_provider.machines("ci")] == ["ci-1"]
 
@@ -142,7 +144,7 @@ def test_a_request_past_its_timeout_is_retried(
 
 CALL = 2
 """Seconds per call in the tests of persistent faults."""
-SLACK = 0.5
+SLACK = timeouts.REQUEST + 1
 """What a call may take past its time: the try under way, and the lookups before a launch."""
 
 

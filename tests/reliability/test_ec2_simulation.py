@@ -10,7 +10,7 @@ import pytest
 from machines import retry
 from machines.labels import OWNER_LABEL, POOL_LABEL
 from machines.provider import Provider
-from testkit import moto_server
+from testkit import moto_server, timeouts
 from testkit.fault_proxy import Fault, FaultProxy, throttled, unavailable
 from testkit.moto_server import ZONES, launch_tagged
 from testkit.simulation import simulate
@@ -21,14 +21,14 @@ FAULTS = [
     Fault("error", "RunInstances", status=500, probability=0.1),
     Fault("drop_after", "RunInstances", probability=0.1),
     Fault("drop_before", "RunInstances", probability=0.05),
-    Fault("delay", "RunInstances", seconds=0.7, probability=0.03),
+    Fault("delay", "RunInstances", seconds=timeouts.PAST_REQUEST, probability=0.01),
     Fault("drop_after", "TerminateInstances", probability=0.1),
     unavailable("TerminateInstances", probability=0.05),
     Fault("drop_before", "DescribeInstances", probability=0.05),
     throttled("DescribeInstances", probability=0.02),
-    Fault("delay", "DescribeInstances", seconds=0.7, probability=0.02),
+    Fault("delay", "DescribeInstances", seconds=timeouts.PAST_REQUEST, probability=0.01),
 ]
-"""Delays outlast the half-second request timeout: the answer comes after the client left."""
+"""Delays outlast the request timeout: the answer comes after the client left."""
 
 
 @pytest.fixture
@@ -47,8 +47,8 @@ def providers(
     environ = {
         **world.env,
         "AWS_ENDPOINT_URL": fault_proxy.url,
-        "ORCA_REQUEST_TIMEOUT": "0.5",
-        "ORCA_CALL_TIMEOUT": "10",
+        "ORCA_REQUEST_TIMEOUT": str(timeouts.REQUEST),
+        "ORCA_CALL_TIMEOUT": str(timeouts.CALL),
     }
     return {owner: Provider.of("ec2", owner, environ) for owner in ("blue", "green")}
 

@@ -10,6 +10,7 @@ from hcloud import Client
 
 from machines import CloudError, Provider
 from machines.clouds.hetzner.provider import HetznerProvider
+from testkit import timeouts
 from testkit.hetzner import TOKEN
 from testkit.specs import OWNER, spec
 
@@ -23,8 +24,8 @@ def fault(kind: str, method: str, path: str, **fields: object) -> dict[str, obje
 @pytest.fixture
 def quick(hetzner_env, monkeypatch) -> HetznerProvider:
     """A provider with short timeouts, so faults resolve in test time."""
-    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
-    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "8")
+    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", str(timeouts.REQUEST))
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(timeouts.CALL))
     made = Provider.of("hetzner", owner=OWNER)
     assert isinstance(made, HetznerProvider)
     return made
@@ -59,7 +60,9 @@ def test_a_connection_dropped_before_the_request_is_retried(quick, emulator):
 
 def test_a_request_past_its_timeout_is_retried(quick, emulator):
     quick.create(spec(user_data=USER_DATA))
-    emulator.control.set_faults([fault("delay", "GET", "/v1/servers", seconds=1.5, times=1)])
+    emulator.control.set_faults(
+        [fault("delay", "GET", "/v1/servers", seconds=timeouts.PAST_REQUEST, times=1)]
+    )
     assert len(quick.machines("ci")) == 1
 
 

@@ -19,6 +19,7 @@ from machines.telemetry import (
     PROVIDER,
     URL_TEMPLATE,
 )
+from testkit import timeouts
 from testkit.hetzner import TOKEN, foreign_server
 from testkit.hostile_server import HTML, HostileServer
 from testkit.specs import OWNER as OWNER_NAME
@@ -36,8 +37,8 @@ def fault(kind: str, method: str, path: str, **fields: object) -> dict[str, obje
 @pytest.fixture
 def quick(hetzner_env, monkeypatch):
     """A provider with short timeouts, so faults resolve in test time."""
-    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", "0.5")
-    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "8")
+    monkeypatch.setenv("ORCA_REQUEST_TIMEOUT", str(timeouts.REQUEST))
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", str(timeouts.CALL))
     monkeypatch.setenv("ORCA_LIST_TTL", "0")
     return Provider.of("hetzner", owner=OWNER_NAME)
 
