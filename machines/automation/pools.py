@@ -307,7 +307,7 @@ def stack_changes(
 ) -> StackChanges:
     """``diff`` counted in machines (``<owner>-<pool>-<n>``, and the pool lines' deletes)
     and in the other resources it changes, reapers left out."""
-    machines = [c for c in diff.changes if any(_is_machine(c.name, owner, p) for p in pools)]
+    machines = [c for c in diff.changes if any(is_machine_key(c.name, owner, p) for p in pools)]
     others = [c for c in diff.changes if c not in machines and c.type != REAPER_TYPE]
     theirs = [p.deletes_autoscaler for p in touched]
     kept_deletes = sum(p.deletes_kept for p in touched)
@@ -319,11 +319,6 @@ def stack_changes(
         delete_autoscaler=None if None in theirs else sum(t or 0 for t in theirs),
         others={op: sum(1 for c in others if c.op == op) for op in OPS},
     )
-
-
-def _is_machine(name: str, owner: str, pool: str) -> bool:
-    prefix = f"{owner}-{pool}-"
-    return name.startswith(prefix) and name[len(prefix) :].isdigit()
 
 
 def _listing(provider: Provider | None, pool: str, notes: list[str]) -> list[Machine] | None:
