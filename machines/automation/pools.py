@@ -27,7 +27,7 @@ from machines.errors import MachinesError
 from machines.labels import is_machine_key
 from machines.models import Machine, Market
 from machines.program.components import POOL_TYPE
-from machines.program.config import BaseDeployment
+from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
 from machines.provider import Provider
 from machines.reaping import autoscaled

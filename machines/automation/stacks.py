@@ -47,7 +47,8 @@ from machines.errors import MachinesError, SettingsError
 from machines.labels import machine_key
 from machines.models import Machine, Status
 from machines.program.components import POOL_TYPE
-from machines.program.config import PROJECT, BaseDeployment
+from machines.program.config.models import BaseDeployment
+from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER

@@ -17,7 +17,8 @@ from pulumi.runtime.config import CONFIG
 
 from machines.labels import machine_host, machine_name, stack_labels
 from machines.program.clouds import CLOUDS
-from machines.program.config import BaseDeployment, Pool, StackConfig
+from machines.program.config.models import BaseDeployment, Pool
+from machines.program.config.stack_config import StackConfig
 from machines.program.reaper import Reaper, reapers_provider
 
 POOL_TYPE = "orca:machines:Pool"

@@ -13,7 +13,7 @@ from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_B
 from machines.labels import owner_labels
 from machines.models import Market, machine_address
 from machines.program.components import Built, named, secret_user_data
-from machines.program.config import Pool
+from machines.program.config.models import Pool
 from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
 
 EC2_SHARED_TYPE = "orca:machines:Ec2Shared"

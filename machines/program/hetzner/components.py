@@ -18,7 +18,7 @@ from machines.arch import docker_arch
 from machines.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.models import machine_address
 from machines.program.components import Built, named, secret_user_data
-from machines.program.config import Pool
+from machines.program.config.models import Pool
 from machines.program.hetzner.config import Firewall, HetznerDeployment
 
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"

@@ -9,16 +9,15 @@ from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 from machines.arch import DEFAULT_HETZNER_IMAGE
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
 from machines.models import Market
-from machines.program.config import (
+from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
     Model,
     Name,
-    check_rule_port,
     either,
     owned_name,
-    port_as_text,
 )
+from machines.program.config.ports import check_rule_port, port_as_text
 from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
 
 HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
