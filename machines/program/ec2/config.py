@@ -21,6 +21,8 @@ from machines.program.config.ports import check_rule_port, port_as_text
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
+UNMADE_GROUP = "sg-00000000000000000"
+"""Stands for the id of a security group the stack creates, where only the catalogue is read."""
 
 
 class IngressRule(Model):
@@ -89,10 +91,6 @@ SecurityGroupItem = Annotated[
 InstanceProfileItem = Annotated[
     ExistingName | Annotated[InstanceProfile, Tag("<new>")], either("instance profile")
 ]
-
-
-UNMADE_GROUP = "sg-00000000000000000"
-"""Stands for the id of a security group the stack creates, where only the catalogue is read."""
 
 
 class Ec2Deployment(BaseDeployment):
