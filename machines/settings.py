@@ -303,8 +303,8 @@ def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
     return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
 
 
-def market_refusal(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
-    """Why a pool's market is refused on a cloud that does not sell it; empty when it does."""
+def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
+    """What a pool asking for a market its cloud does not sell is told; empty when it sells it."""
     if market in markets:
         return ""
     sold = " or ".join(sorted(m.value for m in markets))

@@ -23,7 +23,7 @@ from pydantic.alias_generators import to_camel
 
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.models import Market
-from machines.settings import market_refusal, pool_market_env, pool_max_env
+from machines.settings import pool_market_env, pool_max_env, unsold_market
 
 
 class Model(BaseModel):
@@ -145,7 +145,7 @@ class BaseDeployment(Model):
                 )
                 continue
             first[pool.name] = i
-            refused = market_refusal(self.cloud, self.markets, pool.name, pool.market)
+            refused = unsold_market(self.cloud, self.markets, pool.name, pool.market)
             if refused:
                 found.append((f"pools[{i}].market", refused))
             if pool.max is not None and pool.max < pool.size:
