@@ -55,8 +55,9 @@ def _without_hyphen(name: str, example: str) -> str:
     return name
 
 
-class Pool(Model):
-    """One pool the stack keeps: ``size`` machines of a type in a location.
+class PoolConfig(Model):
+    """One pool as the stack file configures it, for the ``Pool`` component to make:
+    ``size`` machines of a type in a location.
 
     ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
     together: the runtime's ``create`` refuses to pass it (``ORCA_POOL_MAX``). ``market``
@@ -121,7 +122,7 @@ class BaseDeployment(Model):
 
     provider: str
     owner: str
-    pools: tuple[Pool, ...]
+    pools: tuple[PoolConfig, ...]
 
     @field_validator("owner")
     @classmethod

@@ -10,7 +10,7 @@ from pydantic_core import ErrorDetails
 
 from machines.errors import SettingsError
 from machines.program.clouds import deployments
-from machines.program.config.models import BaseDeployment, Pool
+from machines.program.config.models import BaseDeployment, PoolConfig
 
 
 class StackConfigError(SettingsError):
@@ -84,7 +84,7 @@ def unknown(key: str, top: bool, cls: type[BaseDeployment]) -> str:
 
 def _all_keys() -> list[str]:
     """Every key a stack file may use, for 'did you mean' hints."""
-    models: list[type[BaseModel]] = [Pool]
+    models: list[type[BaseModel]] = [PoolConfig]
     for cls in deployments().values():
         models += [cls, *cls.models]
     return sorted(set().union(*(_aliases(model) for model in models)))
