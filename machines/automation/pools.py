@@ -22,7 +22,7 @@ from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Diff
 from machines.automation.snapshot import StackSnapshot
-from machines.automation.stacks import snapshot as take_snapshot
+from machines.automation.stacks import snapshot_of
 from machines.labels import is_machine_key
 from machines.models import Machine, Market
 from machines.program.components import POOL_TYPE
@@ -185,7 +185,7 @@ def pool_changes(
     env = os.environ if environ is None else environ
     stack = diff.stack
     if snapshot is None:
-        snapshot = take_snapshot(stack, project, deployment_of(stack, project), env)
+        snapshot = snapshot_of(stack, project, deployment_of(stack, project), env)
     deployment = snapshot.deployment or deployment_of(stack, project)
     exported = snapshot.exported
     before = {

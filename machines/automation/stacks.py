@@ -228,7 +228,7 @@ def _diffed(
     notify = on_output or print_progress
     if action != "preview":
         recover(stack, selected, project, notify)
-    taken = snapshot(stack, project, deployment)
+    taken = snapshot_of(stack, project, deployment)
     error = taken.error()
     if taken.kept and error is not None:
         raise error
@@ -422,7 +422,7 @@ def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, obje
         return {}
 
 
-def snapshot(
+def snapshot_of(
     stack: str,
     project: str | Path | None = None,
     deployment: BaseDeployment | None = None,
