@@ -4,7 +4,8 @@ import os
 
 import pulumi
 
-from machines.program import components, config, pending
+from machines.program import components, pending
+from machines.program.config.loader import load, plain_user_data
 
 refused = pending.refused_plain_run(os.environ, pulumi.get_project(), pulumi.get_stack())
 if refused:
@@ -12,7 +13,7 @@ if refused:
     raise SystemExit(1)
 
 stack_config = components.stack_config()
-deployment = config.load(stack_config, pulumi.get_stack())
-for warning in config.plain_user_data(stack_config, deployment):
+deployment = load(stack_config, pulumi.get_stack())
+for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
 components.deploy(deployment)

@@ -20,7 +20,7 @@ from machines.clouds import PROVIDERS
 from machines.errors import SettingsError, UnknownProviderError
 from machines.labels import check_owner
 from machines.models import Created, Machine, MachineSpec, Market, Status
-from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, market_refusal, pool_market, pool_max
+from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, pool_market, pool_max, unsold_market
 
 
 def kinds() -> tuple[str, ...]:
@@ -61,7 +61,7 @@ class Provider(ABC):
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
         for pool, market in markets.items():
-            refused = market_refusal(cls.cloud, cls.markets, pool, market)
+            refused = unsold_market(cls.cloud, cls.markets, pool, market)
             if refused:
                 raise SettingsError(f"{ORCA_POOL_MARKET}: {refused}")
         provider = cls.from_env(owner, environ)

@@ -48,6 +48,10 @@ PULUMI_ACCESS_TOKEN = "PULUMI_ACCESS_TOKEN"  # noqa: S105 (the variable's name)
 PULUMI_HOME = "PULUMI_HOME"
 PULUMI_AUTOMATION_API = "PULUMI_AUTOMATION_API"
 """Set to ``true`` by the engine's Automation API callers (``automation.cancel`` too)."""
+PULUMI_SKIP_UPDATE_CHECK = "PULUMI_SKIP_UPDATE_CHECK"
+"""Set for every engine run: the engine never asks the network for a newer version."""
+PATH = "PATH"
+"""The search path every engine run gets, the engine's own directory first."""
 ORCA_PULUMI_PROJECT = "ORCA_PULUMI_PROJECT"
 """The Pulumi project directory automation works on; default: this checkout."""
 ORCA_CI_STACKS = "ORCA_CI_STACKS"
@@ -303,8 +307,8 @@ def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
     return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
 
 
-def market_refusal(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
-    """Why a pool's market is refused on a cloud that does not sell it; empty when it does."""
+def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
+    """What a pool asking for a market its cloud does not sell is told; empty when it sells it."""
     if market in markets:
         return ""
     sold = " or ".join(sorted(m.value for m in markets))

@@ -24,7 +24,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.program.config import PROJECT, BaseDeployment, StackConfig
+from machines.program.config.models import BaseDeployment
+from machines.program.config.stack_config import PROJECT, StackConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))

@@ -43,9 +43,9 @@ from machines.automation.project import (
     scratch_copy,
     stack_file,
 )
+from machines.automation.snapshot import StackRuntime
 from machines.automation.stacks import (
     OnOutput,
-    StackRuntime,
     destroy,
     outputs,
     preview,

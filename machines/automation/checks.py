@@ -17,13 +17,10 @@ from pathlib import Path
 
 from machines.automation.project import project_root, read_yaml, stack_file
 from machines.errors import CloudError, MachinesError, SettingsError, UnknownMachineTypeError
-from machines.program.config import (
-    CREDENTIALS,
-    BaseDeployment,
-    StackConfig,
-    StackConfigError,
-    load,
-)
+from machines.program.config.loader import CREDENTIALS, load
+from machines.program.config.models import BaseDeployment
+from machines.program.config.problems import StackConfigError
+from machines.program.config.stack_config import StackConfig
 from machines.provider import Provider
 
 

@@ -19,7 +19,7 @@ from machines.automation.cost import money
 from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.project import scratch_copy
-from machines.automation.stacks import OnOutput, preview
+from machines.automation.stacks import OnOutput, preview_with_snapshot
 from machines.errors import MachinesError
 from machines.models import Market
 from machines.secrets import mask
@@ -71,7 +71,7 @@ def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> li
     results = []
     for stack in stacks:
         try:
-            diff = preview(stack, project=project, on_output=on_output)
+            diff, snapshot = preview_with_snapshot(stack, project=project, on_output=on_output)
         except MachinesError as error:
             results.append(StackResult(stack=stack, error=one_line(str(error))))
             continue
@@ -80,7 +80,7 @@ def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> li
             results.append(StackResult(stack=stack, error=one_line(said)))
             continue
         try:
-            pools = pool_changes(diff, project=project)
+            pools = pool_changes(diff, snapshot, project=project)
         except MachinesError as error:
             pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
         results.append(StackResult(stack=stack, diff=diff, pools=pools))

@@ -25,10 +25,12 @@ from machines.automation.project import (
 from machines.errors import MachinesError, SettingsError
 from machines.settings import (
     ORCA_PULUMI_PROJECT,
+    PATH,
     PULUMI_BACKEND_URL,
     PULUMI_CONFIG_PASSPHRASE,
     PULUMI_CONFIG_PASSPHRASE_FILE,
     PULUMI_HOME,
+    PULUMI_SKIP_UPDATE_CHECK,
 )
 
 LOCAL_STACK = "local"
@@ -97,9 +99,9 @@ def engine_command(
     if binary is None:
         raise EngineMissingError(f"the Pulumi engine is not installed: {INSTALL_HINT}")
     env = {
-        "PATH": os.pathsep.join([str(binary), os.environ.get("PATH", "")]),
+        PATH: os.pathsep.join([str(binary), os.environ.get(PATH, "")]),
         PULUMI_BACKEND_URL: backend_url(root),
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        PULUMI_SKIP_UPDATE_CHECK: "true",
         **passphrase,
     }
     home = os.environ.get(PULUMI_HOME) or str(CHECKOUT / ENGINE_DIR / "home")

@@ -21,15 +21,12 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Diff
-from machines.automation.engine import StackNotFoundError
-from machines.automation.stacks import outputs as stack_outputs
-from machines.errors import MachinesError
+from machines.automation.snapshot import StackSnapshot
+from machines.automation.stacks import snapshot_of
 from machines.labels import is_machine_key
 from machines.models import Machine, Market
 from machines.program.components import POOL_TYPE
-from machines.program.config import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
-from machines.provider import Provider
 from machines.reaping import autoscaled
 from machines.secrets import mask
 
@@ -146,47 +143,6 @@ class StackPools(BaseModel):
         return line
 
 
-def runtime_provider(
-    deployment: BaseDeployment,
-    environ: Mapping[str, str],
-    exported: Mapping[str, str] | None = None,
-) -> Provider:
-    """The runtime provider of the deployment, its settings over ``environ``: those the stack
-    exported when it was last brought up (``exported``: ids of what it created, such as a
-    security group, are known only there), else those its stack file gives, enough for
-    reading (``catalogue_env``)."""
-    settings = {**deployment.runtime_env(deployment.catalogue_env()), **(exported or {})}
-    return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
-
-
-def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, object]:
-    """The stack's outputs; empty for a stack not brought up."""
-    try:
-        return dict(stack_outputs(stack, project=project))
-    except StackNotFoundError:
-        return {}
-
-
-def kept_now(
-    stack: str, project: str | Path | None = None, outputs: Mapping[str, object] | None = None
-) -> dict[str, dict[str, object]]:
-    """The stack's ``pools`` output (of ``outputs`` when given): what it keeps now; empty for
-    a stack not brought up."""
-    values = outputs_now(stack, project) if outputs is None else outputs
-    pools = values.get("pools")
-    return (
-        {str(k): v for k, v in pools.items() if isinstance(v, dict)}
-        if isinstance(pools, dict)
-        else {}
-    )
-
-
-def exported_env(outputs: Mapping[str, object]) -> dict[str, str]:
-    """The runtime's settings the stack exported (its ``env`` output); empty when none."""
-    env = outputs.get("env")
-    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-
-
 def kept_ids(pool: Mapping[str, object]) -> set[str]:
     """The ids of the machines a ``pools`` output entry lists."""
     listed = pool.get("machines")
@@ -218,18 +174,20 @@ def touched_pools(
 
 def pool_changes(
     diff: Diff,
+    snapshot: StackSnapshot | None = None,
     *,
     project: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     prices: PriceList | None = None,
 ) -> StackPools:
-    """The pools ``diff`` touches in its stack, counted against the cloud now."""
+    """The pools ``diff`` touches in its stack, counted against the cloud now: against
+    ``snapshot`` (the one the preview was counted against), else one taken here."""
     env = os.environ if environ is None else environ
     stack = diff.stack
-    deployment = deployment_of(stack, project)
-    deployed = outputs_now(stack, project)
-    exported = exported_env(deployed)
-    outputs = kept_now(stack, project, deployed)
+    if snapshot is None:
+        snapshot = snapshot_of(stack, project, deployment_of(stack, project), env)
+    deployment = snapshot.deployment or deployment_of(stack, project)
+    exported = snapshot.exported
     before = {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),
@@ -237,7 +195,7 @@ def pool_changes(
             kept=len(kept_ids(pool)),
             market=Market(str(pool.get("market") or Market.ON_DEMAND)).kept,
         )
-        for name, pool in outputs.items()
+        for name, pool in snapshot.kept.items()
     }
     after = {
         p.name: PoolSide(
@@ -250,15 +208,14 @@ def pool_changes(
         deployment.provider, {**env, **deployment.catalogue_env(), **exported}
     )
     notes: list[str] = []
-    provider: Provider | None = None
-    try:
-        provider = runtime_provider(deployment, env, exported)
-    except MachinesError as error:
-        notes.append(f"autoscaler machines unknown: {mask(str(error))}")
-
+    if snapshot.refused is not None:
+        notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
     listed: dict[str, list[Machine] | None] = {}
     for name in sorted(set(before) | set(after)):
-        listed[name] = _listing(provider, name, notes)
+        listed[name] = snapshot.listed.get(name)
+        if name in snapshot.failures:
+            failure = mask(str(snapshot.failures[name]))
+            notes.append(f"pool {name}: autoscaler machines unknown: {failure}")
 
     counted = {count.pool: count for count in diff.pools}
     changes: list[PoolChange] = []
@@ -307,7 +264,7 @@ def stack_changes(
 ) -> StackChanges:
     """``diff`` counted in machines (``<owner>-<pool>-<n>``, and the pool lines' deletes)
     and in the other resources it changes, reapers left out."""
-    machines = [c for c in diff.changes if any(_is_machine(c.name, owner, p) for p in pools)]
+    machines = [c for c in diff.changes if any(is_machine_key(c.name, owner, p) for p in pools)]
     others = [c for c in diff.changes if c not in machines and c.type != REAPER_TYPE]
     theirs = [p.deletes_autoscaler for p in touched]
     kept_deletes = sum(p.deletes_kept for p in touched)
@@ -319,21 +276,6 @@ def stack_changes(
         delete_autoscaler=None if None in theirs else sum(t or 0 for t in theirs),
         others={op: sum(1 for c in others if c.op == op) for op in OPS},
     )
-
-
-def _is_machine(name: str, owner: str, pool: str) -> bool:
-    prefix = f"{owner}-{pool}-"
-    return name.startswith(prefix) and name[len(prefix) :].isdigit()
-
-
-def _listing(provider: Provider | None, pool: str, notes: list[str]) -> list[Machine] | None:
-    if provider is None:
-        return None
-    try:
-        return provider.machines(pool)
-    except MachinesError as error:
-        notes.append(f"pool {pool}: autoscaler machines unknown: {mask(str(error))}")
-        return None
 
 
 def _deleted_kept(

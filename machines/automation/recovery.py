@@ -51,7 +51,7 @@ _HOLDER = re.compile(
 
 @dataclass(frozen=True)
 class Holder:
-    """One lock of the stack as the engine's refusal lists it."""
+    """One lock of the stack as the engine's lock error lists it."""
 
     where: str
     user: str
@@ -71,10 +71,10 @@ class Holder:
         return f"{self.user}@{self.host} (pid {self.pid}) at {self.at.isoformat()}"
 
 
-def holders(refusal: str) -> list[Holder]:
-    """The locks a "stack is currently locked" refusal of the engine names."""
+def holders(lock_error: str) -> list[Holder]:
+    """The locks the engine's "stack is currently locked" error names."""
     found = []
-    for match in _HOLDER.finditer(refusal):
+    for match in _HOLDER.finditer(lock_error):
         try:
             at = datetime.fromisoformat(match["at"])
         except ValueError:
@@ -104,13 +104,13 @@ def process_start(pid: int) -> datetime | None:
     return datetime.fromtimestamp(datetime.now(UTC).timestamp() - age, UTC)
 
 
-def release_stale_locks(stack: str, root: Path, refusal: str, notify: Notify) -> bool:
+def release_stale_locks(stack: str, root: Path, lock_error: str, notify: Notify) -> bool:
     """Release the stack's locks when every holder is provably gone; True when released.
 
     A ``file://`` lock is deleted by its path; any other backend's through the engine
     (``pulumi cancel``), after the holders were found gone.
     """
-    found = holders(refusal)
+    found = holders(lock_error)
     if not found or not all(h.gone() for h in found):
         return False
     for holder in found:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from pulumi import automation as auto
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from machines.automation.checks import check, deployment_of
 from machines.automation.diff import Changes, Diff, pool_counts
@@ -42,12 +41,14 @@ from machines.automation.project import (
     stack_file,
 )
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
+from machines.automation.snapshot import StackRuntime, StackSnapshot, take
 from machines.automation.spans import traced
-from machines.errors import MachinesError, SettingsError
+from machines.errors import SettingsError
 from machines.labels import machine_key
-from machines.models import Machine, Status
+from machines.models import Status
 from machines.program.components import POOL_TYPE
-from machines.program.config import PROJECT, BaseDeployment
+from machines.program.config.models import BaseDeployment
+from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
 from machines.provider import Provider
 from machines.settings import ORCA_OWNER, ORCA_PROVIDER
@@ -61,16 +62,6 @@ T = TypeVar("T")
 def print_progress(line: str) -> None:
     """The default ``on_output``: the engine's progress, line by line, on stderr."""
     print(line, file=sys.stderr, flush=True)
-
-
-class StackRuntime(BaseModel):
-    """What a stack's outputs tell the runtime: provider kind, owner and settings variables."""
-
-    model_config = ConfigDict(frozen=True)
-
-    provider: str
-    owner: str
-    env: dict[str, str]
 
 
 def select(stack: str, *, project: str | Path | None = None, create: bool = False) -> auto.Stack:
@@ -121,6 +112,18 @@ def preview(
     With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
     behind the stack's back show as created again.
     """
+    return preview_with_snapshot(stack, project=project, on_output=on_output, refresh=refresh)[0]
+
+
+def preview_with_snapshot(
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    refresh: bool = True,
+) -> tuple[Diff, StackSnapshot]:
+    """``preview``'s diff and the snapshot of the stack it was counted against, for what
+    reads the same stack next (the CI comment's pools and costs)."""
     return _diffed(
         stack,
         project,
@@ -151,7 +154,7 @@ def up(
     deleted is made again instead of failing the update.
     """
     with stack_lock(stack, project):
-        return _up(stack, project, on_output, refresh=refresh)
+        return _up(stack, project, on_output, refresh=refresh)[0]
 
 
 def _up(
@@ -161,7 +164,7 @@ def _up(
     *,
     refresh: bool,
     target: list[str] | None = None,
-) -> Diff:
+) -> tuple[Diff, StackSnapshot]:
     return _diffed(
         stack,
         project,
@@ -199,7 +202,7 @@ def destroy(
             ),
             create=False,
             on_output=on_output,
-        )
+        )[0]
 
 
 def _diffed(
@@ -210,33 +213,42 @@ def _diffed(
     *,
     create: bool,
     on_output: OnOutput | None = None,
-) -> Diff:
+) -> tuple[Diff, StackSnapshot]:
     """Run one engine operation on the selected stack, collecting its changes per resource
-    and, from the pools' listing taken before it, per pool. A preview or an update also
-    replaces the stack's machines the cloud could not make (``failed_machines``)."""
+    and, from the stack's snapshot taken before it, per pool. A preview or an update also
+    replaces the stack's machines the cloud could not make (``failed_machines``).
+
+    A stack brought up is listed as its outputs configure the runtime, and a listing that
+    fails stops the operation, as the engine's refresh would; one never brought up is
+    listed as its file says when it can be (its credentials may be the engine's to
+    decrypt: counts unknown).
+    """
     deployment = None if action == "destroy" else check(stack, project)
     selected = select(stack, project=project, create=create)
     notify = on_output or print_progress
     if action != "preview":
         recover(stack, selected, project, notify)
-    listed = pool_listing(stack, project, deployment)
-    replace = [] if action == "destroy" else failed_machines(stack, selected, listed, notify)
+    taken = snapshot_of(stack, project, deployment)
+    error = taken.error()
+    if taken.kept and error is not None:
+        raise error
+    replace = [] if action == "destroy" else failed_machines(stack, selected, taken, notify)
     collect = Changes()
     with engine_errors(stack, action, project):
         _unlocked(stack, project, notify, lambda: run(selected, collect, replace))
-    return _with_pools(collect.diff(stack), listed)
+    return _with_pools(collect.diff(stack), taken), taken
 
 
 def failed_machines(
-    stack: str, selected: auto.Stack, listed: Listing, notify: OnOutput
+    stack: str, selected: auto.Stack, taken: StackSnapshot, notify: OnOutput
 ) -> list[str]:
     """URNs of the stack's machines the cloud could not make (``Status.FAILED``: a Hetzner
     server whose create action failed stays in the state, off and billed, and the official
     plugin never makes it again), said in one line; empty when there are none."""
     failed = {
         (pool_target(stack, pool), machine_key(m.name)): m.name
-        for pool, machines in listed[1].items()
-        for m in machines
+        for pool, machines in taken.listed.items()
+        for m in machines or ()
         if m.managed_by and m.status == Status.FAILED
     }
     if not failed:
@@ -310,7 +322,7 @@ def resize(
                 stack, root, notify, lambda: selected.refresh(on_output=notify, color="never")
             )
         set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
-        done = _up(stack, root, on_output, refresh=False, target=[pool_target(stack, pool)])
+        done, _ = _up(stack, root, on_output, refresh=False, target=[pool_target(stack, pool)])
         left = Changes()
         with engine_errors(stack, "preview", root):
             selected.preview(
@@ -402,49 +414,33 @@ def stack_lock(stack: str, project: str | Path | None = None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-Listing = tuple[str, dict[str, list[Machine]]]
-"""The stack's owner, and each pool of its state with its machines now."""
-
-
-def pool_listing(
-    stack: str, project: str | Path | None = None, deployment: BaseDeployment | None = None
-) -> Listing:
-    """Each pool of the stack's state and of ``deployment`` (its file) with its machines now
-    (both kinds), for ``Diff.pools``.
-
-    A stack with outputs is listed as they configure the runtime; one without (never brought
-    up) as its file does, when it is known. Listing needs the cloud's credentials, as the
-    preview's refresh does; empty when there is no pool.
-    """
+def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, object]:
+    """The stack's outputs; empty for a stack not brought up."""
     try:
-        values = outputs(stack, project=project)
+        return outputs(stack, project=project)
     except StackNotFoundError:
-        values = {}
-    state = values.get("pools")
-    names = [str(pool) for pool in state] if isinstance(state, dict) else []
-    if deployment is not None:
-        names += [p.name for p in deployment.pools if p.name not in names]
-    if not names:
-        return "", {}
-    if isinstance(state, dict) and state:
-        runtime = runtime_settings(stack, project=project)
-        found = Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
-        return runtime.owner, {name: found.machines(name) for name in names}
-    assert deployment is not None
-    try:
-        made = Provider.of(
-            deployment.provider, deployment.owner, {**os.environ, **deployment.catalogue_env()}
-        )
-        return deployment.owner, {name: made.machines(name) for name in names}
-    except MachinesError:
-        return "", {}  # its credentials are the engine's to decrypt: counts unknown
+        return {}
 
 
-def _with_pools(diff: Diff, listing: Listing) -> Diff:
-    owner, listed = listing
+def snapshot_of(
+    stack: str,
+    project: str | Path | None = None,
+    deployment: BaseDeployment | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> StackSnapshot:
+    """The stack now (``machines.automation.snapshot``): its outputs read once, each pool of
+    its state and of ``deployment`` (its file) listed by one provider, its settings over
+    ``environ`` (default: this process's). Listing needs the cloud's credentials, as the
+    preview's refresh does."""
+    env = os.environ if environ is None else environ
+    return take(stack, deployment, outputs_now(stack, project), env)
+
+
+def _with_pools(diff: Diff, taken: StackSnapshot) -> Diff:
+    listed = taken.machines()
     if not listed:
         return diff
-    return diff.model_copy(update={"pools": pool_counts(diff.changes, owner, listed)})
+    return diff.model_copy(update={"pools": pool_counts(diff.changes, taken.owner, listed)})
 
 
 def outputs(
@@ -466,17 +462,7 @@ def outputs(
 
 def runtime_settings(stack: str, *, project: str | Path | None = None) -> StackRuntime:
     """The runtime's configuration from the stack's ``provider``, ``owner`` and ``env``."""
-    values = outputs(stack, project=project)
-    try:
-        return StackRuntime.model_validate(
-            {key: values.get(key) for key in ("provider", "owner", "env")}
-        )
-    except ValidationError as error:
-        missing = sorted({str(e["loc"][0]) for e in error.errors(include_url=False)})
-        raise EngineError(
-            f"stack {stack} has no usable output {', '.join(missing)}: "
-            f"bring it up first (orca-machines up {stack})"
-        ) from None
+    return StackRuntime.of(stack, outputs(stack, project=project))
 
 
 def runtime_env(stack: str, *, project: str | Path | None = None) -> dict[str, str]:

@@ -21,13 +21,9 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.pools import (
-    exported_env,
-    is_kept,
-    kept_now,
-    outputs_now,
-    runtime_provider,
-)
+from machines.automation.pools import is_kept
+from machines.automation.snapshot import take
+from machines.automation.stacks import outputs_now
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
 from machines.models import Machine, Market, Status
@@ -146,17 +142,15 @@ def status(
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
     env = os.environ if environ is None else environ
     deployment = deployment_of(stack, project)
-    deployed = outputs_now(stack, project)
-    exported = exported_env(deployed)
+    snapshot = take(stack, deployment, outputs_now(stack, project), env)
+    exported = snapshot.exported
     settings = {**env, **deployment.catalogue_env(), **exported}
-    outputs = kept_now(stack, project, deployed)
+    outputs = snapshot.kept
     prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []
-    provider: Provider | None = None
-    try:
-        provider = runtime_provider(deployment, env, exported)
-    except MachinesError as error:
-        notes.append(f"machines unknown: {mask(str(error))}")
+    provider = snapshot.provider
+    if snapshot.refused is not None:
+        notes.append(f"machines unknown: {mask(str(snapshot.refused))}")
     configured = {p.name: p for p in deployment.pools}
     pools = []
     for name in [*configured, *sorted(set(outputs) - set(configured))]:
@@ -164,12 +158,9 @@ def status(
         kept = outputs.get(name, {})
         machine_type = pool.machine_type if pool else str(kept.get("machineType", ""))
         location = pool.location if pool else str(kept.get("location", ""))
-        machines = None
-        if provider is not None:
-            try:
-                machines = provider.machines(name)
-            except MachinesError as error:
-                notes.append(f"pool {name}: machines unknown: {mask(str(error))}")
+        machines = snapshot.listed.get(name)
+        if name in snapshot.failures:
+            notes.append(f"pool {name}: machines unknown: {mask(str(snapshot.failures[name]))}")
         mine = None if machines is None else [m for m in machines if is_kept(m)]
         theirs = None if machines is None else [m for m in machines if not is_kept(m)]
         billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]

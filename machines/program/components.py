@@ -17,10 +17,13 @@ from pulumi.runtime.config import CONFIG
 
 from machines.labels import machine_host, machine_name, stack_labels
 from machines.program.clouds import CLOUDS
-from machines.program.config import BaseDeployment, Pool, StackConfig
+from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.program.config.stack_config import StackConfig
 from machines.program.reaper import Reaper, reapers_provider
 
 POOL_TYPE = "orca:machines:Pool"
+"""The pool component's type token: part of every stack's URNs, so never renamed (a new
+token would replace every pool's machines), whatever the class is called."""
 
 
 def stack_config() -> StackConfig:
@@ -49,7 +52,7 @@ class DeclaredMachine:
 class Cloud(Protocol):
     """How one cloud makes a pool's machines, given what the deployment shares."""
 
-    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
+    def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         """Docker's name of the pool's machine type's architecture; a cloud that cannot
         change a kept machine's architecture refuses such a change here."""
         ...
@@ -62,7 +65,7 @@ class Cloud(Protocol):
         self,
         key: str,
         name: str,
-        pool: Pool,
+        pool: PoolConfig,
         labels: dict[str, str],
         image: pulumi.Output[str],
         *,
@@ -81,7 +84,7 @@ class Built:
     env: pulumi.Input[dict[str, str]]
 
 
-def secret_user_data(pool: Pool) -> pulumi.Output[str] | None:
+def secret_user_data(pool: PoolConfig) -> pulumi.Output[str] | None:
     """The pool's user data as a secret, so it never reaches state or a preview in plain."""
     user_data = pool.user_data.get_secret_value()
     return pulumi.Output.secret(user_data) if user_data else None
@@ -93,12 +96,13 @@ def named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
 
 
 @dataclass(frozen=True)
-class MachinePoolArgs:
-    """A pool component's inputs: the pool, its owner, how its cloud makes machines, the
-    provider kind and runtime settings its reaper deletes the autoscaler's machines with,
-    and the provider resource that serves reapers."""
+class PoolArgs:
+    """A ``Pool`` component's inputs (Pulumi's component and args pair): the pool's
+    configuration, its owner, how its cloud makes machines, the provider kind and runtime
+    settings its reaper deletes the autoscaler's machines with, and the provider resource
+    that serves reapers."""
 
-    pool: Pool
+    pool: PoolConfig
     owner: str
     cloud: Cloud
     provider: str
@@ -106,8 +110,9 @@ class MachinePoolArgs:
     reapers: pulumi.ProviderResource
 
 
-class MachinePool(pulumi.ComponentResource):
-    """A pool: ``size`` machines, n from 1, and its reaper.
+class Pool(pulumi.ComponentResource):
+    """A pool (``POOL_TYPE``): ``size`` machines, n from 1, and its reaper, as its
+    ``PoolConfig`` asks.
 
     A machine is ``<owner>-<pool>-<n>`` in the stack (its host name too) and
     ``<owner>-<pool>-<n>.stack`` in the cloud (``machines.labels.machine_name``). Names
@@ -122,7 +127,7 @@ class MachinePool(pulumi.ComponentResource):
     listing: list[pulumi.Output[dict[str, str]]]
 
     def __init__(
-        self, name: str, args: MachinePoolArgs, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: PoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(POOL_TYPE, name, None, opts)
         pool = args.pool
@@ -145,7 +150,7 @@ class MachinePool(pulumi.ComponentResource):
         self.listing = [m.output() for m in self.machines]
         self.register_outputs({"arch": self.arch, "machines": self.listing})
 
-    def output(self, pool: Pool) -> dict[str, Any]:
+    def output(self, pool: PoolConfig) -> dict[str, Any]:
         """The pool as the stack's ``pools`` output shows it."""
         return {
             "machineType": pool.machine_type,
@@ -157,7 +162,7 @@ class MachinePool(pulumi.ComponentResource):
         }
 
 
-def deploy(deployment: BaseDeployment) -> list[MachinePool]:
+def deploy(deployment: BaseDeployment) -> list[Pool]:
     """Declare the deployment's shared infrastructure and pools; export the stack outputs.
 
     Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``,
@@ -171,11 +176,9 @@ def deploy(deployment: BaseDeployment) -> list[MachinePool]:
     env = pulumi.Output.from_input(built.env).apply(deployment.runtime_env)
     reapers = reapers_provider()
     pools = [
-        MachinePool(
+        Pool(
             pool.name,
-            MachinePoolArgs(
-                pool, deployment.owner, built.cloud, deployment.provider, built.env, reapers
-            ),
+            PoolArgs(pool, deployment.owner, built.cloud, deployment.provider, built.env, reapers),
         )
         for pool in deployment.pools
     ]

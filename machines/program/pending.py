@@ -84,7 +84,7 @@ def in_file_backend(backend_url: str, project: str, stack: str) -> list[PendingC
     return pending_creates(latest) if isinstance(latest, Mapping) else []
 
 
-def refusal(stack: str, pending: list[PendingCreate]) -> str:
+def pending_creates_error(stack: str, pending: list[PendingCreate]) -> str:
     """What a plain ``pulumi up`` is told instead of creating the pending machines again."""
     names = ", ".join(p.key for p in pending)
     return (
@@ -95,9 +95,9 @@ def refusal(stack: str, pending: list[PendingCreate]) -> str:
 
 
 def refused_plain_run(environ: Mapping[str, str], project: str, stack: str) -> str | None:
-    """The refusal of a plain ``pulumi`` run (not through Automation, which recovers first)
+    """The error that stops a plain ``pulumi`` run (not through Automation, which recovers first)
     on a stack a killed run left creates pending in; None when there is nothing to say."""
     if environ.get(PULUMI_AUTOMATION_API) == "true":
         return None
     left = in_file_backend(environ.get(PULUMI_BACKEND_URL, ""), project, stack)
-    return refusal(stack, left) if left else None
+    return pending_creates_error(stack, left) if left else None

@@ -26,7 +26,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
-from machines.program.config import CREDENTIALS
+from machines.program.config.loader import CREDENTIALS
 
 REAPER_SUFFIX = "-autoscaled"
 """A reaper is named ``<pool>-autoscaled``: it stands for the autoscaler's machines there."""

@@ -7,7 +7,7 @@ from pulumi.automation import CommandError, CommandResult
 
 from machines import automation
 from machines.cli import ERROR, INTERRUPTED, USAGE, main
-from machines.program.config import StackConfigError
+from machines.program.config.problems import StackConfigError
 from testkit.hetzner import TOKEN
 from testkit.specs import OWNER
 

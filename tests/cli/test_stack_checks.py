@@ -17,7 +17,7 @@ from machines import automation
 from machines.automation import checks, engine
 from machines.cli import ERROR, TERMINATED
 from machines.errors import SettingsError
-from machines.program.config import StackConfigError
+from machines.program.config.problems import StackConfigError
 
 ENGINE_COMMAND = engine.engine_command
 

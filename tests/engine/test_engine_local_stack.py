@@ -18,7 +18,8 @@ import yaml
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import CHANGES, ERROR, OK
-from machines.program.config import StackConfig, load
+from machines.program.config.loader import load
+from machines.program.config.stack_config import StackConfig
 
 pytestmark = pytest.mark.engine
 

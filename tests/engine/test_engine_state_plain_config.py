@@ -9,7 +9,7 @@ import pytest
 
 from machines import automation
 from machines.automation.engine import engine_command
-from machines.program.config import PROJECT
+from machines.program.config.stack_config import PROJECT
 from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine

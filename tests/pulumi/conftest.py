@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from machines.program.config import StackConfig, load
+from machines.program.config.loader import load
+from machines.program.config.stack_config import StackConfig
 from testkit.program_harness import STACKS, StackRun, run_program, stack_file, stack_name
 
 

@@ -12,16 +12,10 @@ import pytest
 
 from machines.errors import SettingsError
 from machines.labels import machine_name
-from machines.program.config import (
-    MAX_POOL_SIZE,
-    PROJECT,
-    SECRET_PLACEHOLDER,
-    StackConfig,
-    StackConfigError,
-    _provider_config_problems,
-    load,
-    plain_user_data,
-)
+from machines.program.config.loader import _provider_config_problems, load, plain_user_data
+from machines.program.config.models import MAX_POOL_SIZE
+from machines.program.config.problems import StackConfigError
+from machines.program.config.stack_config import PROJECT, SECRET_PLACEHOLDER, StackConfig
 from testkit.program_harness import ec2, hetzner, run
 
 POOLS = f"{PROJECT}:pools"
@@ -286,7 +280,8 @@ def test_stack_file_values_are_encoded_as_pulumi_hands_them_over() -> None:
 
 def test_the_configuration_model_needs_no_pulumi() -> None:
     code = (
-        "import sys, machines, machines.program.config\n"
+        "import sys, machines, machines.program.config.loader\n"
+        "import machines.program.hetzner.config, machines.program.ec2.config\n"
         "assert not [m for m in sys.modules if m.split('.')[0].startswith('pulumi')], 'pulumi'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

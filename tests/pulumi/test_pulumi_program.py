@@ -8,7 +8,7 @@ import pytest
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
 from machines.labels import stack_labels
-from machines.program.config import PROJECT
+from machines.program.config.stack_config import PROJECT
 from testkit.program_harness import (
     AMIS,
     FIREWALL_IDS,

@@ -13,7 +13,7 @@ from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_B
 from machines.labels import owner_labels
 from machines.models import Market, machine_address
 from machines.program.components import Built, named, secret_user_data
-from machines.program.config import Pool
+from machines.program.config.models import PoolConfig
 from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
 
 EC2_SHARED_TYPE = "orca:machines:Ec2Shared"
@@ -47,7 +47,7 @@ class Ec2Cloud:
         self._instance_profile = instance_profile
         self._image = image
 
-    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
+    def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         instance_type = aws.ec2.get_instance_type_output(
             instance_type=pool.machine_type, opts=pulumi.InvokeOptions(parent=parent)
         )
@@ -72,7 +72,7 @@ class Ec2Cloud:
         self,
         key: str,
         name: str,
-        pool: Pool,
+        pool: PoolConfig,
         labels: dict[str, str],
         image: pulumi.Output[str],
         *,
@@ -100,7 +100,7 @@ class Ec2Cloud:
         return instance.id, address
 
 
-def _market_options(pool: Pool) -> aws.ec2.InstanceInstanceMarketOptionsArgs | None:
+def _market_options(pool: PoolConfig) -> aws.ec2.InstanceInstanceMarketOptionsArgs | None:
     """A kept machine of a pool that buys spot as the runtime launches one: a one-time spot
     request that terminates on interruption (``Market.kept``: spot pools only)."""
     if pool.market.kept != Market.SPOT:

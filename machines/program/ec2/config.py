@@ -9,19 +9,20 @@ from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
 from machines.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
 from machines.models import Market
-from machines.program.config import (
+from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
     Model,
     Name,
-    check_rule_port,
     either,
     owned_name,
-    port_as_text,
 )
+from machines.program.config.ports import check_rule_port, port_as_text
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
+UNMADE_GROUP = "sg-00000000000000000"
+"""Stands for the id of a security group the stack creates, where only the catalogue is read."""
 
 
 class IngressRule(Model):
@@ -90,10 +91,6 @@ SecurityGroupItem = Annotated[
 InstanceProfileItem = Annotated[
     ExistingName | Annotated[InstanceProfile, Tag("<new>")], either("instance profile")
 ]
-
-
-UNMADE_GROUP = "sg-00000000000000000"
-"""Stands for the id of a security group the stack creates, where only the catalogue is read."""
 
 
 class Ec2Deployment(BaseDeployment):

@@ -18,7 +18,7 @@ from machines.arch import docker_arch
 from machines.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.models import machine_address
 from machines.program.components import Built, named, secret_user_data
-from machines.program.config import Pool
+from machines.program.config.models import PoolConfig
 from machines.program.hetzner.config import Firewall, HetznerDeployment
 
 HETZNER_SHARED_TYPE = "orca:machines:HetznerShared"
@@ -43,7 +43,7 @@ class HetznerCloud:
         self._ssh_keys = ssh_keys
         self._firewall_ids = firewall_ids
 
-    def arch(self, pool: Pool, parent: pulumi.Resource) -> pulumi.Output[str]:
+    def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         return self._archs.apply(lambda archs: archs[pool.name])
 
     def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
@@ -55,7 +55,7 @@ class HetznerCloud:
         self,
         key: str,
         name: str,
-        pool: Pool,
+        pool: PoolConfig,
         labels: dict[str, str],
         image: pulumi.Output[str],
         *,
@@ -87,7 +87,7 @@ def pool_archs(deployment: HetznerDeployment) -> pulumi.Output[dict[str, str]]:
     """Each pool's architecture, known only once no pool's type change would move kept
     servers to another architecture: everything the deployment declares waits for it."""
 
-    def checked(pool: Pool) -> pulumi.Output[str]:
+    def checked(pool: PoolConfig) -> pulumi.Output[str]:
         selector = (
             f"{pool_selector(pool.name, deployment.owner)},{MANAGED_BY_LABEL}={MANAGED_BY_PULUMI}"
         )
@@ -105,14 +105,14 @@ def pool_archs(deployment: HetznerDeployment) -> pulumi.Output[dict[str, str]]:
     )
 
 
-def _same_arch(pool: Pool, new_arch: str, old_types: list[str]) -> pulumi.Output[str]:
+def _same_arch(pool: PoolConfig, new_arch: str, old_types: list[str]) -> pulumi.Output[str]:
     old_archs = [_type_arch(t) for t in old_types]
     return pulumi.Output.all(*old_archs).apply(
         lambda archs: _refuse_other_arch(pool, new_arch, dict(zip(old_types, archs, strict=True)))
     )
 
 
-def _refuse_other_arch(pool: Pool, new_arch: str, old: dict[str, str]) -> str:
+def _refuse_other_arch(pool: PoolConfig, new_arch: str, old: dict[str, str]) -> str:
     """``new_arch``, unless a kept server's type runs another architecture."""
     other = {t: a for t, a in old.items() if a != new_arch}
     if other:

@@ -9,35 +9,18 @@ from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 from machines.arch import DEFAULT_HETZNER_IMAGE
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
 from machines.models import Market
-from machines.program.config import (
+from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
     Model,
     Name,
-    check_rule_port,
     either,
     owned_name,
-    port_as_text,
 )
+from machines.program.config.ports import check_rule_port, port_as_text
 from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
 
 HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
-
-
-class SshKey(Model):
-    """An SSH key the stack creates, named ``<owner>-<name>``."""
-
-    name: str
-    public_key: Name
-
-    _name = field_validator("name")(owned_name)
-
-    @field_validator("public_key")
-    @classmethod
-    def _one_line(cls, key: str) -> str:
-        if len(key.strip().splitlines()) != 1:
-            raise ValueError("must be one line: 'ssh-ed25519 AAAA... comment'")
-        return key.strip()
 
 
 class FirewallRule(Model):
@@ -75,19 +58,36 @@ class Firewall(Model):
     _name = field_validator("name")(owned_name)
 
 
-SshKeyItem = Annotated[ExistingName | Annotated[SshKey, Tag("<new>")], either("SSH key")]
+class SshKey(Model):
+    """An SSH key the stack creates, named ``<owner>-<name>``."""
+
+    name: str
+    public_key: Name
+
+    _name = field_validator("name")(owned_name)
+
+    @field_validator("public_key")
+    @classmethod
+    def _one_line(cls, key: str) -> str:
+        if len(key.strip().splitlines()) != 1:
+            raise ValueError("must be one line: 'ssh-ed25519 AAAA... comment'")
+        return key.strip()
+
+
 FirewallItem = Annotated[ExistingName | Annotated[Firewall, Tag("<new>")], either("firewall")]
+SshKeyItem = Annotated[ExistingName | Annotated[SshKey, Tag("<new>")], either("SSH key")]
 
 
 class HetznerDeployment(BaseDeployment):
     """A deployment on Hetzner Cloud: servers with an image, SSH keys and a firewall."""
 
     provider_keys: ClassVar[tuple[str, ...]] = (HCLOUD_ENDPOINT_KEY,)
+    missing_hints: ClassVar[dict[str, str]] = {}
     provider_namespace: ClassVar[str] = "hcloud"
     provider_config: ClassVar[frozenset[str]] = frozenset(
         {"token", "endpoint", "pollInterval", "pollFunction", "endpointHetzner"}
     )
-    models: ClassVar[tuple[type[BaseModel], ...]] = (SshKey, Firewall, FirewallRule)
+    models: ClassVar[tuple[type[BaseModel], ...]] = (Firewall, FirewallRule, SshKey)
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
 

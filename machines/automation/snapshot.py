@@ -1,0 +1,139 @@
+"""What one run knows of a stack now, each fact read once: its outputs, its runtime provider
+and each pool's machines.
+
+A preview counts its pools against the snapshot taken before it, and the CI comment and
+``status`` cost them from the same one: the outputs are read once, one provider is built
+from one source of settings (``runtime_of``: what the stack exported when it was last
+brought up, else what its file gives, enough for reading), and it lists each pool once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from machines.automation.engine import EngineError
+from machines.errors import MachinesError
+from machines.models import Machine
+from machines.program.config.models import BaseDeployment
+from machines.provider import Provider
+
+
+class StackRuntime(BaseModel):
+    """What a stack's outputs tell the runtime: provider kind, owner and settings variables."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    owner: str
+    env: dict[str, str]
+
+    @classmethod
+    def of(cls, stack: str, outputs: Mapping[str, object]) -> StackRuntime:
+        """From the stack's ``provider``, ``owner`` and ``env`` outputs; ``EngineError``
+        naming those missing."""
+        try:
+            return cls.model_validate(
+                {key: outputs.get(key) for key in ("provider", "owner", "env")}
+            )
+        except ValidationError as error:
+            missing = sorted({str(e["loc"][0]) for e in error.errors(include_url=False)})
+            raise EngineError(
+                f"stack {stack} has no usable output {', '.join(missing)}: "
+                f"bring it up first (orca-machines up {stack})"
+            ) from None
+
+
+@dataclass(frozen=True)
+class StackSnapshot:
+    """A stack now: its file's deployment (None without a file), its outputs (empty for a
+    stack never brought up), its runtime provider (None, with ``refused``, when it could not
+    be built) and each pool's machines (None, with ``failures[pool]``, when not listed)."""
+
+    stack: str
+    deployment: BaseDeployment | None
+    outputs: Mapping[str, object]
+    owner: str = ""
+    provider: Provider | None = None
+    refused: MachinesError | None = None
+    listed: Mapping[str, list[Machine] | None] = field(default_factory=dict)
+    failures: Mapping[str, MachinesError] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> dict[str, dict[str, object]]:
+        """The stack's ``pools`` output: what it keeps now; empty for a stack not brought up."""
+        pools = self.outputs.get("pools")
+        if not isinstance(pools, dict):
+            return {}
+        return {str(k): v for k, v in pools.items() if isinstance(v, dict)}
+
+    @property
+    def exported(self) -> dict[str, str]:
+        """The runtime's settings the stack exported (its ``env`` output); empty when none."""
+        env = self.outputs.get("env")
+        return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+    def machines(self) -> dict[str, list[Machine]] | None:
+        """Every pool's machines, or None when a pool (or the provider) could not be listed."""
+        if self.refused is not None or any(m is None for m in self.listed.values()):
+            return None
+        return {pool: machines for pool, machines in self.listed.items() if machines is not None}
+
+    def error(self) -> MachinesError | None:
+        """Why the pools are not all listed: the provider's refusal, else the first pool's."""
+        return self.refused or next(iter(self.failures.values()), None)
+
+
+def runtime_of(
+    stack: str, deployment: BaseDeployment | None, outputs: Mapping[str, object]
+) -> StackRuntime | None:
+    """The runtime's kind, owner and settings for the stack: those it exported when it was
+    last brought up (ids of what it created, such as a security group, are known only
+    there), else those its file gives, enough for reading (``catalogue_env``, with the
+    pools' max and market); None for neither."""
+    if isinstance(outputs.get("pools"), dict) and outputs.get("pools"):
+        return StackRuntime.of(stack, outputs)
+    if deployment is None:
+        return None
+    return StackRuntime(
+        provider=deployment.provider,
+        owner=deployment.owner,
+        env=deployment.runtime_env(deployment.catalogue_env()),
+    )
+
+
+def take(
+    stack: str,
+    deployment: BaseDeployment | None,
+    outputs: Mapping[str, object],
+    environ: Mapping[str, str],
+) -> StackSnapshot:
+    """The stack's snapshot from its ``outputs``, read by the caller once: each pool of its
+    state and of ``deployment`` listed by one provider, its settings over ``environ``.
+
+    No pool: nothing is listed.
+    """
+    state = outputs.get("pools")
+    names = [str(pool) for pool in state] if isinstance(state, dict) else []
+    if deployment is not None:
+        names += [p.name for p in deployment.pools if p.name not in names]
+    try:
+        runtime = runtime_of(stack, deployment, outputs)
+        if runtime is None:
+            return StackSnapshot(stack, deployment, outputs)
+        provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
+    except MachinesError as error:
+        return StackSnapshot(stack, deployment, outputs, refused=error)
+    listed: dict[str, list[Machine] | None] = {}
+    failures: dict[str, MachinesError] = {}
+    for name in names:
+        try:
+            listed[name] = provider.machines(name)
+        except MachinesError as error:
+            listed[name] = None
+            failures[name] = error
+    return StackSnapshot(
+        stack, deployment, outputs, runtime.owner, provider, None, listed, failures
+    )

@@ -1,0 +1,123 @@
+"""``load``: a stack's configuration made into the deployment its ``provider`` names.
+
+Every problem is found before anything is declared, and said at once, one line per key
+(``StackConfigError``): the stack file's keys, the cloud provider plugin's keys, and
+credentials kept in plain text.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from pydantic import ValidationError
+
+from machines.program.clouds import deployments
+from machines.program.config.models import BaseDeployment
+from machines.program.config.problems import StackConfigError, problem
+from machines.program.config.stack_config import PROJECT, StackConfig, decode
+from machines.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    HCLOUD_TOKEN,
+)
+
+CREDENTIALS = {
+    "hcloud:token": HCLOUD_TOKEN,
+    "aws:accessKey": AWS_ACCESS_KEY_ID,
+    "aws:secretKey": AWS_SECRET_ACCESS_KEY,
+    "aws:token": AWS_SESSION_TOKEN,
+}
+"""Provider configuration keys that hold credentials, and the variable that can carry each."""
+
+
+def load(config: StackConfig, stack: str) -> BaseDeployment:
+    """The validated deployment of ``stack``; raise ``StackConfigError`` listing every problem."""
+    problems = _plain_credentials(config)
+    prefix = f"{PROJECT}:"
+    raw: dict[str, object] = {}
+    for key, value in config.values.items():
+        if key.startswith(prefix):
+            name = key.removeprefix(prefix)
+            if ":" in name:
+                problems.append((name, "unknown key: remove it or fix its spelling"))
+            else:
+                raw[name] = decode(value)
+    kind = raw.get("provider")
+    kinds = deployments()
+    cls = kinds.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        shown = "is not set" if kind is None else f"{kind!r} is not a provider"
+        problems.append(("provider", f"{shown}: use {' or '.join(kinds)}"))
+        raise StackConfigError(stack, problems)
+    raw.setdefault("owner", stack)
+    problems.extend(_provider_config_problems(config, cls))
+    for key in cls.provider_keys:
+        if key in config.values:
+            raw[key] = config.values[key]
+    try:
+        deployment = cls.model_validate(raw)
+    except ValidationError as error:
+        problems.extend(problem(e, cls) for e in error.errors(include_url=False))
+    else:
+        problems.extend(deployment.problems())
+    if problems:
+        raise StackConfigError(stack, problems)
+    return deployment
+
+
+def plain_user_data(config: StackConfig, deployment: BaseDeployment) -> list[str]:
+    """Warnings for pools whose user data is plain in the stack's configuration: Pulumi's
+    update history keeps the configuration, so plain user data stays there for good."""
+    key = f"{PROJECT}:pools"
+    if key in config.secret_keys:
+        return []
+    return [
+        f"pools[{i}].userData of pool {pool.name} is in plain text in the stack's "
+        "configuration, and so in every update's history: set it with `pulumi config set "
+        f"--path --secret 'pools[{i}].userData' ...`"
+        for i, pool in enumerate(deployment.pools)
+        if pool.user_data.get_secret_value()
+    ]
+
+
+def _provider_config_problems(
+    config: StackConfig, cls: type[BaseDeployment]
+) -> list[tuple[str, str]]:
+    """Keys of a cloud provider's namespace the provider does not read (``hcloud:endpont``),
+    and keys of another cloud's provider: either would be silently ignored."""
+    found: list[tuple[str, str]] = []
+    others = {d.provider_namespace: k for k, d in deployments().items() if d is not cls}
+    for key in sorted(config.values):
+        namespace, _, name = key.partition(":")
+        if namespace == cls.provider_namespace and name not in cls.provider_config:
+            close = difflib.get_close_matches(name, sorted(cls.provider_config), n=1)
+            hint = f" (did you mean {namespace}:{close[0]}?)" if close else ""
+            found.append(
+                (
+                    key,
+                    f"unknown key of the {namespace} provider{hint}: the provider would ignore "
+                    "it and use its default, so fix its spelling or remove it",
+                )
+            )
+        elif namespace in others:
+            found.append(
+                (
+                    key,
+                    f"is a setting of provider {others[namespace]}, not of this stack's: remove it",
+                )
+            )
+    return found
+
+
+def _plain_credentials(config: StackConfig) -> list[tuple[str, str]]:
+    return [
+        (
+            key,
+            "is in plain text in the stack's configuration: remove it (pulumi config rm "
+            f"{key}) and set it with `pulumi config set --secret {key}`, or set {variable} "
+            "in the environment",
+        )
+        for key, variable in CREDENTIALS.items()
+        if config.values.get(key) and key not in config.secret_keys
+    ]
