@@ -51,6 +51,7 @@ from machines.labels import (
 )
 from machines.models import Created, Status
 from machines.settings import Freshness, Timeouts
+from testkit import timeouts
 from testkit.specs import spec
 
 QUICK = settings(max_examples=60, deadline=None)
@@ -382,7 +383,8 @@ def fake_ec2() -> Iterator[FakeEc2]:
 @pytest.fixture(scope="module")
 def ec2(fake_ec2: FakeEc2) -> Iterator[Ec2Provider]:
     """An EC2 provider of the fake whose backoff starts at a millisecond and doubles, so a
-    persistent error spends the one-second call in about ten tries."""
+    persistent error spends the one-second call in about ten tries; a try the loaded machine
+    answers late still ends in the fake's answer, not in the request's timeout."""
     settings = Ec2Settings(
         region="eu-central-1",
         endpoint_url=fake_ec2.url,
@@ -390,7 +392,7 @@ def ec2(fake_ec2: FakeEc2) -> Iterator[Ec2Provider]:
         security_group="sg-0abc",
         instance_profile="orca-workers",
         image="ami-0abc",
-        timeouts=Timeouts(request=1, call=1),
+        timeouts=Timeouts(request=timeouts.REQUEST, call=1),
         freshness=Freshness(no_stock_ttl=0),  # every example meets the fake's answer
     )
     with pytest.MonkeyPatch.context() as patch:
