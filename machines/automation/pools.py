@@ -246,15 +246,15 @@ def pool_changes(
         for p in deployment.pools
     }
     markets = {p.name: p.market for p in deployment.pools}
-    prices = prices or price_list(
-        deployment.provider, {**env, **deployment.catalogue_env(), **exported}
-    )
     notes: list[str] = []
     provider: Provider | None = None
     try:
         provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"autoscaler machines unknown: {mask(str(error))}")
+    prices = prices or price_list(
+        deployment.provider, {**env, **deployment.catalogue_env(), **exported}, provider
+    )
 
     listed: dict[str, list[Machine] | None] = {}
     for name in sorted(set(before) | set(after)):

@@ -150,13 +150,13 @@ def status(
     exported = exported_env(deployed)
     settings = {**env, **deployment.catalogue_env(), **exported}
     outputs = kept_now(stack, project, deployed)
-    prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []
     provider: Provider | None = None
     try:
         provider = runtime_provider(deployment, env, exported)
     except MachinesError as error:
         notes.append(f"machines unknown: {mask(str(error))}")
+    prices = prices or price_list(deployment.provider, settings, provider)
     configured = {p.name: p for p in deployment.pools}
     pools = []
     for name in [*configured, *sorted(set(outputs) - set(configured))]:
