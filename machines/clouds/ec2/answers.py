@@ -256,7 +256,7 @@ class Offering(_Answer):
 class Offerings(_Answer):
     """DescribeInstanceTypeOfferings' answer (one page: the filters keep it small)."""
 
-    offerings: list[Offering] = Field(default_factory=list, alias="InstanceTypeOfferings")
+    offerings: list[Offering] = Field(alias="InstanceTypeOfferings")
 
 
 class Image(_Answer):
