@@ -15,10 +15,9 @@ its architecture and, per location, its deprecation and stock; ``arch``, ``sells
 ``ORCA_OFFERS_TTL`` has passed. A create of a type no longer sold in a location fails at
 once, saying since when, and one still sold but deprecated there is logged with the date it
 stops. ``prices`` reads ``GET /pricing`` through the same client and retries
-(``prices.py``). A create whose create action has already
-failed is deleted and reported failed; one whose action fails later is listed by
-``machines`` as ``failed`` (an ``off`` pool server whose ``create_server`` action ended in
-error), for the autoscaler to delete.
+(``prices.py``). A create whose create action has already failed is deleted and reported
+failed; one whose action fails later is listed by ``machines`` as ``failed`` (an ``off``
+pool server whose ``create_server`` action ended in error), for the autoscaler to delete.
 """
 
 from __future__ import annotations
@@ -138,7 +137,7 @@ class HetznerProvider(Provider):
         )
 
     def arch(self, machine_type: str) -> str:
-        """By the catalogue (one request for every type, read once)."""
+        """By the catalogue: one request for every type, whose architectures are kept."""
         return docker_arch(self._catalogue.type(machine_type).architecture)
 
     @telemetry.traced_create
