@@ -62,3 +62,16 @@ def test_an_unknown_type_is_one_message_wherever_it_is_asked(clocked_hetzner):
     assert said is not None
     assert said.startswith("Hetzner has no server type 'cx999': use one of ")
     assert created.reason == said
+
+
+def test_an_unknown_type_is_looked_for_again_once_the_read_is_older_than_the_ttl(
+    clocked_hetzner, emulator, clock
+):
+    clocked_hetzner.arch("cax11")
+    clocked_hetzner.sells("cx999", "fsn1")
+    assert emulator.control.requests().get(SERVER_TYPES) == 1
+
+    clock.advance(60)
+    clocked_hetzner.sells("cx999", "fsn1")
+
+    assert emulator.control.requests().get(SERVER_TYPES) == 2
