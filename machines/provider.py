@@ -20,6 +20,7 @@ from machines.clouds import PROVIDERS
 from machines.errors import SettingsError, UnknownProviderError
 from machines.labels import check_owner
 from machines.models import Created, Machine, MachineSpec, Market, Status
+from machines.prices import NoPrices, PriceList
 from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, pool_market, pool_max, unsold_market
 
 
@@ -38,6 +39,9 @@ class Provider(ABC):
     cloud: ClassVar[str]
     markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
     """The markets the cloud sells (``clouds.<kind>.settings.MARKETS``)."""
+    offers_stock: ClassVar[bool] = True
+    """Whether ``offers`` knows the cloud's stock now (Hetzner's ``available``), or only
+    where a type is offered at all (EC2 publishes no stock)."""
 
     def __init__(self, owner: str, image: str) -> None:
         self.owner = check_owner(owner)
@@ -111,6 +115,12 @@ class Provider(ABC):
     @abstractmethod
     def delete(self, machine_id: str) -> bool:
         """Delete this owner's pool machine; True once it is gone, now or before."""
+
+    def prices(self) -> PriceList:
+        """The cloud's own price list, read through this provider's client and retries
+        when first asked. A cloud without one keeps this default: every price unknown,
+        saying so."""
+        return NoPrices(f"prices unknown: no price list for provider {self.kind}")
 
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first

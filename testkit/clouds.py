@@ -9,13 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from emulator.process import Emulator
-from machines.models import MachineSpec
+from machines.models import MachineSpec, Market
+from machines.prices import Priced
 from machines.provider import Provider
 from testkit import hetzner, moto_server
 from testkit.fault_proxy import Fault, FaultProxy
 from testkit.specs import OWNER, spec
+
+Read = Literal["prices", "offers"]
+"""What the cloud is asked for beside machines: a price, or where a type is offered."""
+
+Trouble = Literal["busy", "throttled", "slow", "garbled"]
+"""How the cloud answers a ``Read`` from now on: ``busy`` and ``throttled`` twice (a 503, a
+429 or EC2's throttling), then as usual; ``slow`` never within the call's time; ``garbled``
+a 200 of another shape, always."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,12 @@ class Cloud:
     """From now on, the cloud has no capacity for the spec's type in its location."""
     creates: Callable[[], int]
     """How many create requests (POST /servers, RunInstances) reached the cloud so far."""
+    priced: Priced
+    """A machine whose price the cloud lists (moto: a spot price; its Price List is none)."""
+    trouble: Callable[[Read, Trouble], None]
+    """From now on, the cloud answers that read so (see ``Trouble``)."""
+    reads: Callable[[Read], int]
+    """How many requests of that read reached the cloud so far."""
 
     def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
         """``testkit.specs.spec`` on this cloud."""
@@ -60,6 +76,19 @@ def of_emulator(emulator: Emulator) -> Cloud:
         where = {"server_type": spec.machine_type, "location": spec.location}
         emulator.control.set_stock([{**where, "code": "resource_unavailable"}])
 
+    paths = {"prices": "/v1/pricing", "offers": "/v1/server_types"}
+
+    def trouble(read: Read, how: Trouble) -> None:
+        rule: dict[str, object] = {"method": "GET", "path": paths[read]}
+        rule |= {
+            "busy": {"kind": "error", "status": 503, "code": "unavailable", "times": 2},
+            "throttled": {"kind": "error", "status": 429, "code": "rate_limit_exceeded",
+                          "times": 2},
+            "slow": {"kind": "delay", "seconds": 10},
+            "garbled": {"kind": "error", "status": 200, "code": "not_a_list"},
+        }[how]  # fmt: skip
+        emulator.control.set_faults([rule])
+
     return Cloud(
         kind="hetzner",
         arches={"cx23": "amd64", "cpx32": "amd64", "ccx13": "amd64", "cax11": "arm64"},
@@ -70,6 +99,9 @@ def of_emulator(emulator: Emulator) -> Cloud:
         foreign=lambda name, labels: str(hetzner.foreign_server(hcloud, name, labels)),
         out_of_stock=out_of_stock,
         creates=lambda: emulator.control.requests().get("POST /v1/servers"),
+        priced=("cx23", "fsn1", Market.ON_DEMAND),
+        trouble=trouble,
+        reads=lambda read: emulator.control.requests().get(f"GET {paths[read]}"),
     )
 
 
@@ -92,6 +124,20 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
             Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity")
         )
 
+    actions = {"prices": "DescribeSpotPriceHistory", "offers": "DescribeInstanceTypeOfferings"}
+
+    def trouble(read: Read, how: Trouble) -> None:
+        action = actions[read]
+        proxy.set_faults(
+            {
+                "busy": Fault("error", action, status=503, code="Unavailable", times=2),
+                "throttled": Fault("error", action, status=503, code="RequestLimitExceeded",
+                                   times=2),
+                "slow": Fault("delay", action, seconds=10),
+                "garbled": Fault("error", action, status=200, code="NotAnAnswer"),
+            }[how]
+        )  # fmt: skip
+
     return Cloud(
         kind="ec2",
         arches={
@@ -107,4 +153,7 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         foreign=lambda name, tags: moto_server.launch_tagged(aws, name, tags),
         out_of_stock=out_of_stock,
         creates=lambda: proxy.requests["RunInstances"],
+        priced=("t3.micro", "eu-central-1a", Market.SPOT),
+        trouble=trouble,
+        reads=lambda read: proxy.requests[actions[read]],
     )

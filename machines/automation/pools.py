@@ -204,12 +204,12 @@ def pool_changes(
         for p in deployment.pools
     }
     markets = {p.name: p.market for p in deployment.pools}
-    prices = prices or price_list(
-        deployment.provider, {**env, **deployment.catalogue_env(), **exported}
-    )
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
+    prices = prices or price_list(
+        deployment.provider, {**env, **deployment.catalogue_env(), **exported}, snapshot.provider
+    )
     listed: dict[str, list[Machine] | None] = {}
     for name in sorted(set(before) | set(after)):
         listed[name] = snapshot.listed.get(name)

@@ -146,11 +146,11 @@ def status(
     exported = snapshot.exported
     settings = {**env, **deployment.catalogue_env(), **exported}
     outputs = snapshot.kept
-    prices = prices or price_list(deployment.provider, settings)
     notes: list[str] = []
     provider = snapshot.provider
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")
+    prices = prices or price_list(deployment.provider, settings, provider)
     configured = {p.name: p for p in deployment.pools}
     pools = []
     for name in [*configured, *sorted(set(outputs) - set(configured))]:

@@ -1,22 +1,18 @@
-"""Where a machine type can be had now, from the cloud's catalogue.
+"""Where a machine type can be had now, as the provider of its cloud says (``offers``).
 
-Hetzner lists per server type the locations it supports, each with ``available`` (in
-stock now). EC2 publishes no stock, only the zones that offer a type
-(``DescribeInstanceTypeOfferings``); those are shown as offered. A runtime
-``Provider.offers(type)``, when the runtime has one, is asked first.
+Hetzner states per server type and location whether it is in stock now; EC2 publishes no
+stock, only the zones that offer a type (``DescribeInstanceTypeOfferings``), so its zones
+are shown as offered (``Provider.offers_stock``). Either way it is the runtime's answer,
+with its retries and deadline: the locations a create could go to now (on EC2, the zones
+the settings have subnets for), less those a recent ``no_stock`` answer is remembered for.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from typing import Any
 
-import requests
 from pydantic import BaseModel, ConfigDict
 
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.clouds.hetzner.settings import HetznerSettings
 from machines.errors import MachinesError
 from machines.provider import Provider
 from machines.secrets import mask
@@ -41,53 +37,12 @@ class Stock(BaseModel):
 def stock(
     kind: str, machine_type: str, provider: Provider | None, environ: Mapping[str, str] | None
 ) -> Stock:
-    """Where ``machine_type`` can be created now."""
-    offers = getattr(provider, "offers", None)
-    if callable(offers):
-        try:
-            return Stock(locations=tuple(sorted(str(loc) for loc in offers(machine_type))))
-        except MachinesError as error:
-            return Stock(unknown=mask(str(error)))
-    env = os.environ if environ is None else environ
+    """Where ``machine_type`` can be created now, by ``provider``'s ``offers`` (None: the
+    provider ``kind`` configured from ``environ``); unknown, saying why, when the settings
+    or the cloud fail."""
     try:
-        if kind == "hetzner":
-            return _hetzner(HetznerSettings.from_env(env), machine_type)
-        if kind == "ec2":
-            return _ec2(Ec2Settings.from_env(env), machine_type)
-    except (MachinesError, requests.RequestException, ValueError, KeyError) as error:
-        return Stock(unknown=mask(" ".join(str(error).split()))[:200])
-    return Stock(unknown=f"no catalogue for provider {kind}")
-
-
-def _hetzner(settings: HetznerSettings, machine_type: str) -> Stock:
-    answer = requests.get(
-        f"{settings.endpoint.rstrip('/')}/server_types",
-        params={"name": machine_type},
-        headers={"Authorization": f"Bearer {settings.token.get_secret_value()}"},
-        timeout=settings.timeouts.request,
-    )
-    if answer.status_code != 200:
-        raise ValueError(f"GET /server_types answered {answer.status_code}")
-    types: list[dict[str, Any]] = answer.json()["server_types"]
-    if not types:
-        raise ValueError(f"Hetzner has no server type {machine_type}")
-    places = types[0].get("locations") or []
-    if any("available" not in p for p in places):
-        return Stock(unknown="this API does not say which locations have stock")
-    return Stock(locations=tuple(sorted(str(p["name"]) for p in places if p["available"])))
-
-
-def _ec2(settings: Ec2Settings, machine_type: str) -> Stock:
-    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
-
-    from machines.clouds.ec2.client import client  # noqa: PLC0415 (loads boto3)
-
-    try:
-        answer = client(settings, None).describe_instance_type_offerings(
-            LocationType="availability-zone",
-            Filters=[{"Name": "instance-type", "Values": [machine_type]}],
-        )
-    except (BotoCoreError, ClientError) as error:
-        return Stock(unknown=mask(" ".join(str(error).split()))[:200])
-    zones = {str(o["Location"]) for o in answer.get("InstanceTypeOfferings", [])}
-    return Stock(locations=tuple(sorted(zones)), offered_only=True)
+        source = provider or Provider.of(kind, "", environ)
+        offered = source.offers(machine_type)
+    except MachinesError as error:
+        return Stock(unknown=mask(" ".join(str(error).split())))
+    return Stock(locations=tuple(sorted(offered)), offered_only=not source.offers_stock)

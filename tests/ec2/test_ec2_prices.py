@@ -5,14 +5,24 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from machines.automation.cost import Ec2Prices, money, price_list, region_of
+import pytest
+
+from machines.automation.cost import money, price_list
 from machines.automation.stock import stock
+from machines.clouds.ec2.prices import Ec2Prices, region_of
 from machines.models import Market
 from testkit.moto_server import free_port
 
 
-def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_world):
-    prices = price_list("ec2", ec2_world.env)
+@pytest.fixture
+def ec2_env(ec2_world):
+    """The world's settings with a short call: moto answers the Price List API with a 500,
+    which the runtime retries, as any 5xx, until the call's time is spent."""
+    return {**ec2_world.env, "ORCA_CALL_TIMEOUT": "2"}
+
+
+def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_env):
+    prices = price_list("ec2", ec2_env)
     assert isinstance(prices, Ec2Prices)
     assert prices.monthly("t3.micro", "eu-central-1a") is None
     assert prices.unknown.startswith("AWS's price list could not be reached: ")
@@ -20,8 +30,8 @@ def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_w
     assert money(prices.total(on_demand), prices.currency) == "price unknown"
 
 
-def test_after_one_failure_no_further_price_is_asked(ec2_world):
-    prices = price_list("ec2", ec2_world.env)
+def test_after_one_failure_no_further_price_is_asked(ec2_env):
+    prices = price_list("ec2", ec2_env)
     prices.monthly("t3.micro", "eu-central-1a")
     first = prices.unknown
     assert prices.monthly("m5.large", "eu-central-1b") is None
@@ -54,8 +64,8 @@ def test_a_spot_machine_is_priced_at_the_current_spot_price_of_its_type_and_zone
     assert "spot price" not in prices.unknown
 
 
-def test_spot_and_on_demand_prices_are_asked_apart(ec2_world):
-    prices = price_list("ec2", ec2_world.env)
+def test_spot_and_on_demand_prices_are_asked_apart(ec2_env):
+    prices = price_list("ec2", ec2_env)
     machines = [
         ("t3.micro", "eu-central-1a", Market.SPOT),
         ("t3.micro", "eu-central-1a", Market.ON_DEMAND),
@@ -76,9 +86,9 @@ def test_a_zone_without_a_spot_price_is_unknown_saying_so(ec2_world):
     )
 
 
-def test_an_unreachable_ec2_leaves_the_spot_price_unknown_with_the_reason(ec2_world):
+def test_an_unreachable_ec2_leaves_the_spot_price_unknown_with_the_reason(ec2_env):
     closed = f"http://127.0.0.1:{free_port()}"
-    env = {**ec2_world.env, "AWS_ENDPOINT_URL": closed, "ORCA_REQUEST_TIMEOUT": "1"}
+    env = {**ec2_env, "AWS_ENDPOINT_URL": closed, "ORCA_REQUEST_TIMEOUT": "1"}
     prices = price_list("ec2", env)
 
     assert prices.monthly("t3.micro", "eu-central-1a", Market.SPOT) is None

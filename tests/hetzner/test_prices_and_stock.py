@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from machines.automation.cost import HetznerPrices, money, price_list
+from machines.automation.cost import money, price_list
 from machines.automation.stock import stock
-from machines.clouds.hetzner.settings import HetznerSettings
+from machines.clouds.hetzner.prices import HetznerPrices
 from machines.models import Market
 
 ON_DEMAND = Market.ON_DEMAND
@@ -52,10 +52,12 @@ def test_a_type_or_location_without_a_price_is_unknown_and_so_is_the_total(hetzn
 
 
 def test_an_unreadable_price_list_says_why_without_the_token(hetzner_env):
-    settings = HetznerSettings.from_env({**hetzner_env, "HCLOUD_TOKEN": "wrongtoken" + "x" * 54})
-    prices = HetznerPrices(settings)
+    prices = price_list("hetzner", {**hetzner_env, "HCLOUD_TOKEN": "wrongtoken" + "x" * 54})
     assert prices.monthly("cx23", "fsn1") is None
-    assert prices.unknown == "Hetzner's price list could not be read: GET /pricing answered 401"
+    assert prices.unknown == (
+        "Hetzner's price list could not be read: read the price list: Hetzner answered "
+        "unauthorized: unable to authenticate: check HCLOUD_TOKEN"
+    )
     assert "wrongtoken" not in prices.unknown
 
 
@@ -74,4 +76,5 @@ def test_stock_lists_the_locations_with_the_type_available_now(hetzner_env, emul
 
 def test_stock_of_an_unknown_type_is_unknown_with_the_reason(hetzner_env):
     found = stock("hetzner", "cx999", None, hetzner_env)
-    assert (found.text(), found.unknown) == ("unknown", "Hetzner has no server type cx999")
+    assert found.text() == "unknown"
+    assert found.unknown.startswith("Hetzner has no server type 'cx999': use one of ")

@@ -3,9 +3,13 @@ really loads stays light: ``import machines`` loads no cloud or Pulumi library, 
 cloud's provider loads its own client library only."""
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,21 +33,51 @@ def heavy_libraries_after(code: str) -> list[str]:
     return [name for name in loaded if name in HEAVY]
 
 
-def test_the_import_contract_is_kept():
-    lint_imports = Path(sys.executable).parent / "lint-imports"
-    assert lint_imports.exists(), "no lint-imports: pip install -r requirements-dev.txt"
-
-    done = subprocess.run(
-        [str(lint_imports), "--no-cache"],
-        cwd=ROOT,
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` run on the ``machines`` package and ``pyproject.toml`` in ``root``."""
+    command = Path(sys.executable).parent / "lint-imports"
+    assert command.exists(), "no lint-imports: pip install -r requirements-dev.txt"
+    return subprocess.run(
+        [sys.executable, str(command), "--no-cache"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
 
+
+def test_the_import_contract_is_kept():
+    done = lint_imports(ROOT)
+
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "library"),
+    [
+        ("automation/stock.py", "requests"),
+        ("program/components.py", "hcloud"),
+        ("cli.py", "boto3"),
+        ("prometheus.py", "botocore"),
+        ("provider.py", "urllib3"),
+    ],
+)
+def test_a_cloud_library_outside_clouds_breaks_the_contract(tmp_path, module, library):
+    copy = tmp_path / "checkout"
+    shutil.copytree(
+        ROOT / "machines", copy / "machines", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    with (copy / "machines" / module).open("a") as source:
+        source.write(f"\nimport {library}\n")
+
+    done = lint_imports(copy)
+
+    assert done.returncode != 0, done.stdout
+    assert f"is not allowed to import {library}" in done.stdout
 
 
 def test_importing_machines_loads_no_cloud_or_pulumi_library():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from decimal import Decimal
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -255,7 +256,7 @@ class Offering(_Answer):
 class Offerings(_Answer):
     """DescribeInstanceTypeOfferings' answer (one page: the filters keep it small)."""
 
-    offerings: list[Offering] = Field(default_factory=list, alias="InstanceTypeOfferings")
+    offerings: list[Offering] = Field(alias="InstanceTypeOfferings")
 
 
 class Image(_Answer):
@@ -271,7 +272,7 @@ class Images(_Answer):
 class SpotPrice(_Answer):
     type: str = Field(alias="InstanceType")
     zone: str = Field(alias="AvailabilityZone")
-    price: str = Field(alias="SpotPrice")
+    price: Decimal = Field(alias="SpotPrice")
     at: datetime = Field(alias="Timestamp")
 
 

@@ -57,6 +57,10 @@ AWS_LOGGERS = (
 """Loggers of the AWS libraries that may log a request's parameters, headers or answer."""
 
 
+PRICING_REGION = "us-east-1"
+"""A region serving the AWS Price List Query API (it serves every region's prices)."""
+
+
 def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
     """An EC2 client from its own session (sessions are not thread-safe, clients are).
 
@@ -64,16 +68,29 @@ def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
     as it does for every cloud. ``credentials`` may hold the ``CREDENTIAL_VARIABLES``; what
     it lacks, boto3's default chain finds.
     """
+    return _client("ec2", settings.region, settings, credentials)
+
+
+def pricing_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """A client of AWS's Price List Query API (``pricing``) in ``PRICING_REGION``, set up as
+    ``client`` is: the same credentials, one try per request, the call's deadline; at
+    ``AWS_ENDPOINT_URL`` when that is set (boto3's meaning: every service's endpoint)."""
+    return _client("pricing", PRICING_REGION, settings, credentials)
+
+
+def _client(
+    service: str, region: str, settings: Ec2Settings, credentials: Mapping[str, str] | None
+) -> Any:
     redact_logs(AWS_LOGGERS)
     given = credentials or {}
     session = boto3.session.Session(
         botocore_session=_botocore_session(),
-        region_name=settings.region,
+        region_name=region,
         **{arg: given[name] for name, arg in CREDENTIAL_VARIABLES.items() if given.get(name)},
     )
     made = session.client(
-        "ec2",
-        region_name=settings.region,
+        service,
+        region_name=region,
         endpoint_url=settings.endpoint_url or None,
         config=_config(settings.timeouts),
     )
@@ -83,27 +100,36 @@ def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
     return made
 
 
-def action(body: object) -> str:
-    """The EC2 action of a request's form body (``DescribeInstances``), else ``unknown``."""
+def action(body: object, target: object = None) -> str:
+    """The action of a request: of its form body (EC2's ``DescribeInstances``), else of its
+    ``X-Amz-Target`` header (the JSON services', ``AWSPriceListService.GetProducts``), else
+    ``unknown``."""
     raw = body.encode() if isinstance(body, str) else body
     found = _ACTION.search(raw) if isinstance(raw, bytes) else None
-    return found.group(1).decode() if found else "unknown"
+    if found:
+        return found.group(1).decode()
+    named = target.decode() if isinstance(target, bytes) else target
+    if isinstance(named, str) and "." in named:
+        return named.rpartition(".")[2]
+    return "unknown"
 
 
 def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> Any:
     """botocore's send held to the call's deadline (``machines.deadline``): the read timeout
     is cut to the time left and the body is read within it, not one socket read at a time.
     Each request is timed and traced (``machines.telemetry.http_request``)."""
-    name = action(request.body)
+    target = request.headers.get("X-Amz-Target")
+    name = action(request.body, target)
+    service = "EC2" if target is None else "Pricing"
     with telemetry.http_request(
         "ec2",
         request.method,
         request.url,
         name,
-        span_name=f"EC2.{name}",
+        span_name=f"{service}.{name}",
         rpc={
             telemetry.RPC_SYSTEM: "aws-api",
-            telemetry.RPC_SERVICE: "EC2",
+            telemetry.RPC_SERVICE: service,
             telemetry.RPC_METHOD: name,
         },
     ) as traced:

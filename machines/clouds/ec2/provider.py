@@ -13,7 +13,8 @@ and lost answers, with jittered backoff within the call's time (``ORCA_CALL_TIME
 ``machines(pool)`` answers every pool from one listing of the owner while it is fresh
 (``machines.listing``); ``offers`` asks DescribeInstanceTypeOfferings for the zones the
 settings have subnets for, and ``no_stock`` answers are remembered per type and zone
-(``machines.stock``). EC2 states no request budget in its answers, so the window is
+(``machines.stock``). ``prices`` asks AWS's Price List and EC2's spot price history through
+the same calls (``prices.py``). EC2 states no request budget in its answers, so the window is
 ``ORCA_LIST_TTL`` as set.
 """
 
@@ -61,7 +62,8 @@ from machines.clouds.ec2.answers import (
     retry_after,
     whose,
 )
-from machines.clouds.ec2.client import client
+from machines.clouds.ec2.client import PRICING_REGION, client, pricing_client
+from machines.clouds.ec2.prices import Ec2Prices
 from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
 from machines.errors import (
     NOT_THE_API,
@@ -84,6 +86,7 @@ from machines.labels import (
 )
 from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
+from machines.prices import PriceList
 from machines.provider import Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
 from machines.stock import StockMemory
@@ -117,6 +120,7 @@ class Ec2Provider(Provider):
     kind: ClassVar[str] = "ec2"
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
+    offers_stock: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -134,7 +138,11 @@ class Ec2Provider(Provider):
         self.security_group = settings.security_group
         self.instance_profile = settings.instance_profile
         self._timeouts = settings.timeouts
+        self._settings = settings
+        self._credentials = credentials
         self._client = client(settings, credentials)
+        self._pricing: Any = None
+        self._pricing_lock = threading.Lock()
         self._endpoint: str = self._client.meta.endpoint_url
         self._lock = threading.Lock()
         self._arch_lock = threading.Lock()
@@ -266,6 +274,19 @@ class Ec2Provider(Provider):
             where = ", ".join(zones) or "none of the zones of the stack's subnets"
             return f"EC2 does not offer {machine_type} in {location}: it is offered in {where}"
         return None
+
+    def prices(self) -> PriceList:
+        """On-demand prices from AWS's Price List, spot prices from EC2, each asked once."""
+        at = self._settings.endpoint_url or f"AWS's endpoint in {PRICING_REGION}"
+        return Ec2Prices(self._call, self._client, self._pricing_client, at)
+
+    def _pricing_client(self) -> Any:
+        """The Price List client, made on first use (inside a call: its errors are the
+        call's)."""
+        with self._pricing_lock:
+            if self._pricing is None:
+                self._pricing = pricing_client(self._settings, self._credentials)
+            return self._pricing
 
     def budget(self) -> Budget:
         return self._meter.budget()
@@ -624,9 +645,10 @@ class Ec2Provider(Provider):
         log.info("using image %s (%s) for %s", newest.id, newest.name, arch)
         return newest.id
 
-    def _call(self, operation: str, fn: Callable[[], T]) -> T:
-        """One API call with retries, its failures turned into ``CloudError``."""
-        where = f"EC2 {operation} at {self._endpoint}"
+    def _call(self, operation: str, fn: Callable[[], T], *, where: str = "") -> T:
+        """One API call with retries, its failures turned into ``CloudError``; ``where``
+        names the service and endpoint in messages (default: EC2's)."""
+        where = where or f"EC2 {operation} at {self._endpoint}"
         try:
             return retry.call(
                 fn,

@@ -7,16 +7,17 @@ name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
 
 ``machines(pool)`` answers every pool from one listing of the owner while it is fresh
 (``machines.listing``), stretched by the budget each answer states (``machines.budget``);
-``offers`` reads the server types' per-location ``available``, and ``no_stock`` answers are
-remembered per type and location (``machines.stock``).
+``no_stock`` answers are remembered per type and location (``machines.stock``).
 
-Server types are read once with where each is sold and its deprecation there
-(``server_types[].locations[]``; datacenters are gone from the API): a create of a type no
-longer sold in a location fails at once, saying since when, and one still sold but
-deprecated there is logged with the date it stops. A create whose create action has already
-failed is deleted and reported failed; one whose action fails later is listed by
-``machines`` as ``failed`` (an ``off`` pool server whose ``create_server`` action ended in
-error), for the autoscaler to delete.
+The server types are one ``Catalogue`` (``catalogue.py``): one request lists every type with
+its architecture and, per location, its deprecation and stock; ``arch``, ``sells``,
+``offers`` and ``create`` all ask it, and ``offers`` has it read again once
+``ORCA_OFFERS_TTL`` has passed. A create of a type no longer sold in a location fails at
+once, saying since when, and one still sold but deprecated there is logged with the date it
+stops. ``prices`` reads ``GET /pricing`` through the same client and retries
+(``prices.py``). A create whose create action has already failed is deleted and reported
+failed; one whose action fails later is listed by ``machines`` as ``failed`` (an ``off``
+pool server whose ``create_server`` action ended in error), for the autoscaler to delete.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from functools import partial
 from typing import TypeVar
 
@@ -54,8 +54,9 @@ from machines.clouds.hetzner.answers import (
     retry_after,
     server_id_of,
 )
-from machines.clouds.hetzner.catalogue import TypeInfo
+from machines.clouds.hetzner.catalogue import Catalogue
 from machines.clouds.hetzner.client import Clients
+from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
 from machines.errors import (
     CloudError,
@@ -76,6 +77,7 @@ from machines.labels import (
 )
 from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status, mismatch
+from machines.prices import PriceList
 from machines.provider import Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 from machines.stock import StockMemory
@@ -115,11 +117,10 @@ class HetznerProvider(Provider):
         self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
         self._pages = 1
         self._listing = Listing(self._list_owner, lambda: self._meter.window(self._pages), clock)
-        self._offers: dict[str, list[tuple[str, bool]]] = {}
-        self._offers_at: float | None = None
-        self._catalogue_lock = threading.Lock()
+        self._catalogue = Catalogue(
+            self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
+        )
         self._names_lock = threading.Lock()
-        self._types: dict[str, TypeInfo] | None = None
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
@@ -136,7 +137,8 @@ class HetznerProvider(Provider):
         )
 
     def arch(self, machine_type: str) -> str:
-        return docker_arch(self._type(machine_type).architecture)
+        """By the catalogue: one request for every type, whose architectures are kept."""
+        return docker_arch(self._catalogue.type(machine_type).architecture)
 
     @telemetry.traced_create
     def create(self, spec: MachineSpec) -> Created:
@@ -158,23 +160,29 @@ class HetznerProvider(Provider):
         return self._listing.machines(pool)
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
-        """Locations where Hetzner has ``machine_type`` in stock now, by the server type's
-        per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every type),
-        less those a recent ``no_stock`` answer is remembered for. Every Hetzner pool is
-        on-demand, so ``pool`` changes nothing."""
-        offered = self._offered(machine_type)
-        usable = [loc for loc, available in offered if available]
+        """Locations where Hetzner sells ``machine_type`` and has it in stock now, by the
+        catalogue's per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every
+        type), less those a recent ``no_stock`` answer is remembered for. Every Hetzner pool
+        is on-demand, so ``pool`` changes nothing."""
+        usable = self._catalogue.in_stock(machine_type)
         short = self._stock.short(machine_type, usable)
         return [loc for loc in usable if loc not in short]
 
     def sells(self, machine_type: str, location: str) -> str | None:
-        """By the catalogue (one request for every type): the type, then its locations and
-        their deprecations."""
+        """By the catalogue: the type, then its locations and their deprecations."""
         try:
-            info = self._type(machine_type)
+            info = self._catalogue.type(machine_type)
         except UnknownMachineTypeError as error:
             return str(error)
-        return info.refusal(location, datetime.now(UTC))
+        return info.not_sold(location, self._catalogue.now())
+
+    def prices(self) -> PriceList:
+        """Hetzner's price list (``GET /pricing``), read once when first asked."""
+        return HetznerPrices(
+            lambda: self._call(
+                "read the price list", lambda: read_pricing(self._client()), "GET /pricing"
+            )
+        )
 
     def budget(self) -> Budget:
         return self._meter.budget(self._pages)
@@ -246,10 +254,10 @@ class HetznerProvider(Provider):
             return Created.out_of_stock(
                 self._stock.reason("Hetzner", spec.machine_type, spec.location)
             )
-        info = self._type(spec.machine_type)
-        refusal = info.refusal(spec.location, datetime.now(UTC))
-        if refusal is not None:
-            return Created.failure(refusal)
+        info = self._catalogue.type(spec.machine_type)
+        not_sold = info.not_sold(spec.location, self._catalogue.now())
+        if not_sold is not None:
+            return Created.failure(not_sold)
         deprecated = info.deprecation_notice(spec.location)
         if deprecated is not None:
             log.warning("%s (creating %s)", deprecated, spec.name)
@@ -357,55 +365,11 @@ class HetznerProvider(Provider):
             f"pool {spec.pool} of owner {self.owner or '(none)'}: choose another name"
         )
 
-    def _type(self, machine_type: str) -> TypeInfo:
-        """A server type's architecture and deprecations, or which types there are."""
-        catalogue = self._catalogue()
-        info = catalogue.get(machine_type)
-        if info is None:
-            raise UnknownMachineTypeError(
-                f"Hetzner has no server type {machine_type!r}: use one of "
-                f"{', '.join(sorted(catalogue))}"
-            )
-        return info
-
-    def _catalogue(self) -> dict[str, TypeInfo]:
-        """Server types by name, fetched once for the provider's life."""
-        with self._catalogue_lock:
-            if self._types is None:
-                self._read_catalogue()
-            assert self._types is not None
-            return self._types
-
-    def _offered(self, machine_type: str) -> list[tuple[str, bool]]:
-        """(location, available) of every location the type supports, read again once
-        ``ORCA_OFFERS_TTL`` has passed; a type Hetzner lacks is ``UnknownMachineTypeError``."""
-        with self._catalogue_lock:
-            at = self._offers_at
-            if at is None or self._clock() - at >= self._settings.freshness.offers_ttl:
-                self._read_catalogue()
-            offered = self._offers.get(machine_type)
-            if offered is None:
-                assert self._types is not None
-                raise UnknownMachineTypeError(
-                    f"Hetzner has no server type {machine_type!r}: use one of "
-                    f"{', '.join(sorted(self._types))}"
-                )
-            return offered
-
-    def _read_catalogue(self) -> None:
-        """Every server type in one request: architectures and per-location stock.
-
-        A location the cloud shows available again clears what a ``no_stock`` left in
-        the stock memory for it.
-        """
-        types = self._call(
+    def _read_catalogue(self) -> list[BoundServerType]:
+        """Every server type in one request: what the ``Catalogue`` keeps."""
+        return self._call(
             "list server types", self._client().server_types.get_all, "GET /server_types"
         )
-        self._types = {t.name: TypeInfo.of(t) for t in types if t.name and t.architecture}
-        self._offers = {t.name: _locations(t, self._clock()) for t in types if t.name}
-        self._offers_at = self._clock()
-        for name, offered in self._offers.items():
-            self._stock.available(name, [loc for loc, available in offered if available])
 
     def _image_id(self, architecture: str) -> int:
         hetzner = hetzner_arch(architecture)
@@ -526,17 +490,3 @@ class HetznerProvider(Provider):
 
     def _tried(self, operation: str, error: Exception | None, retried: bool) -> None:
         telemetry.tried(self.kind, operation, outcome(error, self._clients.last_status()), retried)
-
-
-def _locations(server_type: BoundServerType, now: float) -> list[tuple[str, bool]]:
-    """(location, available) of each location the type supports. A location whose
-    deprecation made it unavailable is left out; one without ``available`` counts as
-    available (the flag is newer than the list)."""
-    found = []
-    for offered in server_type.locations or []:
-        name = offered.location.name if offered.location else None
-        deprecation = offered.deprecation
-        until = deprecation.unavailable_after if deprecation is not None else None
-        if name and (until is None or until.timestamp() > now):
-            found.append((name, offered.available is not False))
-    return found

@@ -1,0 +1,91 @@
+"""Prices and stock for automation come through the cloud's provider: its retries, its
+deadline and its answer checks, on every cloud (``status``, the CI comment)."""
+
+from __future__ import annotations
+
+import pytest
+
+from machines.automation.cost import price_list
+from machines.automation.stock import stock
+from testkit.clouds import Cloud, Read
+
+
+def monthly(cloud: Cloud) -> tuple[object, str]:
+    """The monthly price of ``cloud.priced`` from a new price list, and why it is unknown."""
+    prices = price_list(cloud.kind)
+    return prices.monthly(*cloud.priced), prices.unknown
+
+
+def offered(cloud: Cloud) -> tuple[tuple[str, ...], str]:
+    """Where ``cloud.priced``'s type is offered now, and why that is unknown."""
+    found = stock(cloud.kind, cloud.priced[0], None, None)
+    return found.locations, found.unknown
+
+
+def test_a_price_is_read_through_the_provider(cloud: Cloud) -> None:
+    price, unknown = monthly(cloud)
+
+    assert price is not None
+    assert price > 0
+    assert unknown == ""
+
+
+def test_stock_is_the_providers_offers(cloud: Cloud) -> None:
+    locations, unknown = offered(cloud)
+
+    assert unknown == ""
+    assert cloud.priced[1] in locations
+    assert list(locations) == sorted(cloud.provider().offers(cloud.priced[0]))
+
+
+@pytest.mark.parametrize("how", ["busy", "throttled"])
+def test_a_price_is_read_after_the_cloud_was_busy(cloud: Cloud, how: str) -> None:
+    cloud.trouble("prices", how)  # type: ignore[arg-type]
+
+    price, unknown = monthly(cloud)
+
+    assert (price is not None, unknown) == (True, "")
+    assert cloud.reads("prices") == 3
+
+
+@pytest.mark.parametrize("how", ["busy", "throttled"])
+def test_stock_is_read_after_the_cloud_was_busy(cloud: Cloud, how: str) -> None:
+    cloud.trouble("offers", how)  # type: ignore[arg-type]
+
+    locations, unknown = offered(cloud)
+
+    assert (cloud.priced[1] in locations, unknown) == (True, "")
+    assert cloud.reads("offers") == 3
+
+
+def read_now(cloud: Cloud, read: Read) -> tuple[bool, str]:
+    """Whether the read came back known, and why not."""
+    if read == "prices":
+        price, unknown = monthly(cloud)
+        return price is not None, unknown
+    locations, unknown = offered(cloud)
+    return bool(locations), unknown
+
+
+@pytest.mark.parametrize("read", ["prices", "offers"])
+def test_a_cloud_that_never_answers_in_time_leaves_it_unknown_saying_so(
+    cloud: Cloud, read: Read
+) -> None:
+    cloud.trouble(read, "slow")
+
+    known, unknown = read_now(cloud, read)
+
+    assert not known
+    assert "did not answer in time" in unknown
+    assert cloud.secret not in unknown
+
+
+@pytest.mark.parametrize("read", ["prices", "offers"])
+def test_an_answer_of_another_shape_leaves_it_unknown_saying_so(cloud: Cloud, read: Read) -> None:
+    cloud.trouble(read, "garbled")
+
+    known, unknown = read_now(cloud, read)
+
+    assert not known
+    assert "answered something that is not" in unknown
+    assert cloud.reads(read) == 1

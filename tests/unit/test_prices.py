@@ -1,0 +1,48 @@
+"""Prices and stock of a cloud registered by its line in ``machines.clouds.PROVIDERS``
+alone: a cloud without a price list of its own says so, its stock is its ``offers``."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from machines.automation.cost import price_list
+from machines.automation.stock import stock
+from machines.clouds import PROVIDERS
+from machines.models import Market
+from machines.prices import money
+from testkit import fake_cloud
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setitem(PROVIDERS, "fake", fake_cloud.TARGET)
+    return "fake"
+
+
+def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
+    prices = price_list(fake, {})
+
+    assert prices.monthly("small", "here", Market.ON_DEMAND) is None
+    assert prices.total([("small", "here", Market.ON_DEMAND)]) is None
+    assert prices.unknown == "prices unknown: no price list for provider fake"
+
+
+def test_a_registered_clouds_stock_is_its_offers(fake):
+    found = stock(fake, "small", None, {})
+
+    assert (found.locations, found.offered_only, found.text()) == (("here",), False, "here")
+
+
+def test_a_kind_nobody_registered_has_neither_prices_nor_stock():
+    prices = price_list("nimbus", {})
+    found = stock("nimbus", "small", None, {})
+
+    assert prices.unknown.startswith("prices unknown: unknown provider kind 'nimbus'")
+    assert found.unknown.startswith("unknown provider kind 'nimbus'")
+
+
+def test_money_is_two_places_and_the_currency_or_price_unknown():
+    assert money(Decimal("12.3"), "EUR") == "12.30 EUR"
+    assert money(None, "EUR") == "price unknown"
