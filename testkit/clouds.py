@@ -39,6 +39,8 @@ class Cloud:
     """From now on, the cloud has no capacity for the spec's type in its location."""
     creates: Callable[[], int]
     """How many create requests (POST /servers, RunInstances) reached the cloud so far."""
+    requests: Callable[[], int]
+    """How many requests of any kind reached the cloud so far."""
 
     def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
         """``testkit.specs.spec`` on this cloud."""
@@ -70,6 +72,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
         foreign=lambda name, labels: str(hetzner.foreign_server(hcloud, name, labels)),
         out_of_stock=out_of_stock,
         creates=lambda: emulator.control.requests().get("POST /v1/servers"),
+        requests=lambda: emulator.control.requests().total,
     )
 
 
@@ -107,4 +110,5 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         foreign=lambda name, tags: moto_server.launch_tagged(aws, name, tags),
         out_of_stock=out_of_stock,
         creates=lambda: proxy.requests["RunInstances"],
+        requests=lambda: sum(proxy.requests.values()),
     )
