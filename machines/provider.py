@@ -46,7 +46,7 @@ from machines.labels import (
     not_ours,
     whose,
 )
-from machines.listing import DEFAULT_SETTLE, Listing
+from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status
 from machines.settings import (
     ORCA_POOL_MARKET,
@@ -113,8 +113,6 @@ class Provider(ABC):
     """What the cloud calls a label, in messages (``tag`` on EC2)."""
     budget_note: ClassVar[str] = ""
     """Why the cloud states no request budget, if it states none (``Budget.note``)."""
-    list_settle: ClassVar[float] = DEFAULT_SETTLE
-    """Seconds an own write is laid over listings that do not show it yet."""
 
     def __init__(
         self, owner: str, image: str, freshness: Freshness, clock: Clock = time.time
@@ -133,7 +131,6 @@ class Provider(ABC):
             lambda: self._list(None),
             lambda: self._meter.window(self._pages),
             clock,
-            settle=self.list_settle,
         )
         self._creates_lock = threading.Lock()
         self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
@@ -183,15 +180,9 @@ class Provider(ABC):
         """
         limit = self.pool_max.get(spec.pool)
         if limit is not None:
-            count = self._listing.reserve(
-                spec.pool, spec.name, limit, lambda: self.machines(spec.pool)
-            )
-            if count is not None:
-                return Created.failure(
-                    f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-                    f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
-                    "raise the pool's max in the stack"
-                )
+            full = self._max_check(spec, limit)
+            if full is not None:
+                return full
         try:
             with self._name_lock(spec.name):
                 try:
@@ -258,6 +249,20 @@ class Provider(ABC):
                 f"stack {self.owner} (orca-machines resize)"
             )
         return self._delete(found.machine)
+
+    def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
+        None with a place held for the create (the listing's ``reserve``; ``create``
+        releases it). The count is ``machines(pool)``, the shared listing with this
+        provider's writes laid over it, plus its creates in flight."""
+        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        if count is None:
+            return None
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
+            f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
+            "raise the pool's max in the stack"
+        )
 
     def _delete(self, machine: Machine) -> bool:
         self._remove(machine.id)
