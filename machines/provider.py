@@ -233,10 +233,7 @@ class Provider(ABC):
             return True
         labels, name = found.labels, found.machine.name
         if not belongs_to(labels, self.owner):
-            raise ForeignMachineError(
-                f"{self.noun} {machine_id} {not_ours(labels, self.owner, self.label_word)} "
-                f"({name}): it is not a pool machine of {whose(self.owner)}, so it was left alone"
-            )
+            raise ForeignMachineError(self._foreign(found))
         if found.machine.status == Status.DELETING:
             self._listing.deleted(machine_id)
             log.debug("%s %s (%s) is already going", self.noun, machine_id, name)
@@ -262,6 +259,14 @@ class Provider(ABC):
             f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
             f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
             "raise the pool's max in the stack"
+        )
+
+    def _foreign(self, found: Found) -> str:
+        """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
+        why = not_ours(found.labels, self.owner, self.label_word)
+        return (
+            f"{self.noun} {found.machine.id} ({found.machine.name}) {why}: it is not a pool "
+            f"machine of {whose(self.owner)}, so it was left alone"
         )
 
     def _delete(self, machine: Machine) -> bool:

@@ -83,7 +83,7 @@ def test_a_delete_checks_whose_machine_it_is_when_the_listing_does_not_show_it(
     )
     provider = Provider.of(KIND, OWNER, {})
 
-    with pytest.raises(ForeignMachineError, match=f"{theirs} belongs to owner 'staging'"):
+    with pytest.raises(ForeignMachineError, match=rf"{theirs} \(db-1\) belongs to owner 'staging'"):
         provider.delete(str(theirs))
     with pytest.raises(StackMachineError, match="size of pool ci"):
         provider.delete(str(kept))

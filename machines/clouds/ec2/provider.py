@@ -70,7 +70,9 @@ from machines.labels import (
     OWNER_LABEL,
     POOL_LABEL,
     belongs_to,
+    not_ours,
     pool_labels,
+    whose,
 )
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.provider import Found, Provider
@@ -229,6 +231,13 @@ class Ec2Provider(Provider):
     def _look_up(self, machine_id: str) -> Found | None:
         instance = self._instance(machine_id)
         return None if instance is None else Found(machine(instance), instance.tags)
+
+    def _foreign(self, found: Found) -> str:
+        why = not_ours(found.labels, self.owner, self.label_word)
+        return (
+            f"instance {found.machine.id} {why}: it is not a pool machine of "
+            f"{whose(self.owner)}, so it is left alone"
+        )
 
     def _remove(self, machine_id: str) -> None:
         try:
