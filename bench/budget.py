@@ -1,35 +1,48 @@
-"""The request budget of an autoscaler on Hetzner, against the emulator on a fast clock.
+"""The request budget of an autoscaler on Hetzner and EC2, on a simulated clock.
 
 The profile of issue 12: 20 pools of 10 machines, a tick every 15 s that asks
 ``machines(pool)`` of every pool, 40 creates and 40 deletes an hour, and one type out of
-stock in one location for 10 minutes. The provider runs on a simulated clock (no sleeping);
-the emulator counts what went over the wire. It prints requests per simulated hour, the
-429 answers, and the machines the autoscaler lost track of (its own creates not listed, its
-own deletes listed alive, or a final difference from what the emulator holds).
+stock in one location for 10 minutes. The provider runs on a simulated clock (no sleeping).
+On Hetzner the emulator counts what went over the wire, with the settings before issue 20
+and now in the same run; it prints requests per simulated hour, the 429 answers, and the
+machines the autoscaler lost track of (its own creates not listed, its own deletes listed
+alive, or a final difference from what the emulator holds). Then ``machines(pool)`` of a
+1,000-machine owner (20 pools of 50), and the listing's window by the owner's size.
 
-Then: ``machines(pool)`` of a 1,000-machine owner (20 pools of 50) and a tick over the 20
-pools, as requests and wall time, with each pool listed on its own (``ORCA_LIST_TTL=0``,
-what main did) and from the shared listing.
+On EC2 the same profile runs against moto's server (behind the fault proxy, which answers
+``InsufficientInstanceCapacity`` in the short zone); the provider's client records each
+call at its simulated time, and EC2's token buckets (``ec2_buckets``) say whether any call
+would have been throttled.
 
-    python -m bench.budget [--hours 1] [--repeat 7]
+    python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2]
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from emulator.process import Emulator, running_emulator
-from machines import MachineSpec, Status
+from machines import MachineSpec, Provider, Status
+from machines.budget import BudgetMeter
+from machines.clouds.ec2.provider import Ec2Provider
+from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.labels import pool_labels
-from testkit import hetzner
+from machines.settings import Freshness
+from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
+from testkit.fault_proxy import Fault, FaultProxy
 
 OWNER = "bench"
 POOLS = [f"p{i:02d}" for i in range(20)]
@@ -44,14 +57,16 @@ UNLIMITED = 1_000_000
 
 
 class Count429(logging.Handler):
-    """Counts the retries the provider logs after a ``rate_limit_exceeded`` answer."""
+    """Counts the retries the provider logs after a throttled answer (Hetzner's
+    ``rate_limit_exceeded``, EC2's ``RequestLimitExceeded``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.seen = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "rate_limit_exceeded" in record.getMessage():
+        message = record.getMessage()
+        if "rate_limit_exceeded" in message or "RequestLimitExceeded" in message:
             self.seen += 1
 
 
@@ -66,6 +81,8 @@ class Outcome:
     moved: int = 0
     deletes: int = 0
     remaining: int = 0
+    window: float = 0.0
+    alive: dict[str, set[str]] = field(default_factory=dict)
 
 
 def provider(env: Mapping[str, str], clock: Callable[[], float]) -> HetznerProvider:
@@ -82,91 +99,231 @@ def seed_pools(emulator: Emulator, per_pool: int) -> None:
         )
 
 
+def autoscale(
+    provider: Provider,
+    clock: ManualClock,
+    short: Callable[[bool], None],
+    machine_type: str,
+    locations: tuple[str, ...],
+    hours: float,
+) -> Outcome:
+    """The autoscaler of the profile on ``provider``; ``short(on)`` takes the short type's
+    stock away and gives it back. What it lost track of is in ``lost``."""
+    out = Outcome()
+    alive: dict[str, set[str]] = {pool: set() for pool in POOLS}
+    deleted: set[str] = set()
+    ticks = round(hours * 3600 / TICK)
+    every = round(3600 / TICK / CHANGES_PER_HOUR)
+    start = clock()
+    serial = 0
+    short_on = False
+    for tick in range(ticks):
+        elapsed = clock() - start
+        want_short = SHORT_FROM <= elapsed % 3600 < SHORT_FROM + SHORT_FOR
+        if want_short != short_on:
+            short(want_short)
+            short_on = want_short
+        for pool in POOLS:
+            listed = provider.machines(pool)
+            live = {m.id for m in listed if m.status != Status.DELETING}
+            if tick == 0:
+                alive[pool] = set(live)
+            missing = alive[pool] - live
+            revived = live & deleted
+            out.lost += [f"tick {tick} {pool}: own create {i} not listed" for i in missing]
+            out.lost += [f"tick {tick} {pool}: own delete {i} listed alive" for i in revived]
+        if tick % every == 0:
+            serial += 1
+            pool = POOLS[serial % len(POOLS)]
+            location = locations[serial % len(locations)]
+            spec = MachineSpec(
+                name=f"{pool}-a{serial}", machine_type=machine_type, location=location, pool=pool
+            )
+            made = create(provider, spec, out)
+            if made is not None:
+                alive[pool].add(made)
+            victim_pool = POOLS[(serial + 7) % len(POOLS)]
+            victim = min(alive[victim_pool], key=lambda i: (len(i), i))
+            provider.delete(victim)
+            alive[victim_pool].discard(victim)
+            deleted.add(victim)
+            out.deletes += 1
+        clock.advance(TICK)
+    out.alive = alive
+    return out
+
+
+def create(provider: Provider, spec: MachineSpec, out: Outcome) -> str | None:
+    """Create in the spec's location; on ``no_stock``, in the first other location offered.
+    The id of the machine made, if any."""
+    made = provider.create(spec)
+    out.creates += 1
+    if made.no_stock:
+        out.no_stock += 1
+        offered = [loc for loc in provider.offers(spec.machine_type) if loc != spec.location]
+        if not offered:
+            return None
+        made = provider.create(spec.model_copy(update={"location": offered[0]}))
+        out.moved += 1
+    return made.machine.id if made.ok and made.machine is not None else None
+
+
+def compare(truth: Provider, out: Outcome) -> None:
+    """What the cloud holds at the end against what the autoscaler was told."""
+    for pool in POOLS:
+        held = {m.id for m in truth.machines(pool) if m.status != Status.DELETING}
+        if held != out.alive[pool]:
+            out.lost.append(f"end {pool}: cloud {sorted(held)} != told {sorted(out.alive[pool])}")
+
+
 def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome:
-    """One run of the autoscaler profile; the emulator is reset first."""
+    """One run of the autoscaler profile on Hetzner; the emulator is reset first."""
     emulator.control.reset()
     emulator.control.set_timing(boot_seconds=0, action_seconds=0)
     limited = env.get("ORCA_LIST_TTL") != "0"
     emulator.control.set_rate_limit(3600 if limited else UNLIMITED, 1.0 if limited else None)
     seed_pools(emulator, PER_POOL)
     clock = ManualClock()
-    start = clock()
     hetzner = provider(env, clock)
     counter = Count429()
     logging.getLogger("machines.retry").addHandler(counter)
     emulator.control.reset_requests()
-    out = Outcome()
-    alive: dict[str, set[str]] = {pool: set() for pool in POOLS}
-    deleted: set[str] = set()
-    ticks = round(hours * 3600 / TICK)
-    every = round(3600 / TICK / CHANGES_PER_HOUR)
-    serial = 0
-    short_on = False
+
+    def short(on: bool) -> None:
+        stock = [{"server_type": SHORT[0], "location": SHORT[1]}] if on else []
+        emulator.control.set_stock(stock)
+
     try:
-        for tick in range(ticks):
-            elapsed = clock() - start
-            want_short = SHORT_FROM <= elapsed % 3600 < SHORT_FROM + SHORT_FOR
-            if want_short != short_on:
-                stock = [{"server_type": SHORT[0], "location": SHORT[1]}] if want_short else []
-                emulator.control.set_stock(stock)
-                short_on = want_short
-            for pool in POOLS:
-                listed = hetzner.machines(pool)
-                live = {m.id for m in listed if m.status != Status.DELETING}
-                if tick == 0:
-                    alive[pool] = set(live)
-                missing = alive[pool] - live
-                revived = live & deleted
-                out.lost += [f"tick {tick} {pool}: own create {i} not listed" for i in missing]
-                out.lost += [f"tick {tick} {pool}: own delete {i} listed alive" for i in revived]
-            if tick % every == 0:
-                serial += 1
-                pool = POOLS[serial % len(POOLS)]
-                create(hetzner, pool, f"{pool}-a{serial}", serial, out, alive)
-                victim_pool = POOLS[(serial + 7) % len(POOLS)]
-                victim = min(alive[victim_pool], key=int)
-                hetzner.delete(victim)
-                alive[victim_pool].discard(victim)
-                deleted.add(victim)
-                out.deletes += 1
-            clock.advance(TICK)
+        out = autoscale(hetzner, clock, short, TYPE, LOCATIONS, hours)
     finally:
         logging.getLogger("machines.retry").removeHandler(counter)
     counts = emulator.control.requests()
     out.requests, out.routes = counts.total, counts.routes
     out.rate_limited = counter.seen
     out.remaining = int(emulator.control.rate_limit()["remaining"])
-    truth = provider({**env, "ORCA_LIST_TTL": "0"}, time.time)
-    for pool in POOLS:
-        held = {m.id for m in truth.machines(pool) if m.status != Status.DELETING}
-        if held != alive[pool]:
-            out.lost.append(f"end {pool}: cloud {sorted(held)} != told {sorted(alive[pool])}")
+    out.window = hetzner.budget().list_window
+    compare(provider({**env, "ORCA_LIST_TTL": "0"}, time.time), out)
     return out
 
 
-def create(
-    hetzner: HetznerProvider,
-    pool: str,
-    name: str,
-    serial: int,
-    out: Outcome,
-    alive: dict[str, set[str]],
-) -> None:
-    """Create in the pool's location; on ``no_stock``, in the first location offered."""
-    location = LOCATIONS[serial % len(LOCATIONS)]
-    made = hetzner.create(MachineSpec(name=name, machine_type=TYPE, location=location, pool=pool))
-    out.creates += 1
-    if made.no_stock:
-        out.no_stock += 1
-        offered = [loc for loc in hetzner.offers(TYPE) if loc != location]
-        if not offered:
+@dataclass
+class Bucket:
+    """One of EC2's token buckets on the simulated clock: ``size`` tokens, ``refill`` a
+    second; a call that finds it empty would have been throttled."""
+
+    size: float
+    refill: float
+    level: float = -1.0
+    at: float = 0.0
+    lowest: float = -1.0
+    throttled: int = 0
+
+    def take(self, now: float, tokens: float = 1.0) -> None:
+        if self.level < 0:
+            self.level, self.lowest = self.size, self.size
+        else:
+            self.level = min(self.size, self.level + (now - self.at) * self.refill)
+        self.at = now
+        if self.level < tokens:
+            self.throttled += 1
             return
-        made = hetzner.create(
-            MachineSpec(name=name, machine_type=TYPE, location=offered[0], pool=pool)
+        self.level -= tokens
+        self.lowest = min(self.lowest, self.level)
+
+
+def ec2_buckets() -> dict[str, Bucket]:
+    """EC2's throttling per account and region as its documentation states it: request
+    tokens per call (RunInstances 5 refilling 2 a second, non-mutating calls 100 refilling
+    20, mutating calls 200 refilling 10), and resource tokens per instance (RunInstances 1000
+    refilling 2, TerminateInstances 1000 refilling 20)."""
+    return {
+        "RunInstances": Bucket(5, 2),
+        "non-mutating (Describe*)": Bucket(100, 20),
+        "mutating (TerminateInstances)": Bucket(200, 10),
+        "instances launched": Bucket(1000, 2),
+        "instances terminated": Bucket(1000, 20),
+    }
+
+
+def throttle(calls: list[tuple[float, str]]) -> dict[str, Bucket]:
+    """The buckets after ``calls`` (simulated time, operation), in order."""
+    buckets = ec2_buckets()
+    for at, operation in calls:
+        if operation == "RunInstances":
+            buckets["RunInstances"].take(at)
+            buckets["instances launched"].take(at)
+        elif operation == "TerminateInstances":
+            buckets["mutating (TerminateInstances)"].take(at)
+            buckets["instances terminated"].take(at)
+        else:
+            buckets["non-mutating (Describe*)"].take(at)
+    return buckets
+
+
+EC2_TYPE = "t3.micro"
+
+
+def ec2_profile(
+    moto: moto_server.MotoServer, proxy: FaultProxy, env: Mapping[str, str], hours: float
+) -> tuple[Outcome, dict[str, Bucket]]:
+    """The autoscaler profile on EC2 (moto's server behind the fault proxy, which answers
+    ``InsufficientInstanceCapacity`` for the short zone's subnet), and EC2's buckets."""
+    world = moto.new_world()
+    aws = moto_server.client(moto.url)
+    for pool in POOLS:
+        tags = {"Name": f"{OWNER}-{pool}-seed", **pool_labels(pool, OWNER)}
+        aws.run_instances(
+            ImageId=moto_server.OLD_AMD64,
+            InstanceType=EC2_TYPE,
+            MinCount=PER_POOL,
+            MaxCount=PER_POOL,
+            SubnetId=world.subnets[moto_server.ZONES[0]],
+            TagSpecifications=[
+                {
+                    "ResourceType": "instance",
+                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                }
+            ],
         )
-        out.moved += 1
-    if made.ok and made.machine is not None:
-        alive[pool].add(made.machine.id)
+    zones = tuple(sorted(world.subnets))
+    environ = {**world.env, **env, "AWS_ENDPOINT_URL": proxy.url}
+    clock = ManualClock()
+    ec2 = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
+    calls: list[tuple[float, str]] = []
+
+    def record(model: Any, **_: Any) -> None:
+        calls.append((clock(), model.name))
+
+    ec2._client.meta.events.register("before-call.ec2", record)
+    proxy.reset()
+    short_subnet = world.subnets[zones[0]]
+
+    def short(on: bool) -> None:
+        no_capacity = Fault(
+            "error",
+            "RunInstances",
+            status=500,
+            code="InsufficientInstanceCapacity",
+            when=(("SubnetId", short_subnet),),
+        )
+        if on:
+            proxy.set_faults(no_capacity)
+        else:
+            proxy.set_faults()
+
+    counter = Count429()
+    logging.getLogger("machines.retry").addHandler(counter)
+    try:
+        out = autoscale(ec2, clock, short, EC2_TYPE, zones, hours)
+    finally:
+        logging.getLogger("machines.retry").removeHandler(counter)
+    out.rate_limited = counter.seen
+    out.routes = dict(Counter(operation for _, operation in calls))
+    out.requests = len(calls)
+    out.window = ec2.budget().list_window
+    truth_env = {**world.env, "ORCA_LIST_TTL": "0"}
+    compare(Ec2Provider(Ec2Settings.from_env(truth_env), OWNER, credentials=truth_env), out)
+    return out, throttle(calls)
 
 
 def median_seconds(action: Callable[[], object], repeat: int) -> float:
@@ -226,19 +383,38 @@ def big_owner(emulator: Emulator, env: Mapping[str, str], repeat: int) -> list[s
     return rows
 
 
+def windows(env: Mapping[str, str]) -> list[float]:
+    """The listing's window under ``env`` on Hetzner's full budget (3,600 an hour, one a
+    second) for listings of 1, 4 and 20 pages (50, 200 and 1,000 machines)."""
+    meter = BudgetMeter(Freshness.from_env(env), lambda: 0.0)
+    meter.observe({"RateLimit-Limit": "3600", "RateLimit-Remaining": "3600"})
+    return [meter.window(pages) for pages in (1, 4, 20)]
+
+
+BEFORE = {"ORCA_LIST_SHARE": "0.05", "ORCA_LIST_MAX_AGE": "1000000000"}
+"""The listing's defaults before issue 20: 5 % of the budget, no cap on the window."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--skip-ec2", action="store_true", help="Hetzner only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    os.environ["AWS_CONFIG_FILE"] = os.devnull
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
     token = hetzner.token("budget")
     with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
         env = {"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url}
         runs = [
-            ("each pool listed at every call (ORCA_LIST_TTL=0, as main)", {"ORCA_LIST_TTL": "0"}),
+            (
+                "each pool listed at every call (ORCA_LIST_TTL=0, as main before issue 12)",
+                {"ORCA_LIST_TTL": "0"},
+            ),
             ("one listing a tick (ORCA_LIST_SHARE=0.5)", {"ORCA_LIST_SHARE": "0.5"}),
-            ("defaults", {}),
+            ("before: the old listing defaults (ORCA_LIST_SHARE=0.05, no cap)", BEFORE),
+            ("after: defaults (ORCA_LIST_SHARE=0.03, ORCA_LIST_MAX_AGE=180)", {}),
         ]
         results = []
         for label, extra in runs:
@@ -246,10 +422,22 @@ def main() -> int:
             outcome = profile(emulator, {**env, **extra}, args.hours)
             results.append((label, outcome, time.perf_counter() - begin))
         big = big_owner(emulator, env, args.repeat)
+    ec2_runs = []
+    if not args.skip_ec2:
+        with (
+            tempfile.TemporaryDirectory() as workdir,
+            moto_server.running(Path(workdir)) as moto,
+            FaultProxy(moto.url).serving() as proxy,
+        ):
+            begin = time.perf_counter()
+            outcome, buckets = ec2_profile(moto, proxy, {}, args.hours)
+            ec2_runs.append(("defaults", outcome, buckets, time.perf_counter() - begin))
 
     print(f"Profile: {len(POOLS)} pools x {PER_POOL}, tick {TICK:.0f} s, {CHANGES_PER_HOUR}")
-    print(f"creates and deletes an hour, {SHORT[0]} out of stock in {SHORT[1]} for 10 min;")
+    print("creates and deletes an hour, a type out of stock in one location for 10 min;")
     print(f"{args.hours} simulated hour(s).")
+    print()
+    print("Hetzner (the emulator):")
     print()
     print("| settings | requests / h | listing | creates | deletes | other | 429 | lost | wall |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -268,15 +456,56 @@ def main() -> int:
         print(
             f"\n{label}: {o.creates} creates ({o.no_stock} no_stock, {o.moved} moved to an "
             f"offered location), {o.deletes} deletes; routes {o.routes}; budget left "
-            f"{o.remaining}"
+            f"{o.remaining}; listing window at the end {o.window:.0f} s"
         )
         for line in o.lost[:5]:
             print(f"  lost: {line}")
+    print()
+    print("| listing window on Hetzner's budget | 50 machines | 200 | 1,000 |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, extra in (("before", BEFORE), ("after", {})):
+        row = " | ".join(f"{w:.0f} s" for w in windows({**env, **extra}))
+        print(f"| {label} | {row} |")
     print()
     print("| listing | call | requests | median wall |")
     print("| --- | --- | ---: | ---: |")
     for row in big:
         print(row)
+    if not ec2_runs:
+        return 0
+    print()
+    print("EC2 (moto's server; EC2's throttling modelled on the simulated clock):")
+    print()
+    operations = sorted({op for _, o, _, _ in ec2_runs for op in o.routes})
+    print(
+        "| settings | requests / h | "
+        + " | ".join(operations)
+        + " | throttled (modelled) | RequestLimitExceeded | lost | wall |"
+    )
+    print(
+        "| --- | ---: | "
+        + " | ".join("---:" for _ in operations)
+        + " | ---: | ---: | ---: | ---: |"
+    )
+    for label, o, buckets, wall in ec2_runs:
+        counts = " | ".join(str(o.routes.get(op, 0)) for op in operations)
+        throttled = sum(b.throttled for b in buckets.values())
+        print(
+            f"| {label} | {o.requests / args.hours:.0f} | {counts} | {throttled} | "
+            f"{o.rate_limited} | {len(o.lost)} | {wall:.0f} s |"
+        )
+    for label, o, buckets, _ in ec2_runs:
+        print(
+            f"\n{label}: {o.creates} creates ({o.no_stock} no_stock, {o.moved} moved), "
+            f"{o.deletes} deletes; listing window {o.window:.0f} s"
+        )
+        for name, bucket in buckets.items():
+            print(
+                f"  {name}: {bucket.size:.0f} refilling {bucket.refill:g}/s, lowest "
+                f"{bucket.lowest:.1f}, throttled {bucket.throttled}"
+            )
+        for line in o.lost[:5]:
+            print(f"  lost: {line}")
     return 0
 
 

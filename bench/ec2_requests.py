@@ -75,18 +75,28 @@ def bench(environ: Mapping[str, str], instances: int, page_size: int) -> list[Ro
     for index in range(3, instances):
         fresh.create(f"w-{index}")
     listing = f"`machines(pool)` over {instances} instances"
-    measure(rows, listing, fresh, lambda: fresh.provider.machines("bench"))
+    lister = Counted.of(environ)
+    measure(rows, listing, lister, lambda: lister.provider.machines("bench"))
     default_size = ec2.MAX_RESULTS
     ec2.MAX_RESULTS = page_size
     try:
         paged = f"{listing}, {page_size} a page"
-        measure(rows, paged, fresh, lambda: fresh.provider.machines("bench"))
+        pager = Counted.of(environ)
+        measure(rows, paged, pager, lambda: pager.provider.machines("bench"))
     finally:
         ec2.MAX_RESULTS = default_size
 
     doomed = fresh.create("doomed")
-    measure(rows, "`delete`", fresh, lambda: fresh.provider.delete(doomed))
+    measure(rows, "`delete` of an instance it made", fresh, lambda: fresh.provider.delete(doomed))
     measure(rows, "`delete`, again", fresh, lambda: fresh.provider.delete(doomed))
+    other = Counted.of(environ, owner="bench")
+    kept = fresh.create("kept")
+    measure(
+        rows,
+        "`delete` by a provider that has not listed it",
+        other,
+        lambda: other.provider.delete(kept),
+    )
     unknown = "i-0123456789abcdef0"
     measure(rows, "`delete` of an unknown id", fresh, lambda: fresh.provider.delete(unknown))
     return rows

@@ -124,6 +124,24 @@ def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -
     return pool is None or labels.get(POOL_LABEL) == pool
 
 
+def whose(owner: str) -> str:
+    """``owner`` in a message: ``owner 'prod'``, or ``no owner``."""
+    return f"owner {owner!r}" if owner else "no owner"
+
+
+def not_ours(labels: Mapping[str, str], owner: str, word: str = "label") -> str:
+    """Why ``labels`` do not mark a pool machine of ``owner``, empty when they do; ``word``
+    is the cloud's name for a label (``tag`` on EC2)."""
+    if belongs_to(labels, owner):
+        return ""
+    if labels.get(ORCA_LABEL) != ORCA_VALUE:
+        return f"has no {ORCA_LABEL}={ORCA_VALUE} {word}"
+    theirs = labels.get(OWNER_LABEL, "")
+    if not theirs:
+        return f"has no {OWNER_LABEL} {word}"
+    return f"belongs to owner {theirs!r} ({OWNER_LABEL} {word})"
+
+
 STACK_DOMAIN = "stack"
 """The last label of the cloud name of every machine the stack keeps. The runtime's names
 are host names without dots (``HOST_NAME_RULE``), so a stack's machine and one the

@@ -7,12 +7,18 @@ last listing while its window lasts, lets one thread list at a time (the others 
 answer), and lays this provider's own writes over it: a machine it created is listed, one it
 deleted is listed as ``deleting``, at once, until a listing that began after the write shows
 the cloud agrees (or ``settle`` seconds have passed, for clouds whose lists lag).
+
+It is the one home of what this provider created, is creating and deleted: a pool's count
+for its ``max`` (``reserve``: the listed machines plus the creates in flight), what a create
+of a name already made returns while the cloud does not list it yet (``launched``), and
+whether a delete must ask the cloud whose machine it is (``known``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,6 +64,8 @@ class Listing:
         self._in_flight = False
         self._created: dict[str, _Write] = {}
         self._deleted: dict[str, _Write] = {}
+        self._creating: Counter[tuple[str, str]] = Counter()
+        self._reserving = threading.Lock()
 
     @property
     def listings(self) -> int:
@@ -120,6 +128,63 @@ class Listing:
             self._seq += 1
             self._deleted[machine_id] = _Write(self._seq, self._clock())
 
+    def launched(self, name: str, pool: str) -> Machine | None:
+        """The machine this provider made as ``name`` in ``pool`` and has not deleted, while
+        the listing may not show it yet (its write is not settled), else None."""
+        with self._changed:
+            made = [
+                w
+                for i, w in self._created.items()
+                if w.machine is not None
+                and (w.machine.name, w.machine.pool) == (name, pool)
+                and i not in self._deleted
+            ]
+            newest = max(made, key=lambda w: w.seq, default=None)
+            return None if newest is None else newest.machine
+
+    def known(self, machine_id: str) -> Machine | None:
+        """``machine_id`` as this provider made it or the fresh listing shows it (this owner's
+        pool machine, since the listing holds no other), this provider's writes laid over;
+        None when the listing is not fresh and this provider did not make it."""
+        with self._changed:
+            write = self._created.get(machine_id)
+            found = write.machine if write is not None else None
+            if found is None and self._fresh():
+                assert self._snapshot is not None
+                found = next((m for m in self._snapshot if m.id == machine_id), None)
+            if found is not None and machine_id in self._deleted:
+                return _deleting(found)
+            return found
+
+    def reserve(
+        self, pool: str, name: str, limit: int, listed: Callable[[], list[Machine]]
+    ) -> int | None:
+        """Hold a place in ``pool`` for a create of ``name`` unless the pool is at ``limit``:
+        None when held (``release`` ends it), else the count that is at the limit.
+
+        The count is ``listed()`` (the pool as ``machines`` answers it, the deleting left
+        out) plus the creates in flight of names not listed yet; one check at a time, so
+        threads never pass ``limit`` together. A name listed or in flight makes no new
+        machine, so it is let through (a create retried after a lost answer).
+        """
+        with self._reserving:
+            machines = [m for m in listed() if m.status != Status.DELETING]
+            names = {m.name for m in machines}
+            with self._changed:
+                flying = {n for (p, n) in self._creating if p == pool}
+                count = len(machines) + len(flying - names)
+                if count >= limit and name not in names | flying:
+                    return count
+                self._creating[pool, name] += 1
+        return None
+
+    def release(self, pool: str, name: str) -> None:
+        """End the place ``reserve`` held; the create has ended (what it made is listed)."""
+        with self._changed:
+            self._creating[pool, name] -= 1
+            if self._creating[pool, name] <= 0:
+                del self._creating[pool, name]
+
     def forget(self) -> None:
         """Drop the listing: the next ``machines`` lists again (writes stay laid over it)."""
         with self._changed:
@@ -139,12 +204,7 @@ class Listing:
             for w in self._created.values()
             if w.machine is not None and w.machine.pool == pool and w.machine.id not in seen
         ]
-        return [
-            m.model_copy(update={"status": Status.DELETING, "ending": Ending.DELETED})
-            if m.id in self._deleted and m.status != Status.DELETING
-            else m
-            for m in listed
-        ]
+        return [_deleting(m) if m.id in self._deleted else m for m in listed]
 
     def _settle_writes(self) -> None:
         """Drop the writes the new listing agrees with, or that are older than ``settle``."""
@@ -164,3 +224,10 @@ class Listing:
         self._created = {
             i: w for i, w in self._created.items() if i not in gone and not settled(w, i in by_id)
         }
+
+
+def _deleting(machine: Machine) -> Machine:
+    """``machine`` as listed once this provider has deleted it."""
+    if machine.status == Status.DELETING:
+        return machine
+    return machine.model_copy(update={"status": Status.DELETING, "ending": Ending.DELETED})

@@ -2,26 +2,93 @@
 
 Like the cluster-autoscaler's cloud provider, it is small on purpose, with one module per
 cloud behind it. ``Provider.of`` imports a cloud's module only when that cloud is asked
-for, so ``import machines`` never loads boto3 or Pulumi.
+for, so ``import machines`` never loads boto3, Pulumi or OpenTelemetry.
+
+``Provider`` owns the shape of ``create``, ``machines`` and ``delete`` (a pool's ``max``,
+one create per name at a time, the shared listing and this provider's writes laid over it,
+whose machine a delete may touch, telemetry); a cloud implements the steps only it knows:
+``_create`` (the request), ``_list`` (its pool machines, all pages), ``_look_up`` and
+``_remove`` (one machine by id), ``_machine_id`` (its form of id).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
 import os
 import threading
+import time
+import weakref
 from abc import ABC, abstractmethod
-from collections import Counter
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
-from machines.budget import Budget
+from machines.budget import Budget, BudgetMeter
+from machines.clock import Clock
 from machines.clouds import PROVIDERS
-from machines.errors import SettingsError, UnknownProviderError
-from machines.labels import check_owner
+from machines.errors import (
+    ForeignMachineError,
+    MachinesError,
+    SettingsError,
+    StackMachineError,
+    UnknownProviderError,
+)
+from machines.labels import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_PULUMI,
+    POOL_LABEL,
+    belongs_to,
+    check_owner,
+    check_pool,
+    managed_by,
+    not_ours,
+    whose,
+)
+from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status
 from machines.prices import NoPrices, PriceList
-from machines.settings import ORCA_POOL_MARKET, ORCA_POOL_MAX, pool_market, pool_max, unsold_market
+from machines.settings import (
+    ORCA_POOL_MARKET,
+    ORCA_POOL_MAX,
+    Freshness,
+    pool_market,
+    pool_max,
+    unsold_market,
+)
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _traced(call: str) -> Callable[[F], F]:
+    """``machines.telemetry.traced_<call>`` around the method, built at its first call:
+    OpenTelemetry loads with the first provider's call, never with ``import machines``
+    (imported by name, as ``Provider.of`` imports a cloud)."""
+
+    def decorate(method: F) -> F:
+        traced: list[Callable[..., Any]] = []
+
+        @functools.wraps(method)
+        def wrapper(*args: Any) -> Any:
+            if not traced:
+                telemetry = importlib.import_module("machines.telemetry")
+                traced.append(getattr(telemetry, f"traced_{call}")(method))
+            return traced[0](*args)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Found:
+    """One machine as the cloud answers it by id: the machine and all its labels (tags)."""
+
+    machine: Machine
+    labels: Mapping[str, str]
 
 
 def kinds() -> tuple[str, ...]:
@@ -32,7 +99,9 @@ def kinds() -> tuple[str, ...]:
 class Provider(ABC):
     """One cloud account's machines for one owner (a deployment, i.e. a Pulumi stack).
 
-    Subclasses set ``kind`` and build themselves from settings in ``from_env``.
+    Subclasses set ``kind``, ``cloud`` and ``noun``, build themselves from settings in
+    ``from_env``, and implement the cloud's steps (the abstract ``_`` methods); ``create``,
+    ``machines`` and ``delete`` are written once, here.
     """
 
     kind: ClassVar[str]
@@ -42,14 +111,36 @@ class Provider(ABC):
     offers_stock: ClassVar[bool] = True
     """Whether ``offers`` knows the cloud's stock now (Hetzner's ``available``), or only
     where a type is offered at all (EC2 publishes no stock)."""
+    noun: ClassVar[str] = "machine"
+    """What the cloud calls a machine, in messages (``server``, ``instance``)."""
+    label_word: ClassVar[str] = "label"
+    """What the cloud calls a label, in messages (``tag`` on EC2)."""
+    budget_note: ClassVar[str] = ""
+    """Why the cloud states no request budget, if it states none (``Budget.note``)."""
 
-    def __init__(self, owner: str, image: str) -> None:
+    def __init__(
+        self, owner: str, image: str, freshness: Freshness, clock: Clock = time.time
+    ) -> None:
+        """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
         self.owner = check_owner(owner)
         self.image = image
         self.pool_max: Mapping[str, int] = {}
         self.pool_market: Mapping[str, Market] = {}
-        self._creating: dict[str, Counter[str]] = {}
-        self._creating_lock = threading.Lock()
+        self._freshness = freshness
+        self._clock = clock
+        self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
+        self._pages = 1
+        """Requests one listing of the owner took last (``_list`` sets it)."""
+        self._listing = Listing(
+            lambda: self._list(None),
+            lambda: self._meter.window(self._pages),
+            clock,
+        )
+        self._creates_lock = threading.Lock()
+        self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+        importlib.import_module("machines.telemetry").watch(self)
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
@@ -82,18 +173,146 @@ class Provider(ABC):
     def arch(self, machine_type: str) -> str:
         """Docker's architecture name of a machine type (``amd64``, ``arm64``), cached."""
 
-    @abstractmethod
+    @_traced("create")
     def create(self, spec: MachineSpec) -> Created:
-        """Ask for one machine; return at once, without waiting for it to boot."""
+        """Ask for one machine; return at once, without waiting for it to boot.
 
-    @abstractmethod
+        Never raises for the cloud's trouble: a refusal is ``no_stock`` or ``failed`` with
+        the reason. A pool at its ``max`` is refused before the cloud is asked; creates of
+        one name wait for each other, so a create retried after a lost answer makes one
+        machine; the machine made is listed by ``machines`` at once.
+        """
+        limit = self.pool_max.get(spec.pool)
+        if limit is not None:
+            full = self._max_check(spec, limit)
+            if full is not None:
+                return full
+        try:
+            with self._name_lock(spec.name):
+                try:
+                    created = self._create(spec)
+                except MachinesError as error:
+                    return Created.failure(str(error))
+                if created.machine is not None:
+                    self._listing.created(created.machine)
+                return created
+        finally:
+            if limit is not None:
+                self._listing.release(spec.pool, spec.name)
+
+    @_traced("machines")
     def machines(self, pool: str) -> list[Machine]:
-        """Every machine of ``pool`` that belongs to this owner, and no other.
+        """Every machine of ``pool`` that belongs to this owner, and no other, by name.
 
         Answered from one listing of the owner's machines for every pool while it is fresh
-        (``ORCA_LIST_TTL``, stretched when the budget is low); this provider's own creates
-        and deletes show at once, other processes' changes once the listing is renewed.
+        (``ORCA_LIST_TTL``, stretched to spend at most ``ORCA_LIST_SHARE`` of the budget and
+        indefinitely while it is low, never past ``ORCA_LIST_MAX_AGE`` otherwise); this
+        provider's own creates and deletes show at once, other processes' changes once the
+        listing is renewed. ``ORCA_LIST_TTL=0`` lists the pool at every call.
         """
+        check_pool(pool)
+        each = self._freshness.list_ttl <= 0
+        found = self._list(pool) if each else self._listing.machines(pool)
+        return sorted(found, key=lambda m: (m.name, m.id))
+
+    @_traced("delete")
+    def delete(self, machine_id: str) -> bool:
+        """Delete this owner's pool machine; True once it is gone, now or before.
+
+        A machine this provider made, or the fresh listing shows as this owner's and not
+        kept by the stack, is deleted with one request (ids are never reused); any other is
+        looked up first: another owner's or no pool machine raises ``ForeignMachineError``,
+        one the stack keeps ``StackMachineError``, both without a delete request.
+        """
+        machine_id = self._machine_id(machine_id)
+        known = self._listing.known(machine_id)
+        if known is not None and not known.managed_by:
+            if known.status == Status.DELETING:
+                self._listing.deleted(machine_id)
+                log.debug("%s %s (%s) is already going", self.noun, machine_id, known.name)
+                return True
+            return self._delete(known)
+        found = self._look_up(machine_id)
+        if found is None:
+            return True
+        labels, name = found.labels, found.machine.name
+        if not belongs_to(labels, self.owner):
+            raise ForeignMachineError(self._foreign(found))
+        if found.machine.status == Status.DELETING:
+            self._listing.deleted(machine_id)
+            log.debug("%s %s (%s) is already going", self.noun, machine_id, name)
+            return True
+        if managed_by(labels) == MANAGED_BY_PULUMI:
+            raise StackMachineError(
+                f"{self.noun} {machine_id} ({name}) is kept by stack {self.owner} "
+                f"({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} {self.label_word}): it was left "
+                f"alone; to remove it, lower the size of pool {labels.get(POOL_LABEL, '')} in "
+                f"stack {self.owner} (orca-machines resize)"
+            )
+        return self._delete(found.machine)
+
+    def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
+        None with a place held for the create (the listing's ``reserve``; ``create``
+        releases it). The count is ``machines(pool)``, the shared listing with this
+        provider's writes laid over it, plus its creates in flight."""
+        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        if count is None:
+            return None
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
+            f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
+            "raise the pool's max in the stack"
+        )
+
+    def _foreign(self, found: Found) -> str:
+        """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
+        why = not_ours(found.labels, self.owner, self.label_word)
+        return (
+            f"{self.noun} {found.machine.id} ({found.machine.name}) {why}: it is not a pool "
+            f"machine of {whose(self.owner)}, so it was left alone"
+        )
+
+    def _delete(self, machine: Machine) -> bool:
+        self._remove(machine.id)
+        self._listing.deleted(machine.id)
+        log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
+        return True
+
+    def _name_lock(self, name: str) -> threading.Lock:
+        """One lock per machine name, while a create of it holds it."""
+        with self._creates_lock:
+            lock = self._creates.get(name)
+            if lock is None:
+                lock = threading.Lock()
+                self._creates[name] = lock
+            return lock
+
+    # The cloud's steps
+
+    @abstractmethod
+    def _create(self, spec: MachineSpec) -> Created:
+        """Make the machine: the cloud's checks and its create request(s); a name this owner's
+        pool machine already has returns that machine. A ``MachinesError`` raised is the
+        create's ``failed`` reason; the machine returned is listed by ``machines`` at once."""
+
+    @abstractmethod
+    def _list(self, pool: str | None) -> list[Machine]:
+        """Every pool machine of this owner (of ``pool`` when given) the cloud lists, over all
+        its pages; when ``pool`` is None, what the shared listing keeps (a cloud whose listing
+        takes several requests sets ``self._pages``, which paces the listing)."""
+
+    @abstractmethod
+    def _machine_id(self, machine_id: object) -> str:
+        """``machine_id`` in the cloud's form, else ``InvalidMachineIdError`` naming it."""
+
+    @abstractmethod
+    def _look_up(self, machine_id: str) -> Found | None:
+        """The machine of that id with its labels, None when the cloud does not know it."""
+
+    @abstractmethod
+    def _remove(self, machine_id: str) -> None:
+        """Ask the cloud to delete the machine; one already gone is no error."""
 
     @abstractmethod
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
@@ -107,14 +326,10 @@ class Provider(ABC):
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
 
-    @abstractmethod
     def budget(self) -> Budget:
         """The cloud's request budget as its last answer stated it, and the listing's
         freshness window it leads to now."""
-
-    @abstractmethod
-    def delete(self, machine_id: str) -> bool:
-        """Delete this owner's pool machine; True once it is gone, now or before."""
+        return self._meter.budget(self._pages)
 
     def prices(self) -> PriceList:
         """The cloud's own price list, read through this provider's client and retries
@@ -125,7 +340,7 @@ class Provider(ABC):
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first
         (the metrics report it; it asks nothing of the cloud)."""
-        return None
+        return self._listing.age()
 
     def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         """(type, location, market, seconds left) of each ``no_stock`` answer remembered
@@ -138,41 +353,3 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"
-
-    def refusal(self, spec: MachineSpec) -> Created | None:
-        """Why ``create`` refuses ``spec`` before asking the cloud (a pool at its max), or None.
-
-        The count is ``machines(pool)``, the shared listing with this provider's own writes
-        laid over it (the deleting do not count), plus this provider's creates of the pool
-        still in flight and not listed yet: threads of one provider never pass ``max``
-        together. A name already listed or in flight makes no new machine, so is let through
-        (a create retried after a lost answer returns its machine). A passed check holds its
-        place until ``release``, which ``create`` calls once it has ended (a machine it made
-        is in the listing by then).
-        """
-        limit = self.pool_max.get(spec.pool)
-        if limit is None:
-            return None
-        with self._creating_lock:
-            listed = [m for m in self.machines(spec.pool) if m.status != Status.DELETING]
-            names = {m.name for m in listed}
-            in_flight = self._creating.setdefault(spec.pool, Counter())
-            count = len(listed) + sum(1 for name in in_flight if name not in names)
-            if count >= limit and spec.name not in names | set(in_flight):
-                return Created.failure(
-                    f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-                    f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
-                    "raise the pool's max in the stack"
-                )
-            in_flight[spec.name] += 1
-        return None
-
-    def release(self, spec: MachineSpec) -> None:
-        """End the place ``refusal`` held for a create."""
-        if spec.pool not in self.pool_max:
-            return
-        with self._creating_lock:
-            in_flight = self._creating.get(spec.pool, Counter())
-            in_flight[spec.name] -= 1
-            if in_flight[spec.name] <= 0:
-                del in_flight[spec.name]

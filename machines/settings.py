@@ -71,6 +71,7 @@ ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 
 ORCA_LIST_TTL = "ORCA_LIST_TTL"
 ORCA_LIST_SHARE = "ORCA_LIST_SHARE"
+ORCA_LIST_MAX_AGE = "ORCA_LIST_MAX_AGE"
 ORCA_BUDGET_RESERVE = "ORCA_BUDGET_RESERVE"
 ORCA_OFFERS_TTL = "ORCA_OFFERS_TTL"
 ORCA_NO_STOCK_TTL = "ORCA_NO_STOCK_TTL"
@@ -100,8 +101,10 @@ class Freshness(BaseModel):
     ``list_ttl``: seconds one listing of the owner's machines answers ``machines(pool)`` for
     every pool (0: every call lists its pool). ``list_share``: the share of the cloud's stated
     request budget listing may spend; a listing of many pages stays fresh longer so it spends
-    no more. ``budget_reserve``: the share of the budget kept for creates and deletes; below
-    it the listing stays fresh until the budget has refilled. ``offers_ttl``: seconds the
+    no more, up to ``list_max_age`` seconds (others' changes show within that while the
+    budget is not low; a large owner's listing may then spend more). ``budget_reserve``: the
+    share of the budget kept for creates and deletes; below it the listing stays fresh until
+    the budget has refilled. ``offers_ttl``: seconds the
     catalogue's stock answers ``offers``. ``no_stock_ttl``: seconds a ``no_stock`` answer is
     remembered for its type and location.
     """
@@ -109,7 +112,8 @@ class Freshness(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     list_ttl: float = Field(default=5.0, ge=0)
-    list_share: float = Field(default=0.05, gt=0, lt=1)
+    list_share: float = Field(default=0.03, gt=0, lt=1)
+    list_max_age: float = Field(default=180.0, gt=0)
     budget_reserve: float = Field(default=0.1, ge=0, lt=1)
     offers_ttl: float = Field(default=60.0, ge=0)
     no_stock_ttl: float = Field(default=180.0, ge=0)
@@ -118,7 +122,8 @@ class Freshness(BaseModel):
     def from_env(cls, environ: Mapping[str, str]) -> Freshness:
         return cls(
             list_ttl=seconds(environ, ORCA_LIST_TTL, 5.0, zero=True),
-            list_share=share(environ, ORCA_LIST_SHARE, 0.05),
+            list_share=share(environ, ORCA_LIST_SHARE, 0.03),
+            list_max_age=seconds(environ, ORCA_LIST_MAX_AGE, 180.0),
             budget_reserve=share(environ, ORCA_BUDGET_RESERVE, 0.1, zero=True),
             offers_ttl=seconds(environ, ORCA_OFFERS_TTL, 60.0, zero=True),
             no_stock_ttl=seconds(environ, ORCA_NO_STOCK_TTL, 180.0, zero=True),

@@ -55,6 +55,8 @@ class Cloud:
     """From now on, the cloud answers that read so (see ``Trouble``)."""
     reads: Callable[[Read], int]
     """How many requests of that read reached the cloud so far."""
+    requests: Callable[[], int]
+    """How many requests of any kind reached the cloud so far."""
 
     def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
         """``testkit.specs.spec`` on this cloud."""
@@ -102,6 +104,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
         priced=("cx23", "fsn1", Market.ON_DEMAND),
         trouble=trouble,
         reads=lambda read: emulator.control.requests().get(f"GET {paths[read]}"),
+        requests=lambda: emulator.control.requests().total,
     )
 
 
@@ -156,4 +159,5 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         priced=("t3.micro", "eu-central-1a", Market.SPOT),
         trouble=trouble,
         reads=lambda read: proxy.requests[actions[read]],
+        requests=lambda: sum(proxy.requests.values()),
     )

@@ -1,45 +1,161 @@
-"""A third cloud that is only the provider interface: what a new cloud gets from the base
-class when it implements nothing more (no price list of its own, offers as it says)."""
+"""A third cloud that lives in memory: what adding a cloud takes, and nothing more.
+
+``FakeProvider`` implements only the hooks ``Provider`` leaves to a cloud (``from_env``,
+``arch``, ``offers``, ``sells`` and the five ``_`` steps) against a ``Store`` that stands
+for the cloud's API, counting each request as a cloud would bill it. ``register`` adds the
+one line to ``machines.clouds.PROVIDERS`` (monkeypatched), so the test reaches it through
+``Provider.of`` alone. Prices and stock are left to extend it with.
+"""
 
 from __future__ import annotations
 
+import itertools
+import sys
+import threading
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from machines.budget import Budget
-from machines.models import Created, Machine, MachineSpec
-from machines.provider import Provider
+import pytest
 
-TARGET = "testkit.fake_cloud:FakeProvider"
-"""Its line in ``machines.clouds.PROVIDERS``."""
+from machines.clouds import PROVIDERS
+from machines.errors import InvalidMachineIdError, SettingsError, UnknownMachineTypeError
+from machines.labels import belongs_to, pool_labels
+from machines.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.provider import Found, Provider
+from machines.settings import Freshness
+
+KIND = "fake"
+TYPES = {"f1.small": "amd64", "f1.arm": "arm64"}
+LOCATIONS = ("here", "there")
+
+
+@dataclass
+class Server:
+    id: int
+    name: str
+    machine_type: str
+    location: str
+    labels: dict[str, str]
+    status: Status = Status.RUNNING
+
+
+@dataclass
+class Store:
+    """The fake cloud's state, shared by every provider of the process, and its requests."""
+
+    servers: dict[int, Server] = field(default_factory=dict)
+    requests: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def add(self, name: str, machine_type: str, location: str, labels: dict[str, str]) -> int:
+        """A server made behind the providers' backs (a stack, a person): its id."""
+        with self.lock:
+            server = Server(next(self.ids), name, machine_type, location, labels)
+            self.servers[server.id] = server
+            return server.id
+
+    def live(self) -> list[str]:
+        with self.lock:
+            return [str(i) for i, s in self.servers.items() if s.status != Status.DELETING]
+
+
+STORE = Store()
+
+
+def register(monkeypatch: pytest.MonkeyPatch) -> Store:
+    """The one line a cloud adds to ``machines.clouds.PROVIDERS``; an empty store."""
+    monkeypatch.setitem(PROVIDERS, KIND, f"{__name__}:FakeProvider")
+    store = Store()
+    monkeypatch.setattr(sys.modules[__name__], "STORE", store)
+    return store
+
+
+def _machine(server: Server) -> Machine:
+    return Machine(
+        id=str(server.id),
+        name=server.name,
+        status=server.status,
+        machine_type=server.machine_type,
+        location=server.location,
+        address="",
+        pool=server.labels.get("orca-pool", ""),
+        managed_by=server.labels.get("orca-managed-by", ""),
+    )
 
 
 class FakeProvider(Provider):
-    """Sells ``small`` (amd64) in ``here``; makes nothing."""
+    """Servers of the in-memory ``STORE``, labelled for one owner."""
 
-    kind = "fake"
-    cloud = "Fake"
+    kind = KIND
+    cloud = "the fake cloud"
+    noun = "server"
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> FakeProvider:
-        return cls(owner, "")
+        env = {} if environ is None else environ
+        if env.get("FAKE_CLOUD_BROKEN"):
+            raise SettingsError("FAKE_CLOUD_BROKEN is set")
+        return cls(owner, "fake-image", Freshness.from_env(env))
 
     def arch(self, machine_type: str) -> str:
-        return "amd64"
-
-    def create(self, spec: MachineSpec) -> Created:
-        return Created.failure("the fake cloud makes nothing")
-
-    def machines(self, pool: str) -> list[Machine]:
-        return []
+        if machine_type not in TYPES:
+            raise UnknownMachineTypeError(f"the fake cloud has no type {machine_type!r}")
+        return TYPES[machine_type]
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
-        return ["here"] if machine_type == "small" else []
+        self.arch(machine_type)
+        return list(LOCATIONS)
 
     def sells(self, machine_type: str, location: str) -> str | None:
-        return None if (machine_type, location) == ("small", "here") else "not sold"
+        if machine_type not in TYPES:
+            return f"the fake cloud has no type {machine_type!r}"
+        return None if location in LOCATIONS else f"the fake cloud has no {location!r}"
 
-    def budget(self) -> Budget:
-        return Budget(stated=False, note="the fake cloud states no budget")
+    def _create(self, spec: MachineSpec) -> Created:
+        self.arch(spec.machine_type)
+        with STORE.lock:
+            STORE.requests["create"] += 1
+            taken = [s for s in STORE.servers.values() if s.name == spec.name]
+            if taken:
+                mine = belongs_to(taken[0].labels, self.owner, spec.pool)
+                found = _machine(taken[0])
+                if not mine:
+                    return Created.failure(f"the name {spec.name} is taken")
+                different = mismatch(spec, found)
+                return Created.failure(different) if different else Created.success(found)
+            server = Server(
+                next(STORE.ids),
+                spec.name,
+                spec.machine_type,
+                spec.location,
+                pool_labels(spec.pool, self.owner),
+            )
+            STORE.servers[server.id] = server
+            return Created.success(_machine(server))
 
-    def delete(self, machine_id: str) -> bool:
-        return True
+    def _list(self, pool: str | None) -> list[Machine]:
+        with STORE.lock:
+            STORE.requests["list"] += 1
+            return [
+                _machine(s)
+                for s in STORE.servers.values()
+                if belongs_to(s.labels, self.owner, pool)
+            ]
+
+    def _machine_id(self, machine_id: object) -> str:
+        if isinstance(machine_id, str) and machine_id.isascii() and machine_id.isdigit():
+            return machine_id
+        raise InvalidMachineIdError(f"{machine_id!r} is not a fake server id")
+
+    def _look_up(self, machine_id: str) -> Found | None:
+        with STORE.lock:
+            STORE.requests["get"] += 1
+            server = STORE.servers.get(int(machine_id))
+            return None if server is None else Found(_machine(server), dict(server.labels))
+
+    def _remove(self, machine_id: str) -> None:
+        with STORE.lock:
+            STORE.requests["delete"] += 1
+            STORE.servers.pop(int(machine_id), None)

@@ -9,6 +9,7 @@ from hcloud import Client
 
 from machines import MachineSpec, SettingsError, UnknownMachineTypeError
 from machines.labels import pool_labels
+from machines.settings import Freshness
 from testkit.specs import OWNER
 
 SERVER_TYPES = "GET /v1/server_types"
@@ -113,7 +114,26 @@ def test_a_listing_of_many_pages_spends_at_most_its_share(clocked_hetzner, emula
 
     window = clocked_hetzner.budget().list_window
 
-    assert math.isclose(window, 4 / (0.05 * 1.0), rel_tol=0.01)  # 4 pages, 5 % of 1 a second
+    share = Freshness().list_share
+    assert math.isclose(window, 4 / (share * 1.0), rel_tol=0.01)  # 4 pages, share of 1 a second
+
+
+def test_the_listing_window_never_passes_its_max_age(make_clocked_hetzner, emulator, clock):
+    emulator.control.set_rate_limit(3600, per_second=1)
+    provider = make_clocked_hetzner(ORCA_LIST_MAX_AGE="60")
+    emulator.control.add_servers(
+        200, name_prefix="prod-ci-", server_type="cax11", labels=pool_labels("ci", OWNER)
+    )
+    provider.machines("ci")
+    emulator.control.reset_requests()
+
+    clock.advance(59)
+    provider.machines("ci")
+    clock.advance(1)
+    provider.machines("ci")
+
+    assert provider.budget().list_window == 60
+    assert emulator.control.requests().get(GET_SERVERS) == 4  # one listing of 4 pages
 
 
 def spend(hcloud: Client, requests: int) -> None:
@@ -161,6 +181,7 @@ def test_the_stretch_ends_as_the_budget_refills(clocked_hetzner, emulator, clock
     [
         ("ORCA_LIST_TTL", "-1"),
         ("ORCA_LIST_SHARE", "1.5"),
+        ("ORCA_LIST_MAX_AGE", "0"),
         ("ORCA_BUDGET_RESERVE", "ten"),
         ("ORCA_NO_STOCK_TTL", "soon"),
         ("ORCA_OFFERS_TTL", "-5"),

@@ -129,3 +129,67 @@ def test_a_window_of_zero_lists_every_time(window):
     listing.machines("ci")
 
     assert cloud.calls == 2
+
+
+def test_a_held_place_counts_until_it_is_released():
+    cloud = Cloud(machine("1"))
+    listing = Listing(cloud.list, lambda: 5.0, ManualClock())
+
+    def listed() -> list[Machine]:
+        return listing.machines("ci")
+
+    assert listing.reserve("ci", "m-2", 2, listed) is None
+    assert listing.reserve("ci", "m-3", 2, listed) == 2
+    listing.release("ci", "m-2")
+    assert listing.reserve("ci", "m-3", 2, listed) is None
+
+
+def test_a_name_listed_or_in_flight_is_let_through_at_the_limit():
+    cloud = Cloud(machine("1"))
+    listing = Listing(cloud.list, lambda: 5.0, ManualClock())
+
+    def listed() -> list[Machine]:
+        return listing.machines("ci")
+
+    assert listing.reserve("ci", "m-2", 2, listed) is None
+    assert listing.reserve("ci", "m-1", 2, listed) is None
+    assert listing.reserve("ci", "m-2", 2, listed) is None
+
+
+def test_the_deleting_do_not_count_towards_the_limit():
+    cloud = Cloud(machine("1"))
+    listing = Listing(cloud.list, lambda: 5.0, ManualClock())
+    listing.deleted("1")
+
+    assert listing.reserve("ci", "m-2", 1, lambda: listing.machines("ci")) is None
+
+
+def test_launched_is_the_newest_machine_made_under_that_name_and_not_deleted():
+    listing = Listing(Cloud().list, lambda: 5.0, ManualClock())
+    listing.created(machine("1"))
+    listing.created(machine("2").model_copy(update={"name": "m-1"}))
+
+    launched = listing.launched("m-1", "ci")
+    assert launched is not None
+    assert launched.id == "2"
+    listing.deleted("2")
+    launched = listing.launched("m-1", "ci")
+    assert launched is not None
+    assert launched.id == "1"
+    assert listing.launched("m-1", "gpu") is None
+
+
+def test_known_answers_from_a_fresh_listing_and_own_creates_only():
+    clock = ManualClock()
+    listing = Listing(Cloud(machine("1")).list, lambda: 5.0, clock)
+    listing.machines("ci")
+    listing.created(machine("2"))
+
+    assert listing.known("1") == machine("1")
+    clock.advance(5)
+    assert listing.known("1") is None
+    assert listing.known("2") == machine("2")
+    listing.deleted("2")
+    known = listing.known("2")
+    assert known is not None
+    assert known.status == Status.DELETING

@@ -115,3 +115,39 @@ def test_a_repeated_delete_of_a_machine_being_deleted_is_not_logged_as_a_new_one
         assert provider.delete(machine_id) is True
 
     assert caplog.records == []
+
+
+def test_a_machine_the_fresh_listing_shows_is_deleted_in_one_request(cloud: Cloud) -> None:
+    machine_id = made(cloud)
+    provider = cloud.provider()
+    provider.machines("ci")
+    before = cloud.requests()
+
+    assert provider.delete(machine_id) is True
+
+    assert cloud.requests() - before == 1
+    assert cloud.live() == []
+
+
+def test_a_machine_no_fresh_listing_shows_is_looked_up_before_it_is_deleted(
+    cloud: Cloud,
+) -> None:
+    machine_id = made(cloud)
+    provider = cloud.provider()
+    before = cloud.requests()
+
+    assert provider.delete(machine_id) is True
+
+    assert cloud.requests() - before == 2
+    assert cloud.live() == []
+
+
+def test_a_listed_machine_deleted_by_someone_else_is_still_true(cloud: Cloud) -> None:
+    machine_id = made(cloud)
+    provider = cloud.provider()
+    provider.machines("ci")
+    cloud.provider().delete(machine_id)
+
+    assert provider.delete(machine_id) is True
+
+    assert cloud.live() == []

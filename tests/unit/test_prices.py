@@ -9,7 +9,6 @@ import pytest
 
 from machines.automation.cost import price_list
 from machines.automation.stock import stock
-from machines.clouds import PROVIDERS
 from machines.models import Market
 from machines.prices import money
 from testkit import fake_cloud
@@ -17,22 +16,26 @@ from testkit import fake_cloud
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setitem(PROVIDERS, "fake", fake_cloud.TARGET)
-    return "fake"
+    fake_cloud.register(monkeypatch)
+    return fake_cloud.KIND
 
 
 def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
     prices = price_list(fake, {})
 
-    assert prices.monthly("small", "here", Market.ON_DEMAND) is None
-    assert prices.total([("small", "here", Market.ON_DEMAND)]) is None
+    assert prices.monthly("f1.small", "here", Market.ON_DEMAND) is None
+    assert prices.total([("f1.small", "here", Market.ON_DEMAND)]) is None
     assert prices.unknown == "prices unknown: no price list for provider fake"
 
 
 def test_a_registered_clouds_stock_is_its_offers(fake):
-    found = stock(fake, "small", None, {})
+    found = stock(fake, "f1.small", None, {})
 
-    assert (found.locations, found.offered_only, found.text()) == (("here",), False, "here")
+    assert (found.locations, found.offered_only, found.text()) == (
+        ("here", "there"),
+        False,
+        "here,there",
+    )
 
 
 def test_a_kind_nobody_registered_has_neither_prices_nor_stock():

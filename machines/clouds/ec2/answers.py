@@ -37,8 +37,8 @@ from machines.labels import (
     ORCA_VALUE,
     OWNER_LABEL,
     POOL_LABEL,
-    belongs_to,
     managed_by,
+    whose,
 )
 from machines.models import Ending, Machine, Market, Status, machine_address
 from machines.settings import (
@@ -438,24 +438,8 @@ def hint(code: str, operation: str, message: str) -> str:
     return hints.get(code, "")
 
 
-def whose(owner: str) -> str:
-    return f"owner {owner!r}" if owner else "no owner"
-
-
 def describe(tags: Mapping[str, str]) -> str:
     """Whose instance the tags say it is, for messages."""
     if tags.get(ORCA_LABEL) != ORCA_VALUE:
         return "which is not an orca pool machine"
     return f"of pool {tags.get(POOL_LABEL, '')!r} and {whose(tags.get(OWNER_LABEL, ''))}"
-
-
-def foreign_reason(tags: Mapping[str, str], owner: str) -> str:
-    """Why an instance is not ``owner``'s pool machine; empty when it is."""
-    if belongs_to(tags, owner):
-        return ""
-    if tags.get(ORCA_LABEL) != ORCA_VALUE:
-        return f"has no {ORCA_LABEL}={ORCA_VALUE} tag"
-    theirs = tags.get(OWNER_LABEL, "")
-    if not theirs:
-        return f"has no {OWNER_LABEL} tag"
-    return f"belongs to owner {theirs!r} ({OWNER_LABEL} tag)"

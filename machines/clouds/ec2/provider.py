@@ -2,7 +2,7 @@
 
 A pool machine is an instance tagged at launch with the pool's labels and ``Name``. EC2
 names are not unique, so ``create`` keeps one live instance per name itself: it looks
-before it launches and serialises creates of one name within the provider. Each ``create``
+before it launches (``Provider.create`` runs one create of a name at a time). Each ``create``
 sends its own ClientToken, so EC2 makes at most one instance for all retries of that call;
 after a lost answer ``create`` also looks for the instance before it sends RunInstances
 again, so an endpoint that ignores the token (moto) makes one too.
@@ -24,7 +24,6 @@ import logging
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
@@ -36,7 +35,6 @@ from botocore.exceptions import (
 
 from machines import retry, telemetry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
-from machines.budget import Budget, BudgetMeter
 from machines.clock import Clock
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
@@ -54,13 +52,11 @@ from machines.clouds.ec2.answers import (
     Terminating,
     cloud_error,
     describe,
-    foreign_reason,
     instance_id_of,
     machine,
     no_stock_codes,
     outcome,
     retry_after,
-    whose,
 )
 from machines.clouds.ec2.client import PRICING_REGION, client, pricing_client
 from machines.clouds.ec2.prices import Ec2Prices
@@ -68,26 +64,21 @@ from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
 from machines.errors import (
     NOT_THE_API,
     CloudError,
-    ForeignMachineError,
-    StackMachineError,
     UnknownMachineTypeError,
 )
 from machines.labels import (
-    MANAGED_BY_LABEL,
-    MANAGED_BY_PULUMI,
     ORCA_LABEL,
     ORCA_VALUE,
     OWNER_LABEL,
     POOL_LABEL,
     belongs_to,
-    check_pool,
-    managed_by,
+    not_ours,
     pool_labels,
+    whose,
 )
-from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.prices import PriceList
-from machines.provider import Provider
+from machines.provider import Found, Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
 from machines.stock import StockMemory
 
@@ -121,6 +112,9 @@ class Ec2Provider(Provider):
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
     offers_stock: ClassVar[bool] = False
+    noun: ClassVar[str] = "instance"
+    label_word: ClassVar[str] = "tag"
+    budget_note: ClassVar[str] = NO_BUDGET
 
     def __init__(
         self,
@@ -132,7 +126,7 @@ class Ec2Provider(Provider):
     ) -> None:
         """Build the provider from its settings; ``credentials`` as ``client.client`` takes;
         ``clock`` times the listing and the stock memory (tests pass theirs)."""
-        super().__init__(owner, settings.image)
+        super().__init__(owner, settings.image, settings.freshness, clock)
         self.region = settings.region
         self.subnets: Mapping[str, str] = dict(settings.subnets)
         self.security_group = settings.security_group
@@ -144,23 +138,13 @@ class Ec2Provider(Provider):
         self._pricing: Any = None
         self._pricing_lock = threading.Lock()
         self._endpoint: str = self._client.meta.endpoint_url
-        self._lock = threading.Lock()
         self._arch_lock = threading.Lock()
         self._image_lock = threading.Lock()
         self._archs: dict[str, str] = {}
         self._images: dict[str, str] = {}
-        self._name_locks: weakref.WeakValueDictionary[str, threading.Lock] = (
-            weakref.WeakValueDictionary()
-        )
-        self._launched: dict[str, Machine] = {}
-        self._freshness = settings.freshness
-        self._clock = clock
-        self._meter = BudgetMeter(settings.freshness, clock, note=NO_BUDGET)
         self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
-        self._listing = Listing(self._list_owner, lambda: self._meter.window(1), clock)
         self._offers_lock = threading.Lock()
         self._offers: dict[str, tuple[float, list[str]]] = {}
-        telemetry.watch(self)
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> Ec2Provider:
@@ -180,13 +164,12 @@ class Ec2Provider(Provider):
                 self._archs[machine_type] = known
         return known
 
-    @telemetry.traced_create
-    def create(self, spec: MachineSpec) -> Created:
+    def _create(self, spec: MachineSpec) -> Created:
         """Launch one instance for ``spec``, or return the live one of that name already made.
 
-        Never raises for the cloud's trouble: EC2's refusals come back as ``no_stock`` or
-        ``failed``, and so does a call EC2 never answered; when RunInstances lost its
-        answer, ``reason`` says the instance may exist all the same.
+        EC2's refusals come back as ``no_stock`` or ``failed``, and so does a call EC2 never
+        answered; when RunInstances lost its answer, ``reason`` says the instance may exist
+        all the same. ``Provider.create`` runs one create of a name at a time.
         """
         subnet = self.subnets.get(spec.location)
         if subnet is None:
@@ -194,15 +177,6 @@ class Ec2Provider(Provider):
             return Created.failure(
                 f"no subnet for location {spec.location!r}: {ORCA_EC2_SUBNETS} knows {known}"
             )
-        refused = self.refusal(spec)
-        if refused is not None:
-            return refused
-        try:
-            return self._create_named(spec, subnet)
-        finally:
-            self.release(spec)
-
-    def _create_named(self, spec: MachineSpec, subnet: str) -> Created:
         wanted = self.market(spec.pool).tries
         tries = [m for m in wanted if not self._remembered_short(spec, m)]
         if not tries:
@@ -219,29 +193,10 @@ class Ec2Provider(Provider):
                 spec.name,
                 tries[0],
             )
-        with self._name_lock(spec.name):
-            try:
-                created = self._create(spec, subnet, tries)
-            except UnknownMachineTypeError as err:
-                return Created.failure(str(err))
-            except CloudError as err:
-                return Created.failure(str(err))
-        if created.machine is not None:
-            self._listing.created(created.machine)
-        return created
+        return self._launch_named(spec, subnet, tries)
 
     def _remembered_short(self, spec: MachineSpec, market: Market) -> bool:
         return self._stock.seconds_left(spec.machine_type, spec.location, market) > 0
-
-    @telemetry.traced_machines
-    def machines(self, pool: str) -> list[Machine]:
-        """The instances of ``pool`` and this owner that are not terminated, by name."""
-        check_pool(pool)
-        if self._freshness.list_ttl <= 0:
-            found = self._list({f"tag:{POOL_LABEL}": [pool]}, pool)
-        else:
-            found = self._listing.machines(pool)
-        return sorted(found, key=lambda m: (m.name, m.id))
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Zones with a subnet in the settings where EC2 offers ``machine_type``, by
@@ -288,40 +243,24 @@ class Ec2Provider(Provider):
                 self._pricing = pricing_client(self._settings, self._credentials)
             return self._pricing
 
-    def budget(self) -> Budget:
-        return self._meter.budget()
-
-    def listing_age(self) -> float | None:
-        return self._listing.age()
-
     def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         return self._stock.remembered()
 
-    @telemetry.traced_delete
-    def delete(self, machine_id: str) -> bool:
-        """Terminate this owner's pool instance; True when it is gone or going, or unknown."""
-        machine_id = instance_id_of(machine_id)
+    def _machine_id(self, machine_id: object) -> str:
+        return instance_id_of(machine_id)
+
+    def _look_up(self, machine_id: str) -> Found | None:
         instance = self._instance(machine_id)
-        if instance is None:
-            return True
-        foreign = foreign_reason(instance.tags, self.owner)
-        if foreign:
-            raise ForeignMachineError(
-                f"instance {machine_id} {foreign}: it is not a pool machine of "
-                f"{whose(self.owner)}, so it is left alone"
-            )
-        self._forget(machine_id)
-        if instance.state.name in ("shutting-down", "terminated"):
-            self._listing.deleted(machine_id)
-            log.debug("instance %s is already %s", machine_id, instance.state.name)
-            return True
-        if managed_by(instance.tags) == MANAGED_BY_PULUMI:
-            raise StackMachineError(
-                f"instance {machine_id} ({instance.tags.get(NAME_TAG, '')}) is kept by stack "
-                f"{self.owner} ({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} tag): it was left alone; "
-                f"to remove it, lower the size of pool {instance.tags.get(POOL_LABEL, '')} in "
-                f"stack {self.owner} (orca-machines resize)"
-            )
+        return None if instance is None else Found(machine(instance), instance.tags)
+
+    def _foreign(self, found: Found) -> str:
+        why = not_ours(found.labels, self.owner, self.label_word)
+        return (
+            f"instance {found.machine.id} {why}: it is not a pool machine of "
+            f"{whose(self.owner)}, so it is left alone"
+        )
+
+    def _remove(self, machine_id: str) -> None:
         try:
             self._call(
                 "TerminateInstances",
@@ -332,11 +271,8 @@ class Ec2Provider(Provider):
         except CloudError as err:
             if err.code != "InvalidInstanceID.NotFound":
                 raise
-        self._listing.deleted(machine_id)
-        log.info("terminating instance %s (%s)", machine_id, instance.tags.get(NAME_TAG, ""))
-        return True
 
-    def _create(self, spec: MachineSpec, subnet: str, tries: Sequence[Market]) -> Created:
+    def _launch_named(self, spec: MachineSpec, subnet: str, tries: Sequence[Market]) -> Created:
         existing = self._live_named(spec.name)
         mine = [i for i in existing if belongs_to(i.tags, self.owner, spec.pool)]
         if mine:
@@ -385,8 +321,6 @@ class Ec2Provider(Provider):
                     "EC2", spec.machine_type, spec.location, err.code, market
                 )
                 continue
-            with self._lock:
-                self._launched[spec.name] = launched
             return Created.success(launched)
         return Created.out_of_stock(reason)
 
@@ -476,39 +410,23 @@ class Ec2Provider(Provider):
         """The instance this provider launched as ``spec.name``, if EC2 may not list it yet.
 
         EC2's lists are eventually consistent: a name filter can miss an instance launched
-        a moment ago, while asking for its id tells whether it is still alive.
+        a moment ago (the listing keeps it until it shows it), while asking for its id tells
+        whether it is still alive.
         """
-        with self._lock:
-            remembered = self._launched.get(spec.name)
+        remembered = self._listing.launched(spec.name, spec.pool)
         if remembered is None or mismatch(spec, remembered):
             return None
         instance = self._instance(remembered.id)
         if instance is None:
             return remembered
-        if instance.state.name in LIVE_STATES:
-            return machine(instance)
-        self._forget(remembered.id)
-        return None
+        return machine(instance) if instance.state.name in LIVE_STATES else None
 
-    def _forget(self, machine_id: str) -> None:
-        with self._lock:
-            for name, launched in list(self._launched.items()):
-                if launched.id == machine_id:
-                    del self._launched[name]
+    def _list(self, pool: str | None) -> list[Machine]:
+        return self._list_filtered({} if pool is None else {f"tag:{POOL_LABEL}": [pool]}, pool)
 
-    def _name_lock(self, name: str) -> threading.Lock:
-        with self._lock:
-            lock = self._name_locks.get(name)
-            if lock is None:
-                lock = threading.Lock()
-                self._name_locks[name] = lock
-            return lock
-
-    def _list_owner(self) -> list[Machine]:
-        """Every pool instance of the owner, all pools, all pages: what ``Listing`` keeps."""
-        return self._list({})
-
-    def _list(self, filters: Mapping[str, list[str]], pool: str | None = None) -> list[Machine]:
+    def _list_filtered(
+        self, filters: Mapping[str, list[str]], pool: str | None = None
+    ) -> list[Machine]:
         """The owner's pool instances that are not terminated, and, where a pool buys spot
         capacity, those EC2 terminated by interrupting them (a second filter: EC2 keeps
         terminated instances listed for about an hour, and only those say why they went)."""

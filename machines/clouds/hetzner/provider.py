@@ -37,12 +37,11 @@ from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
 from hcloud.server_types import BoundServerType, ServerType
-from hcloud.servers import BoundServer
+from hcloud.servers import BoundServer, Server
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry, telemetry
 from machines.arch import docker_arch, hetzner_arch
-from machines.budget import Budget, BudgetMeter
 from machines.clock import Clock
 from machines.clouds.hetzner.answers import (
     ANSWER_ERRORS,
@@ -60,25 +59,18 @@ from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
 from machines.errors import (
     CloudError,
-    ForeignMachineError,
     MachinesError,
-    StackMachineError,
     UnknownMachineTypeError,
 )
 from machines.labels import (
-    MANAGED_BY_PULUMI,
-    POOL_LABEL,
     belongs_to,
-    check_pool,
-    managed_by,
     owner_selector,
     pool_labels,
     pool_selector,
 )
-from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.prices import PriceList
-from machines.provider import Provider
+from machines.provider import Found, Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 from machines.stock import StockMemory
 
@@ -101,22 +93,19 @@ class HetznerProvider(Provider):
     kind = "hetzner"
     cloud = CLOUD
     markets = MARKETS
+    noun = "server"
 
     def __init__(
         self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
     ) -> None:
         """``clock`` times the listing, the stock memory and the budget (tests pass theirs)."""
-        super().__init__(owner, settings.image)
+        super().__init__(owner, settings.image, settings.freshness, clock)
         self.ssh_keys = settings.ssh_keys
         self.firewall = settings.firewall
         self.endpoint = settings.endpoint
         self._settings = settings
-        self._clock = clock
-        self._meter = BudgetMeter(settings.freshness, clock)
         self._clients = Clients(settings, self._meter.observe)
         self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
-        self._pages = 1
-        self._listing = Listing(self._list_owner, lambda: self._meter.window(self._pages), clock)
         self._catalogue = Catalogue(
             self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
         )
@@ -124,7 +113,6 @@ class HetznerProvider(Provider):
         self._images: dict[str, int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
-        telemetry.watch(self)
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> HetznerProvider:
@@ -139,25 +127,6 @@ class HetznerProvider(Provider):
     def arch(self, machine_type: str) -> str:
         """By the catalogue: one request for every type, whose architectures are kept."""
         return docker_arch(self._catalogue.type(machine_type).architecture)
-
-    @telemetry.traced_create
-    def create(self, spec: MachineSpec) -> Created:
-        refused = self.refusal(spec)
-        if refused is not None:
-            return refused
-        try:
-            return self._create(spec)
-        except MachinesError as error:
-            return Created.failure(str(error))
-        finally:
-            self.release(spec)
-
-    @telemetry.traced_machines
-    def machines(self, pool: str) -> list[Machine]:
-        check_pool(pool)
-        if self._settings.freshness.list_ttl <= 0:
-            return self._list(pool_selector(pool, self.owner), f"list pool {pool}", pool)
-        return self._listing.machines(pool)
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where Hetzner sells ``machine_type`` and has it in stock now, by the
@@ -184,54 +153,33 @@ class HetznerProvider(Provider):
             )
         )
 
-    def budget(self) -> Budget:
-        return self._meter.budget(self._pages)
-
-    def listing_age(self) -> float | None:
-        return self._listing.age()
-
     def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         return self._stock.remembered()
 
-    @telemetry.traced_delete
-    def delete(self, machine_id: str) -> bool:
-        server_id = server_id_of(machine_id)
+    def _machine_id(self, machine_id: object) -> str:
+        return str(server_id_of(machine_id))
+
+    def _look_up(self, machine_id: str) -> Found | None:
+        server_id = int(machine_id)
         try:
             server = self._call(f"get server {server_id}", partial(self._server, server_id), SERVER)
         except CloudError as error:
             if error.code == "not_found":
-                return True
+                return None
             raise
-        labels = server.labels or {}
-        already = server.status == "deleting"
-        if not belongs_to(labels, self.owner):
-            raise ForeignMachineError(
-                f"server {server_id} ({server.name}) is not a pool machine of owner "
-                f"{self.owner or '(none)'}: its labels are {labels}; it was left alone"
-            )
-        if managed_by(labels) == MANAGED_BY_PULUMI:
-            raise StackMachineError(
-                f"server {server_id} ({server.name}) is kept by stack {self.owner} "
-                f"(orca-managed-by={MANAGED_BY_PULUMI}): it was left alone; to remove it, "
-                f"lower the size of pool {labels.get(POOL_LABEL, '')} in stack {self.owner} "
-                "(orca-machines resize)"
-            )
-        if already:
-            self._listing.deleted(machine_id)
-            log.debug("server %s (%s) is already being deleted", server_id, server.name)
-            return True
+        found = self._call(f"read server {server_id}", partial(machine, server), None)
+        return Found(found, server.labels or {})
+
+    def _remove(self, machine_id: str) -> None:
         try:
             self._call(
-                f"delete server {server_id}",
-                lambda: self._client().servers.delete(server),
+                f"delete server {machine_id}",
+                lambda: self._client().servers.delete(Server(id=int(machine_id))),
                 DELETE_SERVER,
             )
         except CloudError as error:
             if error.code != "not_found":
                 raise
-        self._listing.deleted(machine_id)
-        log.info("deleted server %s (%s)", server_id, server.name)
-        return True
 
     def _listed(self, server: BoundServer) -> Machine:
         """A pool server as ``machines`` lists it: ``failed`` when it never got made."""
@@ -290,12 +238,7 @@ class HetznerProvider(Provider):
         if action is not None and action.status == "error":
             return self._undo_failed_create(response.server, spec, action.error)
         log.info("created server %s (%s)", made.id, spec.name)
-        return self._remember_created(Created.success(made))
-
-    def _remember_created(self, created: Created) -> Created:
-        if created.machine is not None:
-            self._listing.created(created.machine)
-        return created
+        return Created.success(made)
 
     def _refused(self, spec: MachineSpec, error: CloudError, deprecated: str | None) -> Created:
         """A create the API refused: no stock, made before (a lost answer), or failed."""
@@ -306,7 +249,7 @@ class HetznerProvider(Provider):
                 + (f"; {deprecated}" if deprecated else "")
             )
         if error.code == "uniqueness_error":
-            return self._remember_created(self._created_before(spec))
+            return self._created_before(spec)
         if error.answer_lost:
             return Created.failure(
                 f"{error}: server {spec.name} may have been created all the same; "
@@ -425,11 +368,12 @@ class HetznerProvider(Provider):
                 self._firewall_id = firewall.id
             return self._firewall_id
 
-    def _list_owner(self) -> list[Machine]:
-        """Every pool machine of the owner, all pools, all pages: what ``Listing`` keeps."""
-        return self._list(owner_selector(self.owner), "list machines")
+    def _list(self, pool: str | None) -> list[Machine]:
+        if pool is None:
+            return self._list_selected(owner_selector(self.owner), "list machines")
+        return self._list_selected(pool_selector(pool, self.owner), f"list pool {pool}", pool)
 
-    def _list(self, selector: str, what: str, pool: str | None = None) -> list[Machine]:
+    def _list_selected(self, selector: str, what: str, pool: str | None = None) -> list[Machine]:
         found: list[Machine] = []
         page: int | None = 1
         pages = 0
