@@ -21,6 +21,14 @@ def ec2_env(ec2_world):
     return {**ec2_world.env, "ORCA_CALL_TIMEOUT": "2"}
 
 
+def test_an_unreachable_price_list_is_given_up_after_one_request_time_not_the_call(ec2_world):
+    env = {**ec2_world.env, "ORCA_REQUEST_TIMEOUT": "2", "ORCA_CALL_TIMEOUT": "3600"}
+    prices = price_list("ec2", env)
+
+    assert prices.monthly("t3.micro", "eu-central-1a") is None
+    assert prices.unknown.startswith("AWS's price list could not be reached: ")
+
+
 def test_without_a_reachable_price_list_prices_are_unknown_with_the_reason(ec2_env):
     prices = price_list("ec2", ec2_env)
     assert isinstance(prices, Ec2Prices)

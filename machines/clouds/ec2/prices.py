@@ -31,10 +31,13 @@ _ZONE = re.compile(r"^([a-z]{2}(?:-[a-z]+)+-\d+)[a-z]$")
 
 
 class Call(Protocol):
-    """The provider's call: ``fn`` with retries within the deadline, its failures turned
-    into ``CloudError``; ``where`` names the service and endpoint in its messages."""
+    """The provider's call: ``fn`` with retries within the deadline (the call's, or
+    ``deadline`` seconds), its failures turned into ``CloudError``; ``where`` names the
+    service and endpoint in its messages."""
 
-    def __call__(self, operation: str, fn: Callable[[], T], *, where: str = "") -> T: ...
+    def __call__(
+        self, operation: str, fn: Callable[[], T], *, where: str = "", deadline: float = 0.0
+    ) -> T: ...
 
 
 def region_of(location: str) -> str:
@@ -106,10 +109,20 @@ class Ec2Prices(PriceList):
 
     currency = "USD"
 
-    def __init__(self, call: Call, ec2: Any, pricing: Callable[[], Any], pricing_at: str) -> None:
+    def __init__(
+        self,
+        call: Call,
+        ec2: Any,
+        pricing: Callable[[], Any],
+        pricing_at: str,
+        pricing_deadline: float,
+    ) -> None:
         """``ec2``: the provider's EC2 client; ``pricing``: its Price List client, made when
-        first asked (at ``pricing_at``, for messages)."""
+        first asked (at ``pricing_at``, for messages). The Price List is optional and often
+        out of reach (it needs ``pricing:GetProducts`` and the network to it), so its tries
+        end after ``pricing_deadline`` seconds, not the call's whole time."""
         self._call = call
+        self._pricing_deadline = pricing_deadline
         self._ec2 = ec2
         self._pricing = pricing
         self._pricing_at = pricing_at
@@ -196,6 +209,7 @@ class Ec2Prices(PriceList):
                 )
             ),
             where=f"AWS Price List GetProducts at {self._pricing_at}",
+            deadline=self._pricing_deadline,
         )
         for product in answer.products:
             hourly = product.hourly_usd()

@@ -233,7 +233,7 @@ class Ec2Provider(Provider):
     def prices(self) -> PriceList:
         """On-demand prices from AWS's Price List, spot prices from EC2, each asked once."""
         at = self._settings.endpoint_url or f"AWS's endpoint in {PRICING_REGION}"
-        return Ec2Prices(self._call, self._client, self._pricing_client, at)
+        return Ec2Prices(self._call, self._client, self._pricing_client, at, self._timeouts.request)
 
     def _pricing_client(self) -> Any:
         """The Price List client, made on first use (inside a call: its errors are the
@@ -563,15 +563,18 @@ class Ec2Provider(Provider):
         log.info("using image %s (%s) for %s", newest.id, newest.name, arch)
         return newest.id
 
-    def _call(self, operation: str, fn: Callable[[], T], *, where: str = "") -> T:
-        """One API call with retries, its failures turned into ``CloudError``; ``where``
-        names the service and endpoint in messages (default: EC2's)."""
+    def _call(
+        self, operation: str, fn: Callable[[], T], *, where: str = "", deadline: float = 0.0
+    ) -> T:
+        """One API call with retries within ``deadline`` seconds (default: the call's), its
+        failures turned into ``CloudError``; ``where`` names the service and endpoint in
+        messages (default: EC2's)."""
         where = where or f"EC2 {operation} at {self._endpoint}"
         try:
             return retry.call(
                 fn,
                 retry_after,
-                deadline=self._timeouts.call,
+                deadline=deadline or self._timeouts.call,
                 what=where,
                 observe=partial(self._tried, operation),
             )
