@@ -65,11 +65,14 @@ def call(
     as ``GaveUp``. The wait honours what the API asked for when that fits in the time left;
     when it does not, plain backoff goes on, since a bucket that refills may let one through.
     Each try runs inside ``machines.deadline.bounded``: the clients cut its requests and
-    body reads to the time left, so the last try ends when the call's time does.
-    ``observe`` hears of each try (the providers count them by outcome).
+    body reads to the time left, so the last try ends when the call's time does. A try cut
+    off so says only that time ran out: ``GaveUp.last`` is then the error of the try before
+    it, the cloud's last answer, when there was one. ``observe`` hears of each try (the
+    providers count them by outcome).
     """
     start = time.monotonic()
     attempt = 0
+    answered: Exception | None = None
     while True:
         try:
             with wall_clock.bounded(deadline - (time.monotonic() - start)):
@@ -85,7 +88,10 @@ def call(
             delay = max(asked, backoff(attempt))
             if elapsed + delay >= deadline:
                 _tell(observe, error, retried=False)
-                raise GaveUp(error, attempt + 1, elapsed) from error
+                cut = elapsed >= deadline
+                last = answered if cut and answered is not None else error
+                raise GaveUp(last, attempt + 1, elapsed) from error
+            answered = error
             _tell(observe, error, retried=True)
             log.warning(
                 "%s failed (%s), retry %d in %.2f s", what, _brief(error), attempt + 1, delay

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from machines import deadline, retry
@@ -70,6 +72,23 @@ def test_gives_up_when_the_deadline_would_pass():
         retry.call(fn, retry_flaky, deadline=0.5, what="x", sleep=lambda _: None)
     assert isinstance(gave_up.value.last, Flaky)
     assert gave_up.value.attempts == len(calls)
+
+
+def test_a_last_try_cut_off_by_the_deadline_reports_the_clouds_last_answer():
+    calls = []
+
+    def fn() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Flaky("busy")
+        time.sleep(0.5)
+        raise TimeoutError("cut off")
+
+    with pytest.raises(retry.GaveUp) as gave_up:
+        retry.call(fn, lambda e: 0.0, deadline=0.4, what="x", sleep=lambda _: None)
+
+    assert str(gave_up.value.last) == "busy"
+    assert gave_up.value.attempts == 2
 
 
 def test_each_try_sees_the_time_left_of_the_call_and_requests_are_cut_to_it():
