@@ -2,7 +2,9 @@
 
 Each has ``settings.py`` (its settings from environment variables and back), ``client.py``
 (the official client, set up once), ``answers.py`` (the cloud's answers and errors in the
-package's terms) and ``provider.py`` (the ``Provider``). ``Provider.of`` imports a cloud's
+package's terms), ``provider.py`` (the ``Provider``: only the cloud's own steps, the shape is
+``machines.provider``'s) and ``prices.py`` (its price list, read through the provider's
+calls); Hetzner adds ``catalogue.py`` (its server types). ``Provider.of`` imports a cloud's
 package only when that cloud is asked for, so ``import machines`` loads no cloud client.
 """
 
