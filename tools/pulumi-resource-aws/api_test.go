@@ -288,6 +288,34 @@ func TestSecurityGroupHasExactlyItsRules(t *testing.T) {
 	}
 }
 
+func TestAnUpdateWhoseRuleIsAlreadyAuthorizedSucceeds(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	vpc, _ := h.network()
+	ssh := resource.NewObjectProperty(resource.PropertyMap{"protocol": strProp("tcp"), "fromPort": numProp(22),
+		"toPort": numProp(22), "cidrBlocks": strsProp([]string{"203.0.113.0/24"})})
+	in := h.check(securityGroupToken, "pools", nil, resource.PropertyMap{
+		"name": strProp("prod-pools"), "vpcId": strProp(vpc),
+		"ingress": resource.NewArrayProperty([]resource.PropertyValue{ssh}),
+	})
+	id, state := h.create(securityGroupToken, "pools", in)
+	ping := sgRule{protocol: "icmp", fromPort: -1, toPort: -1, cidrBlocks: []string{"0.0.0.0/0"}}
+	if err := authorize(ctx, h.c, id, false, []sgRule{ping}); err != nil { // a first try whose answer was lost
+		t.Fatal(err)
+	}
+
+	news := copyMap(in)
+	news["ingress"] = resource.NewArrayProperty([]resource.PropertyValue{ssh, ping.prop()})
+	state = h.update(securityGroupToken, "pools", id, state, news)
+
+	if g, _ := findSecurityGroup(ctx, h.c, id); len(g.IpPermissions) != 2 {
+		t.Fatalf("ingress after the update %+v", g.IpPermissions)
+	}
+	if d := h.diff(securityGroupToken, "pools", id, state, news); d.Changes != pulumirpc.DiffResponse_DIFF_NONE {
+		t.Fatalf("no diff after the update, got %v", d.Diffs)
+	}
+}
+
 func TestRoleAttachmentAndProfileLifecycle(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()

@@ -12,6 +12,8 @@ package main
 //     any order; absent, they are left as they are (computed), an empty list removes them all;
 //   - delete retries DependencyViolation and InvalidGroup.InUse (instances still using the
 //     group) for its timeout, as the terraform provider does.
+//   - unlike it, a rule change the group read back already shows counts as done (README,
+//     difference 17).
 
 import (
 	"context"
@@ -390,6 +392,10 @@ func changeRules(ctx context.Context, c *clients, id string, egress bool, rules 
 	default:
 		_, err = c.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: perms})
 	}
+	if err != nil && hasCode(err, "InvalidPermission.Duplicate", "InvalidPermission.NotFound") &&
+		rulesAlready(ctx, c, id, egress, rules, add) {
+		err = nil
+	}
 	if err != nil {
 		verb, direction := "revoking", "ingress"
 		if add {
@@ -401,6 +407,40 @@ func changeRules(ctx context.Context, c *clients, id string, egress bool, rules 
 		return fmt.Errorf("%s Security Group (%s) %s rules: %w", verb, id, direction, apiError(err))
 	}
 	return nil
+}
+
+// rulesAlready reports whether the group already is as the refused change would leave it:
+// every rule present (an authorize answered InvalidPermission.Duplicate) or every rule gone
+// (a revoke answered InvalidPermission.NotFound). The SDK retries a request whose answer was
+// lost, and its retry meets the first try's work; the group read back decides, as a rule
+// the caller never added is still refused.
+func rulesAlready(ctx context.Context, c *clients, id string, egress bool, rules []sgRule, add bool) bool {
+	group, err := findSecurityGroup(ctx, c, id)
+	if err != nil {
+		return false
+	}
+	perms := group.IpPermissions
+	if egress {
+		perms = group.IpPermissionsEgress
+	}
+	remote := rulesFromAPI(id, perms)
+	for _, r := range rules {
+		if present(r, remote) != add {
+			return false
+		}
+	}
+	return true
+}
+
+// present reports whether the API's rules hold all of the rule's sources.
+func present(r sgRule, remote []sgRule) bool {
+	for _, a := range remote {
+		if a.head() == r.head() && containsAll(a.cidrBlocks, r.cidrBlocks) &&
+			containsAll(a.ipv6CidrBlocks, r.ipv6CidrBlocks) && (!r.self || a.self) {
+			return true
+		}
+	}
+	return false
 }
 
 // updateRules revokes the rules that went and authorizes the new ones, for each direction
