@@ -57,6 +57,7 @@ from machines.settings import (
     pool_max,
     unsold_market,
 )
+from machines.stock import StockMemory
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,8 @@ class Provider(ABC):
         self._freshness = freshness
         self._clock = clock
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
+        self._stock = StockMemory(freshness.no_stock_ttl, clock)
+        """The cloud's ``no_stock`` answers, remembered per type, location and market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
         self._listing = Listing(
@@ -345,7 +348,7 @@ class Provider(ABC):
     def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
         """(type, location, market, seconds left) of each ``no_stock`` answer remembered
         now."""
-        return []
+        return self._stock.remembered()
 
     def market(self, pool: str) -> Market:
         """The market ``pool``'s machines are bought in (``ORCA_POOL_MARKET``)."""

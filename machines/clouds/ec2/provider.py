@@ -80,7 +80,6 @@ from machines.models import Created, Machine, MachineSpec, Market, mismatch
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
-from machines.stock import StockMemory
 
 T = TypeVar("T")
 
@@ -142,7 +141,6 @@ class Ec2Provider(Provider):
         self._image_lock = threading.Lock()
         self._archs: dict[str, str] = {}
         self._images: dict[str, str] = {}
-        self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
         self._offers_lock = threading.Lock()
         self._offers: dict[str, tuple[float, list[str]]] = {}
 
@@ -173,10 +171,7 @@ class Ec2Provider(Provider):
         """
         subnet = self.subnets.get(spec.location)
         if subnet is None:
-            known = ", ".join(sorted(self.subnets))
-            return Created.failure(
-                f"no subnet for location {spec.location!r}: {ORCA_EC2_SUBNETS} knows {known}"
-            )
+            return Created.failure(self._no_subnet(spec.location))
         wanted = self.market(spec.pool).tries
         tries = [m for m in wanted if not self._remembered_short(spec, m)]
         if not tries:
@@ -218,8 +213,7 @@ class Ec2Provider(Provider):
         """A zone of ``ORCA_EC2_SUBNETS``, a type EC2 has (DescribeInstanceTypes, cached) and
         offers there (DescribeInstanceTypeOfferings)."""
         if location not in self.subnets:
-            known = ", ".join(sorted(self.subnets))
-            return f"no subnet for location {location!r}: {ORCA_EC2_SUBNETS} knows {known}"
+            return self._no_subnet(location)
         try:
             self.arch(machine_type)
         except UnknownMachineTypeError as error:
@@ -243,8 +237,10 @@ class Ec2Provider(Provider):
                 self._pricing = pricing_client(self._settings, self._credentials)
             return self._pricing
 
-    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
-        return self._stock.remembered()
+    def _no_subnet(self, location: str) -> str:
+        """Why nothing is made in ``location``: the settings have no subnet there."""
+        known = ", ".join(sorted(self.subnets))
+        return f"no subnet for location {location!r}: {ORCA_EC2_SUBNETS} knows {known}"
 
     def _machine_id(self, machine_id: object) -> str:
         return instance_id_of(machine_id)

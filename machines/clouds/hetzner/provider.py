@@ -68,11 +68,10 @@ from machines.labels import (
     pool_labels,
     pool_selector,
 )
-from machines.models import Created, Machine, MachineSpec, Market, Status, mismatch
+from machines.models import Created, Machine, MachineSpec, Status, mismatch
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
-from machines.stock import StockMemory
 
 T = TypeVar("T")
 
@@ -81,10 +80,8 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 50
 """The API's largest page: ``machines(pool)`` costs one request per 50 machines."""
 
-SERVER = "GET /servers/{id}"
 SERVERS = "GET /servers"
-DELETE_SERVER = "DELETE /servers/{id}"
-"""Operations of requests made in more than one place (``machines.telemetry``)."""
+"""The operation of requests made in more than one place (``machines.telemetry``)."""
 
 
 class HetznerProvider(Provider):
@@ -105,7 +102,6 @@ class HetznerProvider(Provider):
         self.endpoint = settings.endpoint
         self._settings = settings
         self._clients = Clients(settings, self._meter.observe)
-        self._stock = StockMemory(settings.freshness.no_stock_ttl, clock)
         self._catalogue = Catalogue(
             self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
         )
@@ -153,16 +149,15 @@ class HetznerProvider(Provider):
             )
         )
 
-    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
-        return self._stock.remembered()
-
     def _machine_id(self, machine_id: object) -> str:
         return str(server_id_of(machine_id))
 
     def _look_up(self, machine_id: str) -> Found | None:
         server_id = int(machine_id)
         try:
-            server = self._call(f"get server {server_id}", partial(self._server, server_id), SERVER)
+            server = self._call(
+                f"get server {server_id}", partial(self._server, server_id), "GET /servers/{id}"
+            )
         except CloudError as error:
             if error.code == "not_found":
                 return None
@@ -175,7 +170,7 @@ class HetznerProvider(Provider):
             self._call(
                 f"delete server {machine_id}",
                 lambda: self._client().servers.delete(Server(id=int(machine_id))),
-                DELETE_SERVER,
+                "DELETE /servers/{id}",
             )
         except CloudError as error:
             if error.code != "not_found":
@@ -268,17 +263,12 @@ class HetznerProvider(Provider):
             f"{spec.location}): its create action failed ({why})"
         )
         try:
-            self._call(
-                f"delete server {server.id}",
-                lambda: self._client().servers.delete(server),
-                DELETE_SERVER,
-            )
+            self._remove(str(server.id))
         except CloudError as not_deleted:
-            if not_deleted.code != "not_found":
-                return Created.failure(
-                    f"{failed}; server {server.id} is left and machines({spec.pool!r}) lists "
-                    f"it as failed: delete it ({not_deleted})"
-                )
+            return Created.failure(
+                f"{failed}; server {server.id} is left and machines({spec.pool!r}) lists "
+                f"it as failed: delete it ({not_deleted})"
+            )
         return Created.failure(f"{failed}; server {server.id} was deleted")
 
     def _created_before(self, spec: MachineSpec) -> Created:
