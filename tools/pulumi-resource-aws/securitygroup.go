@@ -272,6 +272,12 @@ func containsAll(a, b []string) bool {
 	return true
 }
 
+// covers reports whether r, as the API gathers rules, holds all of l's sources.
+func (r sgRule) covers(l sgRule) bool {
+	return r.head() == l.head() && containsAll(r.cidrBlocks, l.cidrBlocks) &&
+		containsAll(r.ipv6CidrBlocks, l.ipv6CidrBlocks) && (!l.self || r.self)
+}
+
 // matchRules keeps the configured form of every rule the API still has (the order of its
 // CIDR blocks, its protocol's spelling), as the terraform provider's MatchRules does; what
 // is left of the API's rules follows as read.
@@ -281,8 +287,7 @@ func matchRules(local, remote []sgRule) []sgRule {
 	for _, l := range local {
 		for i := range left {
 			r := &left[i]
-			if r.head() != l.head() || !containsAll(r.cidrBlocks, l.cidrBlocks) ||
-				!containsAll(r.ipv6CidrBlocks, l.ipv6CidrBlocks) || (l.self && !r.self) {
+			if !r.covers(l) {
 				continue
 			}
 			out = append(out, l)
@@ -434,13 +439,7 @@ func rulesAlready(ctx context.Context, c *clients, id string, egress bool, rules
 
 // present reports whether the API's rules hold all of the rule's sources.
 func present(r sgRule, remote []sgRule) bool {
-	for _, a := range remote {
-		if a.head() == r.head() && containsAll(a.cidrBlocks, r.cidrBlocks) &&
-			containsAll(a.ipv6CidrBlocks, r.ipv6CidrBlocks) && (!r.self || a.self) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(remote, func(a sgRule) bool { return a.covers(r) })
 }
 
 // updateRules revokes the rules that went and authorizes the new ones, for each direction
