@@ -125,3 +125,54 @@ def test_a_ci_preview_that_failed_before_writing_its_body_shows_its_own_error():
         "grep '^orca-machines: error: ' ci-preview.err"
         in steps["Fail with ci-preview's own error"]["run"]
     )
+
+
+def _ci_texts() -> dict[str, str]:
+    return {p.name: p.read_text() for p in [*WORKFLOWS, GITLAB]}
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS], ids=lambda p: p.name)
+def test_github_installs_pulumis_released_cli_at_the_pin_and_caches_its_plugins(path):
+    steps = [s for job in yaml.safe_load(path.read_text())["jobs"].values() for s in job["steps"]]
+    uses = {s["uses"].split("@")[0]: s for s in steps if "uses" in s}
+    assert "pulumi/actions" in uses
+    assert uses["pulumi/actions"]["with"] == {"pulumi-version": "${{ steps.pins.outputs.pulumi }}"}
+    pins = next(s for s in steps if s.get("id") == "pins")
+    done = subprocess.run(
+        ["bash", "-c", pins["run"].replace('"$GITHUB_OUTPUT"', "/dev/stdout")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pin = re.search(r"^pulumi==(\S+)$", (PROJECT_ROOT / "requirements.txt").read_text(), re.M)
+    assert pin
+    assert done.stdout == f"pulumi={pin[1]}\n"
+    caches = [s["with"] for s in steps if s.get("uses", "").startswith("actions/cache@")]
+    assert caches == [
+        {
+            "path": ".pulumi-engine/home/plugins",
+            "key": "pulumi-plugins-${{ runner.os }}-${{ hashFiles('requirements.txt') }}",
+        }
+    ]
+    # No Go: nothing is built on a runner that can download Pulumi's binaries.
+    assert "actions/setup-go" not in uses
+
+
+def test_gitlab_installs_pulumis_released_cli_with_its_installer_at_the_pin():
+    engine = yaml.safe_load(GITLAB.read_text())[".engine"]
+    script = engine["before_script"]
+    assert 'curl -fsSL https://get.pulumi.com | sh -s -- --version "$PULUMI_VERSION"' in script
+    assert script.index('export PATH="$HOME/.pulumi/bin:$PATH"') < script.index(
+        "scripts/install-pulumi --strict"
+    )
+    assert engine["cache"]["paths"] == [".pulumi-engine/home/plugins/"]
+    assert "golang" not in engine["image"]
+
+
+@pytest.mark.parametrize("name", sorted(_ci_texts()))
+def test_ci_never_builds_the_aws_stand_in(name):
+    text = _ci_texts()[name]
+    assert "scripts/install-pulumi --strict\n" in text
+    assert "--aws" not in text
+    assert "tools/" not in text

@@ -6,7 +6,9 @@ package main
 // files), aws:endpoints (a list of maps; this stand-in calls EC2, IAM and STS only, so those
 // three keys are the ones it takes; AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> work too,
 // as in the SDK), and the skip* switches. Every other pulumi-aws key is refused with a message
-// naming this stand-in.
+// naming this stand-in. Every service it calls must be at a loopback test endpoint (moto's
+// server): AWS itself, or any other host, is refused in Configure before any request, in one
+// line naming the official plugin (testEndpoints).
 //
 // A default provider's configuration reaches the plugin as strings (lists and maps
 // JSON-encoded, booleans "true"/"false"); an explicit provider's as typed values. Both are read.
@@ -16,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -276,16 +279,17 @@ func newClients(ctx context.Context, pc providerConfig) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the AWS configuration: %w", err)
 	}
+	// Before any request: every service it will call must be a test endpoint on loopback.
+	endpoints, err := testEndpoints(pc, cfg.BaseEndpoint)
+	if err != nil {
+		return nil, err
+	}
 	c := &clients{
 		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-			if ep := pc.endpoints["ec2"]; ep != "" {
-				o.BaseEndpoint = aws.String(ep)
-			}
+			o.BaseEndpoint = aws.String(endpoints["ec2"])
 		}),
 		iam: iam.NewFromConfig(cfg, func(o *iam.Options) {
-			if ep := pc.endpoints["iam"]; ep != "" {
-				o.BaseEndpoint = aws.String(ep)
-			}
+			o.BaseEndpoint = aws.String(endpoints["iam"])
 		}),
 		region:    pc.region,
 		partition: partitionOf(pc.region),
@@ -301,9 +305,7 @@ func newClients(ctx context.Context, pc providerConfig) (*clients, error) {
 		return nil, fmt.Errorf("%s\n(%v)", noCredentials, err)
 	}
 	stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
-		if ep := pc.endpoints["sts"]; ep != "" {
-			o.BaseEndpoint = aws.String(ep)
-		}
+		o.BaseEndpoint = aws.String(endpoints["sts"])
 	})
 	who, err := stsClient.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
@@ -318,6 +320,74 @@ func newClients(ctx context.Context, pc providerConfig) (*clients, error) {
 		c.accountID = aws.ToString(who.Account)
 	}
 	return c, nil
+}
+
+// calledServices are the services a configuration makes the stand-in call: EC2 and IAM by the
+// resources, STS to validate the credentials unless both STS checks are skipped.
+func calledServices(pc providerConfig) []string {
+	if pc.skipCredentialsValidation && pc.skipRequestingAccountID {
+		return []string{"ec2", "iam"}
+	}
+	return []string{"ec2", "iam", "sts"}
+}
+
+// testEndpoints resolves, for each service it will call, the endpoint the SDK would use
+// (aws:endpoints, else AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL or the shared config's
+// endpoint_url, which the SDK has put in base, else AWS itself) and refuses every one that is
+// not on loopback (127.0.0.0/8, ::1, localhost): this stand-in exists for tests against moto's
+// server, and never talks to a real cloud. The clients are then pinned to exactly these.
+func testEndpoints(pc providerConfig, base *string) (map[string]string, error) {
+	ignoreEnv := envBool("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
+	out := map[string]string{}
+	for _, service := range calledServices(pc) {
+		ep, from := pc.endpoints[service], "aws:endpoints"
+		if ep == "" && !ignoreEnv {
+			ep, from = os.Getenv("AWS_ENDPOINT_URL_"+strings.ToUpper(service)), "AWS_ENDPOINT_URL_"+strings.ToUpper(service)
+		}
+		if ep == "" && base != nil && *base != "" {
+			ep, from = *base, "AWS_ENDPOINT_URL or the shared config's endpoint_url"
+		}
+		if ep == "" {
+			ep, from = awsEndpoint(service, pc.region), "AWS itself: no endpoint configured"
+		}
+		if !isLoopbackURL(ep) {
+			return nil, errors.New(notATestEndpoint(service, ep, from))
+		}
+		out[service] = ep
+	}
+	return out, nil
+}
+
+// awsEndpoint is AWS's own endpoint of a service, for the refusal's message.
+func awsEndpoint(service, region string) string {
+	if service == "iam" {
+		return "https://iam.amazonaws.com"
+	}
+	return fmt.Sprintf("https://%s.%s.amazonaws.com", service, region)
+}
+
+// isLoopbackURL: an http(s) URL whose host is a loopback address or localhost (not resolved:
+// a name that only resolves to loopback today could point elsewhere tomorrow).
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// notATestEndpoint is the one-line refusal: what was refused, and the official plugin to use.
+func notATestEndpoint(service, endpoint, from string) string {
+	pin, _, _ := strings.Cut(version, "+")
+	return fmt.Sprintf("%s refuses the %s endpoint %s (%s): it exists only for tests against a "+
+		"loopback endpoint (aws:endpoints at 127.0.0.1, ::1 or localhost, e.g. moto's server); for "+
+		"AWS itself install the official aws plugin: pulumi plugin install resource aws %s",
+		standIn, service, endpoint, from, pin)
 }
 
 // partitionOf is the ARN partition of a region.
