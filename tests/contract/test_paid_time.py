@@ -28,7 +28,8 @@ def test_a_machine_says_when_the_cloud_made_it_in_utc(cloud: Cloud) -> None:
 
     (listed,) = cloud.provider().machines("ci")
 
-    assert listed.created is not None and machine.created == listed.created
+    assert listed.created is not None
+    assert machine.created == listed.created
     assert listed.created.utcoffset() == timedelta(0)
     assert before <= listed.created <= after
 
@@ -36,7 +37,8 @@ def test_a_machine_says_when_the_cloud_made_it_in_utc(cloud: Cloud) -> None:
 def test_machines_says_until_when_each_is_paid(cloud: Cloud) -> None:
     made(cloud)
     (listed,) = cloud.provider().machines("ci")
-    assert listed.created is not None and listed.paid_until is not None
+    assert listed.created is not None
+    assert listed.paid_until is not None
 
     if KEEPS_PAID_HOURS[cloud.kind]:
         assert listed.paid_until == listed.created + timedelta(hours=1)
@@ -62,17 +64,20 @@ def test_keep_advice_keeps_what_is_paid_and_lets_go_what_would_bill(cloud: Cloud
         assert not advice.release
     else:
         assert advice.paid_until == five_minutes_on
-        assert advice.keep_for == 0 and advice.release
+        assert advice.keep_for == 0
+        assert advice.release
         assert advice.release_at == five_minutes_on
     (late,) = provider.keep_advice([idle], machine.created + timedelta(minutes=59))
-    assert late.release and late.keep_for == 0
+    assert late.release
+    assert late.keep_for == 0
 
 
 def test_the_advice_lets_go_first_what_its_paid_time_ends_first(cloud: Cloud) -> None:
     first, second = made(cloud, "ci-1"), made(cloud, "ci-2")
     provider = cloud.provider()
     listed = provider.machines("ci")
-    assert first.created is not None and second.created is not None
+    assert first.created is not None
+    assert second.created is not None
     now = max(first.created, second.created) + timedelta(seconds=30)
 
     advice = provider.keep_advice(reversed(listed), now)
@@ -84,7 +89,7 @@ def test_the_advice_lets_go_first_what_its_paid_time_ends_first(cloud: Cloud) ->
 def test_machines_being_deleted_get_no_advice_and_delete_stays_immediate(cloud: Cloud) -> None:
     machine = made(cloud)
     provider = cloud.provider()
-    (idle,) = provider.machines("ci")
+    (_idle,) = provider.machines("ci")
 
     assert provider.delete(machine.id) is True
 
@@ -123,9 +128,11 @@ def test_kept_idle_machines_are_reported_by_pool_without_their_ids(
     paid = recorded.values("orca.machines.idle.paid", {PROVIDER: cloud.kind, POOL: "kept"})
     if KEEPS_PAID_HOURS[cloud.kind]:
         assert [(a[PROVIDER], p.value) for a, p in kept] == [(cloud.kind, 1)]
-        assert len(paid) == 1 and 0 < paid[0] <= 3600 - 120
+        assert len(paid) == 1
+        assert 0 < paid[0] <= 3600 - 120
     else:
-        assert kept == [] and paid == []
+        assert kept == []
+        assert paid == []
     assert all(machine.id not in str(a) for a, _ in kept)
     provider.delete(machine.id)
     assert recorded.values("orca.machines.idle.kept", {POOL: "kept"}) == []
