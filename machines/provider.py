@@ -257,27 +257,43 @@ class Provider(ABC):
         return advice
 
     def committed(
-        self, machines: Iterable[Machine], now: datetime | float | None = None
+        self,
+        machines: Iterable[Machine],
+        now: datetime | float | None = None,
+        prices: PriceList | None = None,
     ) -> Decimal | None:
         """The money the cloud bills for ``machines`` whatever happens now (each one's time
-        until its ``paid_until``), in ``prices().currency``; None when a creation time or a
-        price is unknown."""
-        if self.billing is None:
+        until its ``paid_until``), in the price list's currency; None when a creation time
+        or a price is unknown. ``prices``: a list already read (default: ``prices()``,
+        read once)."""
+        billing = self.billing
+        if billing is None:
             return None
         moment = self._moment(now)
-        return committed(machines, moment, self.billing, self._rate, self.paid_until)
+
+        def rate_of(machine: Machine) -> Rate | None:
+            return self._rate(machine, prices)
+
+        def paid_until(machine: Machine, at: datetime) -> datetime | None:
+            if machine.created is None:
+                return None
+            return billing.paid_until(machine.created, at, lambda: rate_of(machine))
+
+        return committed(machines, moment, billing, rate_of, paid_until)
 
     def _moment(self, now: datetime | float | None) -> datetime:
         if now is None:
             return utc(self._clock())
         return utc(now) if isinstance(now, int | float) else now
 
-    def _rate(self, machine: Machine) -> Rate | None:
-        """``machine``'s hourly and monthly price, from the price list read once."""
-        if self._rates is None:
-            self._rates = self.prices()
+    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
+        """``machine``'s hourly and monthly price, from ``prices`` or the list read once."""
+        if prices is None:
+            if self._rates is None:
+                self._rates = self.prices()
+            prices = self._rates
         where = (machine.machine_type, machine.location, machine.market)
-        hourly, monthly = self._rates.hourly(*where), self._rates.monthly(*where)
+        hourly, monthly = prices.hourly(*where), prices.monthly(*where)
         return None if hourly is None or monthly is None else Rate(hourly, monthly)
 
     @_traced("delete")
