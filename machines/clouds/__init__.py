@@ -1,6 +1,7 @@
-"""One package per cloud, each built the same way, registered here by its kind. Each has
-``settings.py`` (its settings from environment variables and back), ``client.py`` (the
-official client, set up once), ``answers.py`` (the cloud's answers and errors in the
+"""One package per cloud, each built the same way, registered here by its kind.
+
+Each has ``settings.py`` (its settings from environment variables and back), ``client.py``
+(the official client, set up once), ``answers.py`` (the cloud's answers and errors in the
 package's terms), ``provider.py`` (the ``Provider``: only the cloud's own steps, the shape
 is ``machines.provider``'s), ``prices.py`` (its price list, read through the provider's
 calls) and ``billing.py`` (how it bills a machine's time, with its source); Hetzner adds
