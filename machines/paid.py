@@ -53,8 +53,15 @@ def advise(
     (``managed_by``): ``delete`` refuses those anyway."""
     if margin < 0:
         raise ValueError(f"margin is seconds before the paid time ends, not {margin}")
+    if isinstance(idle, str | Machine):
+        raise TypeError(
+            "keep_advice takes the idle machines (a list of Machine, as machines(pool) "
+            f"answers), not {idle!r}"
+        )
     advice = []
     for machine in idle:
+        if not isinstance(machine, Machine):
+            raise TypeError(f"keep_advice takes Machine values, not {machine!r}")
         if machine.status == Status.DELETING or machine.managed_by:
             continue
         until = None if machine.status == Status.FAILED else paid_until(machine, now)

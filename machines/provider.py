@@ -27,7 +27,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
-from machines.billing import Billing, Rate, utc
+from machines.billing import Billing, Rate, as_utc, utc
 from machines.budget import Budget, BudgetMeter
 from machines.clock import Clock
 from machines.clouds import PROVIDERS
@@ -282,9 +282,15 @@ class Provider(ABC):
         return committed(machines, moment, billing, rate_of, paid_until)
 
     def _moment(self, now: datetime | float | None) -> datetime:
+        """``now`` as an aware UTC datetime: the clock's when None, seconds as the clock
+        counts them, a naive datetime taken as UTC."""
         if now is None:
             return utc(self._clock())
-        return utc(now) if isinstance(now, int | float) else now
+        if isinstance(now, datetime):
+            return as_utc(now)
+        if isinstance(now, int | float) and not isinstance(now, bool):
+            return utc(now)
+        raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
 
     def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
         """``machine``'s hourly and monthly price, from ``prices`` or the list read once."""

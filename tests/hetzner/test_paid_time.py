@@ -132,3 +132,18 @@ def test_the_advice_lets_go_first_the_server_whose_hour_ends_first(
 
     assert [a.machine.name for a in advice] == ["ci-1", "ci-2", "ci-3"]
     assert [a.keep_for for a in advice] == [13 * 60, 43 * 60, 53 * 60]
+
+
+def test_now_may_be_the_clocks_seconds_or_a_naive_utc_time(
+    hetzner_provider: HetznerProvider, placed
+) -> None:
+    machine = placed("ci-1", MARCH)
+    at = MARCH + timedelta(minutes=10)
+
+    by_datetime = hetzner_provider.keep_advice([machine], at)
+    by_seconds = hetzner_provider.keep_advice([machine], at.timestamp())
+    naive = hetzner_provider.keep_advice([machine], at.replace(tzinfo=None))
+
+    assert by_datetime == by_seconds == naive
+    with pytest.raises(TypeError, match="now is a datetime or seconds"):
+        hetzner_provider.keep_advice([machine], "10:00")  # type: ignore[arg-type]

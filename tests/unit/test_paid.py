@@ -83,3 +83,12 @@ def test_the_jobs_are_seeded_about_forty_an_hour_in_bursts_of_one_pool():
     assert [j.at for j in jobs] == sorted(j.at for j in jobs)
     bursts = sum(1 for a, b in itertools.pairwise(jobs) if b.at - a.at < 120 and a.pool == b.pool)
     assert bursts >= len(jobs) / 2
+
+
+def test_a_pool_name_or_one_machine_instead_of_machines_is_one_clear_error():
+    with pytest.raises(TypeError, match=r"keep_advice takes the idle machines .*'ci'"):
+        advise("ci", NOW, paid_for({}))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="keep_advice takes the idle machines"):
+        advise(machine("1"), NOW, paid_for({}))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Machine values, not '4711'"):
+        advise(["4711"], NOW, paid_for({}))  # type: ignore[list-item]
