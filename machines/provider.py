@@ -206,6 +206,9 @@ class Provider(ABC):
                     return Created.failure(str(error))
                 if created.machine is not None:
                     self._listing.created(created.machine)
+                    paid = self.paid_until(created.machine)
+                    machine = created.machine.model_copy(update={"paid_until": paid})
+                    created = created.model_copy(update={"machine": machine})
                 return created
         finally:
             if limit is not None:

@@ -30,6 +30,7 @@ def test_a_machine_says_when_the_cloud_made_it_in_utc(cloud: Cloud) -> None:
 
     assert listed.created is not None
     assert machine.created == listed.created
+    assert machine.paid_until is not None  # create's machine says it too
     assert listed.created.utcoffset() == timedelta(0)
     assert before <= listed.created <= after
 
