@@ -14,7 +14,18 @@ On EC2 the same profile runs against moto's server (behind the fault proxy, whic
 call at its simulated time, and EC2's token buckets (``ec2_buckets``) say whether any call
 would have been throttled.
 
-    python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2]
+Then the profile's pools run CI jobs (``testkit.simulation.ci_jobs``: seeded, 40 jobs an
+hour in bursts as pushes bring them, each needing a machine of its pool for 5 to 15
+minutes; a finished job leaves its machine idle) twice on the simulated clock: deleting idle
+machines at once, and following ``Provider.keep_advice`` (an idle machine is kept while
+its paid time lasts and given to the pool's next job). Money is each machine's bill by its
+cloud's rule (``Provider.billing``) at the cloud's prices: the emulator's ``/pricing`` on
+Hetzner (the emulator's clock follows the simulated one, so ``created`` is simulated time
+too), moto's spot price on EC2 (moto has no on-demand price list, so the EC2 pools buy spot;
+per-second billing is the same for both markets).
+
+    python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2] [--jobs-only]
+        [--jobs-hours 4] [--jobs-ec2-hours 1]
 """
 
 from __future__ import annotations
@@ -28,21 +39,25 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator, running_emulator
 from machines import MachineSpec, Provider, Status
+from machines.billing import Billing, Rate, utc
 from machines.budget import BudgetMeter
 from machines.clouds.ec2.provider import Ec2Provider
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.labels import pool_labels
+from machines.models import Market
 from machines.settings import Freshness
 from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
 from testkit.fault_proxy import Fault, FaultProxy
+from testkit.simulation import Job, ci_jobs
 
 OWNER = "bench"
 POOLS = [f"p{i:02d}" for i in range(20)]
@@ -391,6 +406,230 @@ def windows(env: Mapping[str, str]) -> list[float]:
     return [meter.window(pages) for pages in (1, 4, 20)]
 
 
+BOOT = 60.0
+"""Seconds a new machine takes to boot before a job runs on it (the emulator and moto boot at
+once; real machines take about this long)."""
+
+
+@dataclass
+class Lease:
+    """A machine the jobs' autoscaler made: when (simulated), its rate, and until when it is
+    busy with a job (0: idle)."""
+
+    created: float
+    rate: Rate
+    busy_until: float = 0.0
+
+
+@dataclass
+class JobsOutcome:
+    money: Decimal = Decimal(0)
+    billed_hours: Decimal = Decimal(0)
+    """Machine-hours the cloud bills (its rule at a price of 1 an hour, no cap)."""
+    made: int = 0
+    jobs: int = 0
+    waits: list[float] = field(default_factory=list)
+    requests: int = 0
+    kept_billing: int = 0
+    """Machines the advice kept idle while the cloud billed for it (EC2 must have none)."""
+    unfinished: int = 0
+    wall: float = 0.0
+
+    def bill(self, billing: Billing, lease: Lease, ended: float) -> None:
+        """Add what the cloud bills for ``lease`` ended at ``ended``."""
+        created = utc(lease.created)
+        self.money += billing.charged(created, utc(ended), lease.rate)
+        self.billed_hours += billing.charged(created, utc(ended), PER_HOUR)
+
+
+PER_HOUR = Rate(Decimal(1), Decimal(10**9))
+"""A price of 1 an hour and no cap: what a bill at it counts is machine-hours."""
+
+
+def run_jobs(
+    provider: Provider,
+    clock: ManualClock,
+    jobs: list[Job],
+    keep: bool,
+    hours: float,
+    machine_type: str,
+    locations: tuple[str, ...],
+    rate_of: Callable[[str], Rate],
+    tick_hook: Callable[[float], None],
+    short: Callable[[bool], None],
+) -> JobsOutcome:
+    """The jobs on ``provider``, one autoscaler tick every ``TICK`` s: every pool listed (the
+    profile's tick), idle machines given to waiting jobs first, a machine made for each job
+    left, then the idle ones deleted at once or, with ``keep``, as ``keep_advice`` says."""
+    out = JobsOutcome(jobs=len(jobs))
+    billing = provider.billing
+    assert billing is not None
+    start = clock()
+    leases: dict[str, Lease] = {}
+    waiting: dict[str, list[Job]] = {pool: [] for pool in POOLS}
+    pending = list(jobs)
+    serial = 0
+    short_on = False
+    for _tick in range(round(hours * 3600 / TICK)):
+        now = clock()
+        elapsed = now - start
+        tick_hook(now)
+        want_short = SHORT_FROM <= elapsed % 3600 < SHORT_FROM + SHORT_FOR
+        if want_short != short_on:
+            short(want_short)
+            short_on = want_short
+        while pending and pending[0].at <= elapsed:
+            job = pending.pop(0)
+            waiting[job.pool].append(job)
+        for pool in POOLS:
+            listed = [m for m in provider.machines(pool) if m.status != Status.DELETING]
+            idle = [m for m in listed if m.id in leases and leases[m.id].busy_until <= now]
+            advice = provider.keep_advice(idle, now) if keep and idle else []
+            if advice:  # the most paid time left first: the others' paid time ends sooner
+                idle = [a.machine for a in reversed(advice)]
+            while waiting[pool] and idle:
+                job = waiting[pool].pop(0)
+                machine = idle.pop(0)
+                leases[machine.id].busy_until = now + job.seconds
+                out.waits.append(elapsed - job.at)
+            for job in list(waiting[pool]):
+                serial += 1
+                spec = MachineSpec(
+                    name=f"{pool}-j{serial}",
+                    machine_type=machine_type,
+                    location=locations[serial % len(locations)],
+                    pool=pool,
+                )
+                made = create(provider, spec, Outcome())
+                if made is None:
+                    break  # no stock anywhere: the job waits for the next tick
+                waiting[pool].remove(job)
+                where = next(m.location for m in provider.machines(pool) if m.id == made)
+                leases[made] = Lease(now, rate_of(where), now + BOOT + job.seconds)
+                out.made += 1
+                out.waits.append(elapsed - job.at + BOOT)
+            still_idle = {m.id for m in idle}
+            let_go = [a.machine for a in advice if a.release] if keep else idle
+            for machine in let_go:
+                if machine.id not in still_idle:
+                    continue
+                lease = leases.pop(machine.id)
+                provider.delete(machine.id)
+                out.bill(billing, lease, now)
+            for machine_id in still_idle - {m.id for m in let_go}:
+                lease = leases[machine_id]
+                paid = billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
+                if paid <= utc(now):
+                    out.kept_billing += 1  # kept idle although the cloud bills on for it
+        clock.advance(TICK)
+    end = clock()
+    for lease in leases.values():
+        out.bill(billing, lease, end)
+    out.unfinished = sum(len(w) for w in waiting.values()) + len(pending)
+    return out
+
+
+def hetzner_jobs(
+    emulator: Emulator, env: Mapping[str, str], jobs: list[Job], keep: bool, hours: float
+) -> JobsOutcome:
+    """The jobs on Hetzner: the emulator reset, its clock following the simulated one."""
+    emulator.control.reset()
+    emulator.control.set_timing(boot_seconds=0, action_seconds=0)
+    emulator.control.set_rate_limit(3600, 1.0)
+    clock = ManualClock()
+    emulator.control.set_clock(clock())
+    hetzner = provider(env, clock)
+    prices = hetzner.prices()
+
+    def rate_of(location: str) -> Rate:
+        hourly = prices.hourly(TYPE, location)
+        monthly = prices.monthly(TYPE, location)
+        assert hourly is not None, prices.unknown
+        assert monthly is not None, prices.unknown
+        return Rate(hourly, monthly)
+
+    def short(on: bool) -> None:
+        emulator.control.set_stock([{"server_type": SHORT[0], "location": SHORT[1]}] if on else [])
+
+    rate_of(LOCATIONS[0])
+    emulator.control.reset_requests()
+    begin = time.perf_counter()
+    out = run_jobs(
+        hetzner, clock, jobs, keep, hours, TYPE, LOCATIONS, rate_of,
+        emulator.control.set_clock, short,
+    )  # fmt: skip
+    out.wall = time.perf_counter() - begin
+    out.requests = emulator.control.requests().total
+    emulator.control.set_clock(None)
+    return out
+
+
+def ec2_jobs(
+    moto: moto_server.MotoServer,
+    proxy: FaultProxy,
+    jobs: list[Job],
+    keep: bool,
+    hours: float,
+) -> JobsOutcome:
+    """The jobs on EC2 (moto behind the fault proxy), the pools buying spot (moto's one
+    price); every call the provider makes is counted."""
+    world = moto.new_world()
+    zones = tuple(sorted(world.subnets))
+    environ = {**world.env, "AWS_ENDPOINT_URL": proxy.url}
+    clock = ManualClock()
+    ec2 = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
+    ec2.pool_market = {pool: Market.SPOT for pool in POOLS}
+    prices = ec2.prices()
+
+    def rate_of(zone: str) -> Rate:
+        hourly = prices.hourly(EC2_TYPE, zone, Market.SPOT)
+        monthly = prices.monthly(EC2_TYPE, zone, Market.SPOT)
+        assert hourly is not None, prices.unknown
+        assert monthly is not None, prices.unknown
+        return Rate(hourly, monthly)
+
+    rate_of(zones[0])
+    calls: list[str] = []
+    ec2._client.meta.events.register("before-call.ec2", lambda model, **_: calls.append(model.name))
+    proxy.reset()
+    short_subnet = world.subnets[zones[0]]
+
+    def short(on: bool) -> None:
+        no_capacity = Fault(
+            "error",
+            "RunInstances",
+            status=500,
+            code="InsufficientInstanceCapacity",
+            when=(("SubnetId", short_subnet),),
+        )
+        proxy.set_faults(no_capacity) if on else proxy.set_faults()
+
+    begin = time.perf_counter()
+    out = run_jobs(ec2, clock, jobs, keep, hours, EC2_TYPE, zones, rate_of, lambda _: None, short)
+    out.wall = time.perf_counter() - begin
+    out.requests = len(calls)
+    return out
+
+
+def jobs_rows(
+    label: str, runs: list[tuple[str, JobsOutcome]], hours: float, currency: str
+) -> list[str]:
+    """The side-by-side rows of one cloud's two runs, the advice's as ratios of the first."""
+    first = runs[0][1]
+    rows = []
+    for name, o in runs:
+        waits = sorted(o.waits) or [0.0]
+        p95 = waits[min(len(waits) - 1, int(0.95 * len(waits)))]
+        ratio = "" if o is first else f" ({o.money / first.money:.2f}x)"
+        rows.append(
+            f"| {label} | {name} | {o.money / Decimal(str(hours)):.4g} {currency}{ratio} | "
+            f"{o.billed_hours / Decimal(str(hours)):.1f} | "
+            f"{o.made / hours:.1f} | {o.requests / hours:.0f} | {statistics.mean(waits):.0f} s | "
+            f"{p95:.0f} s | {o.kept_billing} | {o.unfinished} | {o.wall:.0f} s |"
+        )
+    return rows
+
+
 BEFORE = {"ORCA_LIST_SHARE": "0.05", "ORCA_LIST_MAX_AGE": "1000000000"}
 """The listing's defaults before issue 20: 5 % of the budget, no cap on the window."""
 
@@ -400,7 +639,18 @@ def main() -> int:
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--skip-ec2", action="store_true", help="Hetzner only")
+    parser.add_argument("--jobs-only", action="store_true", help="only the jobs' runs")
+    parser.add_argument(
+        "--jobs-hours", type=float, default=4.0, help="simulated, Hetzner (0: skip it)"
+    )
+    parser.add_argument("--jobs-ec2-hours", type=float, default=1.0, help="simulated, EC2")
     args = parser.parse_args()
+    if args.jobs_only:
+        logging.basicConfig(level=logging.ERROR)
+        os.environ["AWS_CONFIG_FILE"] = os.devnull
+        os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+        print_jobs(args)
+        return 0
     logging.basicConfig(level=logging.ERROR)
     os.environ["AWS_CONFIG_FILE"] = os.devnull
     os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
@@ -507,6 +757,53 @@ def main() -> int:
         for line in o.lost[:5]:
             print(f"  lost: {line}")
     return 0
+
+
+def print_jobs(args: argparse.Namespace) -> None:
+    """Both runs of the jobs on each cloud, side by side."""
+    hetzner_hours, ec2_hours = args.jobs_hours, args.jobs_ec2_hours
+    token = hetzner.token("budget")
+    rows: list[str] = []
+    sizes: list[str] = []
+    with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
+        env = {"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url}
+        currency = "EUR"
+        variants = (("Hetzner", POOLS), ("Hetzner, the jobs over 5 pools", POOLS[:5]))
+        for label, pools in variants if hetzner_hours > 0 else ():
+            jobs = ci_jobs(pools, hetzner_hours)
+            sizes.append(f"{label}: {len(jobs)} jobs in {hetzner_hours:g} h")
+            runs = [
+                (name, hetzner_jobs(emulator, env, jobs, keep, hetzner_hours))
+                for name, keep in (("idle deleted at once", False), ("keep_advice", True))
+            ]
+            rows += jobs_rows(label, runs, hetzner_hours, currency)
+    if not args.skip_ec2:
+        with (
+            tempfile.TemporaryDirectory() as workdir,
+            moto_server.running(Path(workdir)) as moto,
+            FaultProxy(moto.url).serving() as proxy,
+        ):
+            os.environ.update(moto_server.CREDENTIALS)
+            jobs = ci_jobs(POOLS, ec2_hours)
+            sizes.append(f"EC2: {len(jobs)} jobs in {ec2_hours:g} h")
+            runs = [
+                (name, ec2_jobs(moto, proxy, jobs, keep, ec2_hours))
+                for name, keep in (("idle deleted at once", False), ("keep_advice", True))
+            ]
+            rows += jobs_rows("EC2 (spot, moto)", runs, ec2_hours, "USD")
+    print(
+        f"Jobs: {len(POOLS)} pools, tick {TICK:.0f} s, 40 jobs an hour in bursts of 1-7 within "
+        f"2 min, 5-15 min each, a new machine boots {BOOT:.0f} s; " + "; ".join(sizes)
+    )
+    print()
+    print(
+        "| cloud | idle machines | money / h | billed machine-hours / h | machines made / h | "
+        "requests / h | job wait (mean) | job wait (p95) | kept idle while billed | "
+        "jobs left waiting | wall |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        print(row)
 
 
 if __name__ == "__main__":

@@ -85,11 +85,22 @@ class State:
     ) -> None:
         self._lock = threading.RLock()
         self._clock = clock
+        self._offset = 0.0
         self.project = Project(stock, timing, seed)
+
+    def now(self) -> float:
+        """The project's time: the clock, moved by `set_now` (the control API's `/clock`)."""
+        return self._clock() + self._offset
+
+    def set_now(self, now: float | None) -> None:
+        """Let the project's time be `now` from this moment on, passing as the clock does
+        (None: the clock's own again), so tests place a server's `created` where they need."""
+        with self._lock:
+            self._offset = 0.0 if now is None else now - self._clock()
 
     @contextmanager
     def transaction(self) -> Iterator[Project]:
         """Hold the lock, bring time up to now, and hand out the project."""
         with self._lock:
-            self.project.advance(self._clock())
+            self.project.advance(self.now())
             yield self.project

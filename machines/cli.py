@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
@@ -463,7 +464,7 @@ def _ls(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([m.model_dump(mode="json") for m in machines], indent=2))
     else:
-        print(_table(machines))
+        print(_table(machines, with_time=True))
     return OK
 
 
@@ -539,11 +540,38 @@ COLUMNS: tuple[tuple[str, Callable[[Machine], str]], ...] = (
 keeps (``orca-managed-by=pulumi``: change its pool's size to remove it), ``autoscaler`` for
 one the runtime's ``create`` made (``rm`` deletes it)."""
 
+TIME_COLUMNS: tuple[tuple[str, Callable[[Machine], str]], ...] = (
+    ("AGE", lambda m: _age(m.created)),
+    ("PAID UNTIL", lambda m: _moment(m.paid_until)),
+)
+"""``ls`` adds how long ago the cloud made each machine and until when it is paid (UTC):
+deleting it before then costs nothing more (``Machine.paid_until``)."""
 
-def _table(machines: Sequence[Machine]) -> str:
-    rows = [[header for header, _ in COLUMNS]]
-    rows += [[cell(m) for _, cell in COLUMNS] for m in machines]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+
+def _age(created: datetime | None) -> str:
+    """``2d03h``, ``1h05m``, ``4m``; ``-`` when the cloud did not say."""
+    if created is None:
+        return "-"
+    minutes = max(0, int((datetime.now(UTC) - created).total_seconds() // 60))
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
+
+
+def _moment(moment: datetime | None) -> str:
+    """``2026-03-01T10:00:00Z``; ``-`` when unknown."""
+    if moment is None:
+        return "-"
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _table(machines: Sequence[Machine], with_time: bool = False) -> str:
+    columns = COLUMNS + TIME_COLUMNS if with_time else COLUMNS
+    rows = [[header for header, _ in columns]]
+    rows += [[cell(m) for _, cell in columns] for m in machines]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
@@ -82,13 +83,18 @@ class Ending(StrEnum):
 
 
 class Machine(BaseModel):
-    """A machine as the cloud reports it. Every field is a string.
+    """A machine as the cloud reports it. The design document's seven fields are strings.
 
     ``address`` is the public IPv4 address, else the public IPv6 network (EC2: else the
     private address), else empty while none is assigned. ``managed_by`` is ``"pulumi"`` for
     a machine the stack keeps (the runtime never deletes it) and ``""`` for one
     ``Provider.create`` made. ``market`` is ``spot`` or ``on-demand``; ``ending`` says why a
     machine that is going (``deleting``) goes: ``deleted`` or ``interrupted``.
+
+    ``created`` is the cloud's own creation time (Hetzner's ``created``, EC2's
+    ``LaunchTime``), in UTC; ``paid_until`` the end of the time the cloud bills for the
+    machine whatever happens now, by that cloud's billing rule (``machines.billing``), at
+    the moment ``machines`` answered. Both are None where the cloud did not say.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -103,6 +109,8 @@ class Machine(BaseModel):
     managed_by: str = ""
     market: Market = Market.ON_DEMAND
     ending: Ending = Ending.NONE
+    created: datetime | None = None
+    paid_until: datetime | None = None
 
     @property
     def interrupted(self) -> bool:

@@ -36,6 +36,14 @@ class PriceList:
         """The net monthly price of one machine, or None when unknown (see ``unknown``)."""
         raise NotImplementedError
 
+    def hourly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """The net hourly price of one machine, None when unknown: the monthly one over
+        ``HOURS_PER_MONTH`` unless the cloud states its own (Hetzner's ``price_hourly``)."""
+        monthly = self.monthly(machine_type, location, market)
+        return None if monthly is None else monthly / HOURS_PER_MONTH
+
     @property
     def unknown(self) -> str:
         """Why prices are unknown (empty when every price asked for was read)."""

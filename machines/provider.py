@@ -21,10 +21,13 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
+from machines.billing import Billing, Rate, as_utc, utc
 from machines.budget import Budget, BudgetMeter
 from machines.clock import Clock
 from machines.clouds import PROVIDERS
@@ -48,6 +51,7 @@ from machines.labels import (
 )
 from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status
+from machines.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.prices import NoPrices, PriceList
 from machines.settings import (
     ORCA_POOL_MARKET,
@@ -118,6 +122,8 @@ class Provider(ABC):
     """What the cloud calls a label, in messages (``tag`` on EC2)."""
     budget_note: ClassVar[str] = ""
     """Why the cloud states no request budget, if it states none (``Budget.note``)."""
+    billing: ClassVar[Billing | None] = None
+    """How the cloud bills a machine's time (``clouds.<kind>.billing``); None: unknown."""
 
     def __init__(
         self, owner: str, image: str, freshness: Freshness, clock: Clock = time.time
@@ -134,6 +140,8 @@ class Provider(ABC):
         """The cloud's ``no_stock`` answers, remembered per type, location and market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
+        self._rates: PriceList | None = None
+        """The price list the billing rule asks, read once when first needed."""
         self._listing = Listing(
             lambda: self._list(None),
             lambda: self._meter.window(self._pages),
@@ -198,6 +206,9 @@ class Provider(ABC):
                     return Created.failure(str(error))
                 if created.machine is not None:
                     self._listing.created(created.machine)
+                    paid = self.paid_until(created.machine)
+                    machine = created.machine.model_copy(update={"paid_until": paid})
+                    created = created.model_copy(update={"machine": machine})
                 return created
         finally:
             if limit is not None:
@@ -216,7 +227,83 @@ class Provider(ABC):
         check_pool(pool)
         each = self._freshness.list_ttl <= 0
         found = self._list(pool) if each else self._listing.machines(pool)
-        return sorted(found, key=lambda m: (m.name, m.id))
+        now = utc(self._clock())
+        paid = [m.model_copy(update={"paid_until": self.paid_until(m, now)}) for m in found]
+        return sorted(paid, key=lambda m: (m.name, m.id))
+
+    def paid_until(self, machine: Machine, now: datetime | float | None = None) -> datetime | None:
+        """Until when the cloud bills ``machine`` whatever happens at ``now`` (default: this
+        provider's clock), by the cloud's billing rule; None when the cloud did not say when
+        it was made. Asks the cloud nothing, except the price list once where the rule needs
+        a price (Hetzner's monthly cap, for a server billed a day or more this month)."""
+        if machine.created is None or self.billing is None:
+            return None
+        return self.billing.paid_until(
+            machine.created, self._moment(now), lambda: self._rate(machine)
+        )
+
+    def keep_advice(
+        self,
+        idle: Iterable[Machine],
+        now: datetime | float | None = None,
+        margin: float = DEFAULT_MARGIN,
+    ) -> list[Advice]:
+        """For the machines the autoscaler has no work for: which to let go first and how
+        long each can still be kept at no extra cost (``machines.paid``), the first to
+        release first. ``now`` defaults to this provider's clock; ``margin`` seconds before
+        the paid time ends a kept machine is due for release. Asks the cloud nothing."""
+        moment = self._moment(now)
+        advice = advise(idle, moment, self.paid_until, margin)
+        importlib.import_module("machines.telemetry").advised(
+            self, advice, lambda: self._moment(None)
+        )
+        return advice
+
+    def committed(
+        self,
+        machines: Iterable[Machine],
+        now: datetime | float | None = None,
+        prices: PriceList | None = None,
+    ) -> Decimal | None:
+        """The money the cloud bills for ``machines`` whatever happens now (each one's time
+        until its ``paid_until``), in the price list's currency; None when a creation time
+        or a price is unknown. ``prices``: a list already read (default: ``prices()``,
+        read once)."""
+        billing = self.billing
+        if billing is None:
+            return None
+        moment = self._moment(now)
+
+        def rate_of(machine: Machine) -> Rate | None:
+            return self._rate(machine, prices)
+
+        def paid_until(machine: Machine, at: datetime) -> datetime | None:
+            if machine.created is None:
+                return None
+            return billing.paid_until(machine.created, at, lambda: rate_of(machine))
+
+        return committed(machines, moment, billing, rate_of, paid_until)
+
+    def _moment(self, now: datetime | float | None) -> datetime:
+        """``now`` as an aware UTC datetime: the clock's when None, seconds as the clock
+        counts them, a naive datetime taken as UTC."""
+        if now is None:
+            return utc(self._clock())
+        if isinstance(now, datetime):
+            return as_utc(now)
+        if isinstance(now, int | float) and not isinstance(now, bool):
+            return utc(now)
+        raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
+
+    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
+        """``machine``'s hourly and monthly price, from ``prices`` or the list read once."""
+        if prices is None:
+            if self._rates is None:
+                self._rates = self.prices()
+            prices = self._rates
+        where = (machine.machine_type, machine.location, machine.market)
+        hourly, monthly = prices.hourly(*where), prices.monthly(*where)
+        return None if hourly is None or monthly is None else Rate(hourly, monthly)
 
     @_traced("delete")
     def delete(self, machine_id: str) -> bool:
@@ -277,8 +364,13 @@ class Provider(ABC):
         )
 
     def _delete(self, machine: Machine) -> bool:
+        now = utc(self._clock())
+        paid = self.paid_until(machine, now)
         self._remove(machine.id)
         self._listing.deleted(machine.id)
+        if paid is not None:
+            unused = max(0.0, (paid - now).total_seconds())
+            importlib.import_module("machines.telemetry").paid_unused(self, machine, unused)
         log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
         return True
 

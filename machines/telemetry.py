@@ -30,6 +30,9 @@ from machines.errors import ForeignMachineError
 from machines.models import Created, Machine, MachineSpec
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from machines.paid import Advice
     from machines.provider import Provider
 
 SCOPE = "machines"
@@ -180,6 +183,29 @@ INSTRUMENTS = (
         "Per type and location remembered as out of stock, the seconds until it is tried again",
         (PROVIDER, OWNER, MACHINE_TYPE, LOCATION),
     ),
+    Instrument(
+        "orca.machines.paid.unused",
+        "counter",
+        "s",
+        "Paid time thrown away: at each delete, the seconds the cloud still bills the machine"
+        " for (Hetzner: the rest of its started hour; EC2: none after its first minute)",
+        (PROVIDER, POOL),
+    ),
+    Instrument(
+        "orca.machines.idle.kept",
+        "gauge",
+        "{machine}",
+        "Idle machines the last keep_advice said to keep on time already paid, until their"
+        " release_at",
+        (PROVIDER, OWNER, POOL),
+    ),
+    Instrument(
+        "orca.machines.idle.paid",
+        "gauge",
+        "s",
+        "The paid time left (until release_at) of those kept idle machines, in all",
+        (PROVIDER, OWNER, POOL),
+    ),
 )
 
 Method = TypeVar("Method", bound=Callable[..., Any])
@@ -230,6 +256,13 @@ class _Instruments:
         )
         meter.create_observable_gauge(
             callbacks=[_observe_stock], **about("orca.machines.stock.short")
+        )
+        self.paid_unused = meter.create_counter(**about("orca.machines.paid.unused"))
+        meter.create_observable_gauge(
+            callbacks=[_observe_kept("count")], **about("orca.machines.idle.kept")
+        )
+        meter.create_observable_gauge(
+            callbacks=[_observe_kept("seconds")], **about("orca.machines.idle.paid")
         )
 
 
@@ -326,6 +359,65 @@ def _observe_stock(options: CallbackOptions) -> Iterable[Observation]:
         for machine_type, location, market, seconds in watched.out_of_stock():
             where = {MACHINE_TYPE: machine_type, LOCATION: location, MARKET: market.value}
             yield Observation(seconds, {**attributes, **where})
+
+
+# Paid time: what keep_advice kept, what a delete threw away
+
+
+@dataclass
+class _Kept:
+    """The idle machines a provider's advice said to keep: id -> (pool, release_at)."""
+
+    now: Callable[[], datetime]
+    machines: dict[str, tuple[str, datetime]]
+
+
+_kept: weakref.WeakKeyDictionary[Provider, _Kept] = weakref.WeakKeyDictionary()
+_kept_lock = threading.Lock()
+
+
+def advised(provider: Provider, advice: Iterable[Advice], now: Callable[[], datetime]) -> None:
+    """Remember which idle machines ``advice`` keeps and until when (the gauges read it;
+    a machine advised again is replaced, one let go or deleted is dropped)."""
+    with _kept_lock:
+        kept = _kept.setdefault(provider, _Kept(now, {}))
+        for a in advice:
+            if a.release:
+                kept.machines.pop(a.machine.id, None)
+            else:
+                kept.machines[a.machine.id] = (a.machine.pool, a.release_at)
+
+
+def paid_unused(provider: Provider, machine: Machine, seconds: float) -> None:
+    """A delete of ``machine`` that threw ``seconds`` of paid time away (0 counts too)."""
+    with _kept_lock:
+        kept = _kept.get(provider)
+        if kept is not None:
+            kept.machines.pop(machine.id, None)
+    _instruments().paid_unused.add(seconds, {PROVIDER: provider.kind, POOL: machine.pool})
+
+
+def _observe_kept(field: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+    def observe(options: CallbackOptions) -> Iterable[Observation]:
+        # one point per provider kind, owner and pool: providers of one owner in one process
+        # may advise on the same machine, which counts once
+        left: dict[tuple[str, str, str], dict[str, float]] = {}
+        for attributes, watched in _each_watched():
+            with _kept_lock:
+                kept = _kept.get(watched)
+                if kept is None:
+                    continue
+                now = kept.now()
+                for machine_id, (pool, at) in kept.machines.items():
+                    seconds = (at - now).total_seconds()
+                    if seconds > 0:
+                        key = (attributes[PROVIDER], attributes[OWNER], pool)
+                        left.setdefault(key, {})[machine_id] = seconds
+        for (kind, owner, pool), each in sorted(left.items()):
+            value = len(each) if field == "count" else sum(each.values())
+            yield Observation(value, {PROVIDER: kind, OWNER: owner, POOL: pool})
+
+    return observe
 
 
 # HTTP requests and the tries of a call

@@ -71,3 +71,41 @@ def simulate(
         assert listed == known, f"{owner}/{pool}: listed {listed}, told {known}"
         ledger.rounds += 1
     return ledger
+
+
+@dataclass(frozen=True)
+class Job:
+    """One CI job: when it arrives (seconds into the run), its pool, and how long it needs a
+    machine of that pool."""
+
+    at: float
+    pool: str
+    seconds: float
+
+
+def ci_jobs(
+    pools: list[str],
+    hours: float,
+    seed: int = 28,
+    per_hour: float = 40,
+    burst: tuple[int, int] = (1, 7),
+    spread: float = 120.0,
+    needs: tuple[float, float] = (300.0, 900.0),
+) -> list[Job]:
+    """Seeded CI jobs as pushes bring them: pushes arrive at random (a Poisson process) so
+    that ``per_hour`` jobs come an hour on average, each push to one pool (any of ``pools``
+    alike) with a burst of ``burst`` jobs arriving within ``spread`` seconds, each needing
+    its machine for ``needs`` seconds (uniform). Oldest first."""
+    rng = random.Random(seed)
+    pushes_per_second = per_hour / ((burst[0] + burst[1]) / 2) / 3600
+    jobs: list[Job] = []
+    at = 0.0
+    while True:
+        at += rng.expovariate(pushes_per_second)
+        if at >= hours * 3600:
+            break
+        pool = rng.choice(pools)
+        for _ in range(rng.randint(*burst)):
+            arrives = min(at + rng.uniform(0, spread), hours * 3600 - 1)
+            jobs.append(Job(arrives, pool, rng.uniform(*needs)))
+    return sorted(jobs, key=lambda job: job.at)

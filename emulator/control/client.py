@@ -106,6 +106,14 @@ class Control:
         """No more failing actions."""
         self._call("DELETE", "action_failures")
 
+    def clock(self) -> float:
+        """The project's time, seconds since the epoch (what `created` is written from)."""
+        return float(self._call("GET", "clock")["now"])
+
+    def set_clock(self, now: float | None) -> float:
+        """Let the project's time be `now` from here on (None: real time again)."""
+        return float(self._call("PUT", "clock", {"now": now})["now"])
+
     def requests(self) -> RequestCounts:
         """API requests served since the last reset."""
         raw = self._call("GET", "requests")

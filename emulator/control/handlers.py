@@ -1,5 +1,5 @@
 """The emulator's side of the control API under /_emulator/: stock, rate limit, faults,
-failing actions, counts, reset, bulk servers (`client.py` is the client).
+failing actions, counts, reset, bulk servers, the clock (`client.py` is the client).
 
 No auth, no rate limit, no faults and not counted, so tests and benchmarks can steer the
 emulator without disturbing what they measure. Errors use the Hetzner error body with 400.
@@ -185,6 +185,7 @@ def reset(controls: Controls, _: Request) -> Response:
     controls.bucket.configure(startup.rate_limit, startup.per_second)
     controls.timing.boot_seconds = startup.boot_seconds
     controls.timing.action_seconds = startup.action_seconds
+    controls.state.set_now(None)
     return Response(200, {"status": "reset"})
 
 
@@ -259,6 +260,22 @@ def put_timing(controls: Controls, request: Request) -> Response:
     return get_timing(controls, request)
 
 
+def get_clock(controls: Controls, _: Request) -> Response:
+    """GET /clock: {"now"}: the project's time in seconds since the epoch."""
+    return Response(200, {"now": controls.state.now()})
+
+
+def put_clock(controls: Controls, request: Request) -> Response:
+    """PUT /clock: {"now": seconds since the epoch, or null for the real time}: the
+    project's time from now on (it passes as real time does); what a server made then has
+    as `created`."""
+    if "now" not in request.body:
+        raise bad_request("'now' is required: seconds since the epoch, or null")
+    raw = request.body["now"]
+    controls.state.set_now(None if raw is None else _number(request.body, "now"))
+    return get_clock(controls, request)
+
+
 ROUTES: list[Endpoint[Controls]] = [
     Endpoint("GET", "/health", health),
     Endpoint("GET", "/stock", get_stock),
@@ -278,4 +295,6 @@ ROUTES: list[Endpoint[Controls]] = [
     Endpoint("GET", "/servers/{id}/user_data", user_data),
     Endpoint("GET", "/timing", get_timing),
     Endpoint("PUT", "/timing", put_timing),
+    Endpoint("GET", "/clock", get_clock),
+    Endpoint("PUT", "/clock", put_clock),
 ]

@@ -2,8 +2,10 @@
 
 Per pool: type, location, architecture, the stack's kept machines and the autoscaler's
 by status, ``max`` (when the stack sets one), its market, the locations with stock of its
-type now, and the monthly cost of what runs now, machines being deleted left out (the
-cloud's prices, ``cost``): each machine at its own market's price (a spot machine at the
+type now, the money already committed to its machines (what the cloud bills for each
+until its ``paid_until``, by the cloud's billing rule: ``Provider.committed``), and the
+monthly cost of what runs now, machines being deleted left out (the cloud's prices,
+``cost``): each machine at its own market's price (a spot machine at the
 current spot price of its type and zone), and, for a pool that buys spot, beside it what
 the same machines would cost on-demand. Kept machines are those labelled
 ``orca-managed-by=pulumi``.
@@ -49,6 +51,8 @@ class PoolStatus(BaseModel):
     market: Market = Market.ON_DEMAND
     on_demand_monthly: Decimal | None = None
     """For a pool that buys spot: the same machines at on-demand prices."""
+    committed: Decimal | None = None
+    """The money the cloud bills for the pool's machines whatever happens now."""
 
     def money(self, currency: str) -> str:
         """The monthly cost, with the on-demand one beside it for a pool that buys spot."""
@@ -92,7 +96,7 @@ class StackStatus(BaseModel):
         """The pools as an aligned text table, then the stack's total and any notes."""
         header = [
             "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
-            "KEPT", "AUTOSCALER", "IN STOCK", "MONTHLY",
+            "KEPT", "AUTOSCALER", "IN STOCK", "COMMITTED", "MONTHLY",
         ]  # fmt: skip
         markets = any(p.market != Market.ON_DEMAND for p in self.pools)
         rows = [header] + [
@@ -107,6 +111,7 @@ class StackStatus(BaseModel):
                 _counts(p.kept),
                 _counts(p.autoscaler),
                 p.stock.text(),
+                money(p.committed, self.currency),
                 p.money(self.currency),
             ]
             for p in self.pools
@@ -183,6 +188,7 @@ def status(
                 on_demand_monthly=None
                 if machines is None or market == Market.ON_DEMAND
                 else prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
+                committed=_committed(provider, machines, prices),
             )
         )
     if prices.unknown:
@@ -195,6 +201,14 @@ def status(
         pools=tuple(pools),
         notes=tuple(notes),
     )
+
+
+def _committed(
+    provider: Provider | None, machines: list[Machine] | None, prices: PriceList
+) -> Decimal | None:
+    if provider is None or machines is None:
+        return None
+    return provider.committed(machines, prices=prices)
 
 
 def _arch(provider: Provider | None, machine_type: str, kept: Mapping[str, object]) -> str:

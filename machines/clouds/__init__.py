@@ -2,10 +2,11 @@
 
 Each has ``settings.py`` (its settings from environment variables and back), ``client.py``
 (the official client, set up once), ``answers.py`` (the cloud's answers and errors in the
-package's terms), ``provider.py`` (the ``Provider``: only the cloud's own steps, the shape is
-``machines.provider``'s) and ``prices.py`` (its price list, read through the provider's
-calls); Hetzner adds ``catalogue.py`` (its server types). ``Provider.of`` imports a cloud's
-package only when that cloud is asked for, so ``import machines`` loads no cloud client.
+package's terms), ``provider.py`` (the ``Provider``: only the cloud's own steps, the shape
+is ``machines.provider``'s), ``prices.py`` (its price list, read through the provider's
+calls) and ``billing.py`` (how it bills a machine's time, with its source); Hetzner adds
+``catalogue.py`` (its server types). ``Provider.of`` imports a cloud's package only when
+that cloud is asked for, so ``import machines`` loads no cloud client.
 """
 
 from __future__ import annotations

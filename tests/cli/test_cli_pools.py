@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hcloud import Client
@@ -150,3 +151,26 @@ def test_the_token_is_never_printed(hetzner_env, run_cli):
     done = run_cli("arch", "nope-type", *HETZNER)
     assert done.returncode == ERROR
     assert TOKEN not in done.stdout + done.stderr
+
+
+def test_ls_shows_each_machines_age_and_paid_until(
+    hetzner_env, emulator: Emulator, hetzner_provider, capsys
+):
+    made = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=65, seconds=10)
+    emulator.control.set_clock(made.timestamp())
+    try:
+        hetzner_provider.create(spec(name="prod-ci-a9", pool="ci"))
+    finally:
+        emulator.control.set_clock(None)
+
+    assert main(["ls", "ci", *HETZNER]) == OK
+    header, row = capsys.readouterr().out.splitlines()
+    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    (listed,) = json.loads(capsys.readouterr().out)
+
+    assert header.split()[-3:] == ["AGE", "PAID", "UNTIL"]
+    assert row.split()[-2] in {"1h05m", "1h06m"}  # a minute may pass meanwhile
+    paid_until = (made + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert row.split()[-1] == paid_until
+    assert datetime.fromisoformat(listed["created"]) == made
+    assert datetime.fromisoformat(listed["paid_until"]) == made + timedelta(hours=2)

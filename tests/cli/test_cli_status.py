@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import yaml
 
 from emulator.process import Emulator
-from machines import automation
+from machines import Provider, automation
 from machines.automation import status
 from machines.cli import ERROR, OK, main
+from testkit.specs import spec
 
 
 @pytest.fixture
@@ -49,3 +52,26 @@ def test_status_that_read_the_cloud_exits_0(project, hetzner_env, capsys):
     captured = capsys.readouterr()
     assert captured.err == ""
     assert captured.out.splitlines()[1].split()[6:8] == ["0", "0"]
+
+
+def test_status_shows_the_money_committed_to_each_pools_machines(
+    project, hetzner_env, emulator: Emulator, capsys
+):
+    made = datetime.now(UTC) - timedelta(minutes=90)
+    emulator.control.set_clock(made.timestamp())
+    try:
+        Provider.of("hetzner", "local").create(spec("local-x86-a1", pool="x86"))
+    finally:
+        emulator.control.set_clock(None)
+    hourly = Provider.of("hetzner", "local").prices().hourly("cx23", "fsn1")
+    assert hourly is not None
+
+    assert main(["status", "local", "--json"]) == OK
+    pools = {p["pool"]: p for p in json.loads(capsys.readouterr().out)["pools"]}
+    assert main(["status", "local"]) == OK
+    header, x86, *_ = capsys.readouterr().out.splitlines()
+
+    assert Decimal(pools["x86"]["committed"]) == 2 * hourly  # two started hours
+    assert Decimal(pools["arm"]["committed"]) == 0
+    committed = header.index("COMMITTED")
+    assert x86[committed:].split()[:2] == [str((2 * hourly).quantize(Decimal("0.01"))), "EUR"]

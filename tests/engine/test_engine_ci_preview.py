@@ -31,11 +31,15 @@ def edit_pools(project: Path, pools: list[dict[str, object]]) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
+def net_monthly(deployment, machine_type: str, location: str, per: str = "monthly") -> Decimal:
     """The emulator's own price, read with the official client: the independent check."""
     kind = deployment.hcloud.server_types.get_by_name(machine_type)
     [price] = [p for p in kind.prices if p["location"] == location]
-    return Decimal(price["price_monthly"]["net"])
+    return Decimal(price[f"price_{per}"]["net"])
+
+
+def cents(amount: Decimal) -> str:
+    return str(amount.quantize(Decimal("0.01")))
 
 
 @pytest.fixture(scope="module")
@@ -143,16 +147,19 @@ def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
     header, x86, arm, total = done.stdout.splitlines()
     assert header.split() == [
         "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "KEPT", "AUTOSCALER", "IN",
-        "STOCK", "MONTHLY",
+        "STOCK", "COMMITTED", "MONTHLY",
     ]  # fmt: skip
     cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
+    hourly_cx23 = net_monthly(deployment, "cx23", "fsn1", "hourly")
+    hourly_cax11 = net_monthly(deployment, "cax11", "fsn1", "hourly")
+    # every machine was made minutes ago: one started hour each is committed
     assert x86.split() == [
         "x86", "cx23", "fsn1", "amd64", "3", "-", "2", "running", "0", "fsn1,hel1,nbg1",
-        str((2 * cx23).quantize(Decimal("0.01"))), "EUR",
+        cents(2 * hourly_cx23), "EUR", cents(2 * cx23), "EUR",
     ]  # fmt: skip
     assert arm.split() == [
         "arm", "cax11", "fsn1", "arm64", "0", "-", "1", "running", "2", "running", "fsn1,nbg1",
-        str((3 * cax11).quantize(Decimal("0.01"))), "EUR",
+        cents(3 * hourly_cax11), "EUR", cents(3 * cax11), "EUR",
     ]  # fmt: skip
     assert total == (
         f"stack local (hetzner, owner local): {(2 * cx23 + 3 * cax11).quantize(Decimal('0.01'))} "

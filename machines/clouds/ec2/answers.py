@@ -206,6 +206,7 @@ class Instance(_Answer):
     tag_list: list[Tag] = Field(default_factory=list, alias="Tags")
     lifecycle: str = Field(default="", alias="InstanceLifecycle")
     state_reason: StateReason = Field(default_factory=StateReason, alias="StateReason")
+    launched: datetime | None = Field(default=None, alias="LaunchTime")
 
     @property
     def market(self) -> Market:
@@ -307,6 +308,7 @@ def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machin
         managed_by=managed_by(labels),
         market=instance.market,
         ending=instance.ending,
+        created=instance.launched,
     )
 
 

@@ -35,6 +35,7 @@ from botocore.exceptions import (
 
 from machines import retry, telemetry
 from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
+from machines.billing import Billing
 from machines.clock import Clock
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
@@ -58,6 +59,7 @@ from machines.clouds.ec2.answers import (
     outcome,
     retry_after,
 )
+from machines.clouds.ec2.billing import BILLING
 from machines.clouds.ec2.client import PRICING_REGION, client, pricing_client
 from machines.clouds.ec2.prices import Ec2Prices
 from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
@@ -113,6 +115,7 @@ class Ec2Provider(Provider):
     offers_stock: ClassVar[bool] = False
     noun: ClassVar[str] = "instance"
     label_word: ClassVar[str] = "tag"
+    billing: ClassVar[Billing | None] = BILLING
     budget_note: ClassVar[str] = NO_BUDGET
 
     def __init__(

@@ -98,6 +98,7 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
         pool=labels.get(POOL_LABEL, pool or ""),
         managed_by=managed_by(labels),
         ending=Ending.DELETED if status == Status.DELETING else Ending.NONE,
+        created=server.created,
     )
 
 

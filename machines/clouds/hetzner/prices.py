@@ -30,6 +30,7 @@ class Amount(_Answer):
 class LocationPrice(_Answer):
     location: str
     monthly: Amount = Field(alias="price_monthly")
+    hourly: Amount | None = Field(default=None, alias="price_hourly")
 
 
 class TypePrices(_Answer):
@@ -63,6 +64,7 @@ class HetznerPrices(PriceList):
     def __init__(self, read: Callable[[], Pricing]) -> None:
         self._read = read
         self._prices: dict[tuple[str, str], Decimal] | None = None
+        self._hourly: dict[tuple[str, str], Decimal] = {}
         self._why = ""
 
     def monthly(
@@ -70,6 +72,17 @@ class HetznerPrices(PriceList):
     ) -> Decimal | None:
         """Hetzner sells on-demand only: a pool of another market is refused before this."""
         return self._load().get((machine_type, location)) if market == Market.ON_DEMAND else None
+
+    def hourly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """Hetzner's own ``price_hourly`` (what a started hour costs), else the monthly one
+        over the hours of a month."""
+        self._load()
+        stated = self._hourly.get((machine_type, location))
+        if stated is not None and market == Market.ON_DEMAND:
+            return stated
+        return super().hourly(machine_type, location, market)
 
     @property
     def unknown(self) -> str:
@@ -89,6 +102,12 @@ class HetznerPrices(PriceList):
                 (kind.name, price.location): price.monthly.net
                 for kind in pricing.server_types
                 for price in kind.prices
+            }
+            self._hourly = {
+                (kind.name, price.location): price.hourly.net
+                for kind in pricing.server_types
+                for price in kind.prices
+                if price.hourly is not None
             }
         return self._prices
 

@@ -53,6 +53,7 @@ from machines.clouds.hetzner.answers import (
     retry_after,
     server_id_of,
 )
+from machines.clouds.hetzner.billing import BILLING
 from machines.clouds.hetzner.catalogue import Catalogue
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
@@ -91,6 +92,7 @@ class HetznerProvider(Provider):
     cloud = CLOUD
     markets = MARKETS
     noun = "server"
+    billing = BILLING
 
     def __init__(
         self, settings: HetznerSettings, owner: str = "", *, clock: Clock = time.time
