@@ -67,6 +67,7 @@ class Run:
     requests: int
     spawned: Counter[str]
     codes: list[int]
+    routes: dict[str, int]
 
 
 @dataclass
@@ -92,6 +93,10 @@ class Side:
         if any(r.spawned != last for r in self.runs):
             text += " (runs differ)"
         return sum(last.values()), text
+
+    def routes(self) -> str:
+        """Requests of the last run, by route."""
+        return ", ".join(f"{route} x{n}" for route, n in sorted(self.runs[-1].routes.items()))
 
 
 def subcommand(line: str) -> str:
@@ -166,9 +171,10 @@ class Bench:
                 said = (done.stderr or done.stdout).strip().splitlines()[-5:]
                 print(f"  exit {done.returncode}: {' '.join(command[-4:])}: {said}", flush=True)
         seconds = time.perf_counter() - start
-        requests = self.emulator.control.requests().total
+        counts = self.emulator.control.requests()
         lines = self.log.read_text().splitlines()
-        return Run(seconds, requests, Counter(subcommand(line) for line in lines), codes)
+        spawned = Counter(subcommand(line) for line in lines)
+        return Run(seconds, counts.total, spawned, codes, dict(counts.routes))
 
     def git(self, *args: str) -> str:
         return subprocess.run(
@@ -283,6 +289,11 @@ def report(results: dict[str, tuple[Side, Side]], args: argparse.Namespace) -> N
         print(
             f"| {name} | {ratio:.2f}x | {extra:+g} | {ours.spawned()[0]} / {plain.spawned()[0]} |"
         )
+    print("\n| operation | side | requests by route (last pair) |")
+    print("| --- | --- | --- |")
+    for name, (ours, plain) in results.items():
+        print(f"| {name} | orca-machines | {ours.routes()} |")
+        print(f"| {name} | plain pulumi | {plain.routes()} |")
 
 
 if __name__ == "__main__":
