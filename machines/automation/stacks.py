@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from pulumi import automation as auto
 
-from machines.automation.checks import check, deployment_of
+from machines.automation.checks import check, check_resize, deployment_of
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
     WHERE_HINT,
@@ -311,8 +311,9 @@ def resize(
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
     root = project_root(project)
+    index = _pool_index(stack, pool, root)
+    check_resize(stack, index, size, root)  # before the lock: a refusal waits for no run
     with stack_lock(stack, root):
-        index = _pool_index(stack, pool, root)
         check(stack, root)
         selected = select(stack, project=root)
         notify = on_output or print_progress
