@@ -30,7 +30,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_resize_over_the_pools_max_is_refused_before_anything_runs_or_is_written(
-    project: Path, hetzner_env: dict[str, str], emulator: Emulator, capsys: pytest.CaptureFixture[str]
+    project: Path,
+    hetzner_env: dict[str, str],
+    emulator: Emulator,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     stack_file = project / "stacks" / "Pulumi.lab.yaml"
     before = stack_file.read_bytes()
