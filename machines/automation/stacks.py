@@ -427,6 +427,23 @@ def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, obje
         return {}
 
 
+def last_operation(stack: str, project: str | Path | None = None) -> str:
+    """The kind of the stack's last engine operation (``update``, ``destroy``, ``refresh``
+    ...), from its history; empty for a stack never run or not in the backend. Needs no
+    passphrase: it reads the history, not the configuration."""
+    root = project_root(project)
+    command, env = engine_command(stack, root, need_passphrase=False)
+    args = ["stack", "history", "--json", "--page-size", "1", "--stack", stack]
+    try:
+        with engine_errors(stack, "history", root):
+            result = command.run(args, str(root), env)
+    except StackNotFoundError:
+        return ""
+    listed = json.loads(result.stdout or "[]")
+    first = listed[0] if isinstance(listed, list) and listed else {}
+    return str(first.get("kind", "")) if isinstance(first, dict) else ""
+
+
 def snapshot_of(
     stack: str,
     project: str | Path | None = None,
