@@ -60,7 +60,7 @@ exit status:
        not be read (the table still shows what could)
   {CHANGES}    preview: the stack has changes to apply (ci-preview: 0 even with changes,
        1 when a stack's preview failed; preview --expect-no-changes: 1 on changes)
-  {NO_STOCK}    create: the cloud has no stock of that type in that location now
+  {NO_STOCK}    create, up, resize: the cloud has no stock of that type in that location now
   {USAGE}   the command line is wrong
   {INTERRUPTED}  interrupted (Ctrl-C); {TERMINATED}: terminated (SIGTERM); during an engine run,
        only once the engine has cancelled cleanly
@@ -296,7 +296,10 @@ def _progress(args: argparse.Namespace) -> Callable[[str], object]:
 def _up(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
-    diff = automation.up(args.stack, on_output=_progress(args))
+    try:
+        diff = automation.up(args.stack, on_output=_progress(args))
+    except automation.NoStockError as error:
+        return _fail(str(error), NO_STOCK)
     print(f"stack {args.stack}: {_done(diff)}")
     return OK
 
@@ -313,6 +316,8 @@ def _preview(args: argparse.Namespace) -> int:
         print(diff.text())
     else:
         print(f"stack {args.stack}: {diff.summary()}")
+        for note in diff.notes():
+            print(f"stack {args.stack}: warning: {note}")
     if args.expect_no_changes and diff.has_changes:
         raise MachinesError(
             f"stack {args.stack} has drifted from its configuration: {diff.summary()} "
@@ -327,7 +332,8 @@ def _ci_preview(args: argparse.Namespace) -> int:
     affected.check_checked_out(args.head)
     stacks = affected.ci_stacks(args.stacks)
     chosen = affected.affected_stacks(affected.changed_files(args.base, args.head), stacks)
-    results = ci_preview.run(chosen, on_output=_progress(args))
+    existing = affected.stacks_at(args.base)
+    results = ci_preview.run(chosen, on_output=_progress(args), existing=existing)
     body = ci_preview.render(results, summary_only=args.summary_only)
     if args.markdown is not None:
         args.markdown.write_text(body, encoding="utf-8")
@@ -414,7 +420,10 @@ def _refresh(args: argparse.Namespace) -> int:
 def _resize(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
-    diff = automation.resize(args.stack, args.pool, args.size, on_output=_progress(args))
+    try:
+        diff = automation.resize(args.stack, args.pool, args.size, on_output=_progress(args))
+    except automation.NoStockError as error:
+        return _fail(str(error), NO_STOCK)
     print(f"stack {args.stack}: pool {args.pool} size {args.size}: {_done(diff)}")
     if diff.pending:
         print(diff.pending_note())

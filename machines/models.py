@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -57,11 +57,36 @@ class MachineSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
+    POSITIONAL: ClassVar[tuple[str, ...]] = (
+        "name",
+        "machine_type",
+        "location",
+        "user_data",
+        "pool",
+    )
+    """The fields the design document writes, in its order: ``MachineSpec("orca-lab-7",
+    "cax31", "hel1", data, "lab")`` works as written. Fields added later are keyword-only."""
+
     name: str
     machine_type: str = Field(min_length=1)
     location: str = Field(min_length=1)
     user_data: str = Field(default="", repr=False)
     pool: str
+
+    @overload
+    def __init__(
+        self, name: str, machine_type: str, location: str, user_data: str, pool: str, /
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self, *, name: str, machine_type: str, location: str, user_data: str = "", pool: str
+    ) -> None: ...
+
+    def __init__(self, *args: str, **fields: Any) -> None:
+        """Positional arguments are the ``POSITIONAL`` fields in order, keywords as pydantic
+        takes them; either way the same validation, and ``user_data`` in no message."""
+        super().__init__(**positional(type(self).__name__, self.POSITIONAL, args, fields))
 
     @field_validator("name")
     @classmethod
@@ -72,6 +97,23 @@ class MachineSpec(BaseModel):
     @classmethod
     def _pool(cls, pool: str) -> str:
         return check_pool(pool)
+
+
+def positional(
+    model: str, names: tuple[str, ...], args: tuple[object, ...], fields: dict[str, Any]
+) -> dict[str, Any]:
+    """``fields`` with ``args`` given to ``names`` in order, as Python binds a call: too many
+    or a field given twice is a ``TypeError`` naming the field, never its value."""
+    if len(args) > len(names):
+        raise TypeError(
+            f"{model}() takes at most {len(names)} positional arguments "
+            f"({', '.join(names)}) but {len(args)} were given"
+        )
+    bound = dict(zip(names, args, strict=False))
+    twice = sorted(bound.keys() & fields.keys())
+    if twice:
+        raise TypeError(f"{model}() got multiple values for argument {twice[0]!r}")
+    return {**bound, **fields}
 
 
 class Ending(StrEnum):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 import os
 import threading
@@ -75,13 +76,15 @@ def _traced(call: str) -> Callable[[F], F]:
 
     def decorate(method: F) -> F:
         traced: list[Callable[..., Any]] = []
+        signature = inspect.signature(method)
 
         @functools.wraps(method)
-        def wrapper(*args: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             if not traced:
                 telemetry = importlib.import_module("machines.telemetry")
                 traced.append(getattr(telemetry, f"traced_{call}")(method))
-            return traced[0](*args)
+            # The document's parameter names work as keywords (``delete(id=...)``).
+            return traced[0](*signature.bind(*args, **kwargs).args)
 
         return wrapper  # type: ignore[return-value]
 
@@ -131,6 +134,10 @@ class Provider(ABC):
         """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
         self.owner = check_owner(owner)
         self.image = image
+        self.ssh_keys: tuple[str, ...] = ()
+        """The SSH keys every machine gets, by name (the design document's ``ssh_keys``)."""
+        self.firewall = ""
+        """The firewall every machine is put behind, by name or id; empty for none."""
         self.pool_max: Mapping[str, int] = {}
         self.pool_market: Mapping[str, Market] = {}
         self._freshness = freshness
@@ -306,7 +313,7 @@ class Provider(ABC):
         return None if hourly is None or monthly is None else Rate(hourly, monthly)
 
     @_traced("delete")
-    def delete(self, machine_id: str) -> bool:
+    def delete(self, id: str) -> bool:
         """Delete this owner's pool machine; True once it is gone, now or before.
 
         A machine this provider made, or the fresh listing shows as this owner's and not
@@ -314,7 +321,7 @@ class Provider(ABC):
         looked up first: another owner's or no pool machine raises ``ForeignMachineError``,
         one the stack keeps ``StackMachineError``, both without a delete request.
         """
-        machine_id = self._machine_id(machine_id)
+        machine_id = self._machine_id(id)  # ``id``: the design document's parameter name
         known = self._listing.known(machine_id)
         if known is not None and not known.managed_by:
             if known.status == Status.DELETING:

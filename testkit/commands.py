@@ -23,11 +23,22 @@ def machines_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+NON_INTERACTIVE = "--non-interactive"
+
+
 def operator_pulumi(
-    project: Path, state: Path, stack: str, *args: str
+    project: Path,
+    state: Path | None,
+    stack: str | None,
+    *args: str,
+    passphrase: str | None = None,
+    home: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``pulumi ARGS --stack STACK`` run as an operator would: the engine's binary in the
-    project, the documented variables (the local stack's passphrase), no automation."""
+    project, the documented variables (the local stack's passphrase unless told), no
+    automation. ``state`` None: ``PULUMI_BACKEND_URL`` unset, as the README's default;
+    ``stack`` None: no ``--stack`` (``stack ls``); ``home``: another ``PULUMI_HOME``
+    (default: the engine's)."""
     from machines import automation  # noqa: PLC0415 (pulumi loads for engine tests only)
 
     binary = automation.engine_bin()
@@ -35,13 +46,20 @@ def operator_pulumi(
     env = {
         **os.environ,
         "PATH": f"{binary}{os.pathsep}{os.environ['PATH']}",
-        "PULUMI_HOME": str(automation.CHECKOUT / automation.ENGINE_DIR / "home"),
-        "PULUMI_BACKEND_URL": state.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": automation.LOCAL_PASSPHRASE,
+        "PULUMI_HOME": str(home or automation.CHECKOUT / automation.ENGINE_DIR / "home"),
+        "PULUMI_CONFIG_PASSPHRASE": passphrase or automation.LOCAL_PASSPHRASE,
         "PULUMI_SKIP_UPDATE_CHECK": "true",
     }
+    env.pop("PULUMI_BACKEND_URL", None)
+    if state is not None:
+        env["PULUMI_BACKEND_URL"] = state.as_uri()
     return subprocess.run(
-        [str(binary / "pulumi"), *args, "--stack", stack, "--non-interactive"],
+        [
+            str(binary / "pulumi"),
+            *args,
+            *(["--stack", stack] if stack else []),
+            "--non-interactive",
+        ],
         cwd=project,
         env=env,
         capture_output=True,

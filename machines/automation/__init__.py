@@ -60,6 +60,7 @@ from machines.automation.stacks import (
     stack_lock,
     up,
 )
+from machines.automation.stock import NoStockError
 from machines.settings import (
     ORCA_PULUMI_PROJECT,
     PULUMI_BACKEND_URL,
@@ -86,6 +87,7 @@ __all__ = [
     "EngineError",
     "EngineInterrupted",
     "EngineMissingError",
+    "NoStockError",
     "OnOutput",
     "Op",
     "PoolCount",

@@ -66,6 +66,17 @@ def stacks_of(project: str | Path | None = None) -> list[str]:
     return sorted(m.group("stack") for m in found if m)
 
 
+def stacks_at(revision: str, *, project: str | Path | None = None) -> list[str]:
+    """The stacks that have a stack file at ``revision`` (the base branch): stacks that
+    exist already, where a stack new in the change has none."""
+    root = project_root(project)
+    listed = _git(
+        root, "ls-tree", "-r", "-z", "--name-only", f"{revision}^{{commit}}", "--", STACKS_DIR
+    )
+    found = (_STACK_FILE.match(path) for path in listed.split("\0") if path)
+    return sorted(m.group("stack") for m in found if m)
+
+
 def is_deployment(stack: str) -> bool:
     """A stack of the deployment: neither the emulator's ``local`` nor an example."""
     return stack != LOCAL_STACK and not stack.endswith(EXAMPLE_SUFFIX)

@@ -52,6 +52,7 @@ class CancellableCommand(auto.PulumiCommand):
         on_error: Callable[[str], object] | None = None,
     ) -> auto.CommandResult:
         arguments = args if "--non-interactive" in args else ["--non-interactive", *args]
+        arguments = explicit_refresh(arguments)
         env = {**os.environ, **additional_env, PULUMI_AUTOMATION_API: "true"}
         if os.path.isabs(self.command):
             env["PATH"] = os.pathsep.join([os.path.dirname(self.command), env.get("PATH", "")])
@@ -89,6 +90,25 @@ class CancellableCommand(auto.PulumiCommand):
         if code != 0:
             raise create_command_error(result)
         return result
+
+
+REFRESHING = frozenset({"up", "preview", "destroy"})
+"""The engine's operations that refresh first when the project says ``refresh: always``."""
+
+
+def explicit_refresh(args: list[str]) -> list[str]:
+    """``args`` with ``--refresh=false`` for an operation the caller asked no refresh of.
+
+    Pulumi.yaml's ``options: refresh: always`` makes plain ``pulumi up``, ``preview`` and
+    ``destroy`` read the cloud first, as operators need; the automation API says only
+    ``--refresh`` (never ``--refresh=false``), so without this every run of it would
+    refresh too, where it chose not to: a targeted ``resize`` after its own whole refresh
+    (which the engine refuses targeted), a preview right after an update.
+    """
+    operation = next((a for a in args if not a.startswith("-")), "")
+    if operation not in REFRESHING or any(a.split("=")[0] in ("--refresh", "-r") for a in args):
+        return args
+    return [*args, "--refresh=false"]
 
 
 def _read(

@@ -20,7 +20,7 @@ from machines.errors import CloudError, MachinesError, SettingsError, UnknownMac
 from machines.program.config.loader import CREDENTIALS, load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
-from machines.program.config.stack_config import StackConfig
+from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.provider import Provider
 
 
@@ -35,6 +35,26 @@ def stack_config(stack: str, project: str | Path | None = None) -> StackConfig:
 def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
     """The stack's configuration from its stack file, validated (secrets not decrypted)."""
     return load(stack_config(stack, project), stack)
+
+
+def check_resize(stack: str, index: int, size: int, project: str | Path | None = None) -> None:
+    """Refuse a resize the program would refuse, before anything runs or is written: the
+    stack file's configuration with ``pools[index].size`` at ``size``, held to the
+    program's own rules (a pool's ``max``, its machines' names), one line per problem."""
+    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
+    if not isinstance(config, Mapping):
+        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
+    pools = [dict(p) if isinstance(p, Mapping) else p for p in config[f"{PROJECT}:pools"]]
+    pools[index]["size"] = size
+    resized = StackConfig.from_stack_file({**config, f"{PROJECT}:pools": pools})
+    try:
+        load(resized, stack)
+    except StackConfigError as error:
+        name = pools[index].get("name")
+        raise SettingsError(
+            f"stack {stack}: pool {name} cannot be resized to {size}, nothing was changed: "
+            + "; ".join(f"{key} {why}" for key, why in error.problems)
+        ) from None
 
 
 def check(

@@ -9,7 +9,8 @@ engine's error line, masked, never a traceback. No stack affected: an empty body
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from machines.automation.cost import money
 from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.project import scratch_copy
-from machines.automation.stacks import OnOutput, preview_with_snapshot
+from machines.automation.stacks import OnOutput, in_backend, preview_with_snapshot
 from machines.errors import MachinesError
 from machines.models import Market
 from machines.secrets import mask
+from machines.settings import PULUMI_BACKEND_URL
 
 MARKER = "<!-- orca-machines-preview -->"
 """Hidden in the comment; the workflows update the comment that carries it."""
@@ -47,6 +49,9 @@ class StackResult(BaseModel):
     diff: Diff | None = None
     pools: StackPools | None = None
     error: str = ""
+    new: bool = False
+    """The stack is new in the change (no stack file on the base branch, none in the
+    backend): its machines are all to create, as its preview shows."""
 
     @property
     def failed(self) -> bool:
@@ -58,19 +63,50 @@ def run(
     *,
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
+    existing: Collection[str] = (),
 ) -> list[StackResult]:
     """Preview each stack on a scratch copy of the project (the checkout's stack files stay
-    as committed); a failure is kept as that stack's result, the others still run."""
+    as committed); a failure is kept as that stack's result, the others still run.
+
+    ``existing`` are the stacks the base branch has already: one the backend does not hold
+    is a failure naming the variable to check, never previewed as if new (every machine
+    "to create", the cost rising from zero, the autoscaler's machines uncounted); a stack
+    of neither is new in the change, previewed as new and marked so."""
     if not stacks:
         return []
     with scratch_copy(project) as copy:
-        return _run(stacks, copy, on_output)
+        return _run(stacks, copy, on_output, frozenset(existing))
 
 
-def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> list[StackResult]:
+def missing_from_backend(stack: str) -> str:
+    """Why a stack the base branch has is not previewed: the backend does not hold it."""
+    where = os.environ.get(PULUMI_BACKEND_URL)
+    backend = (
+        f"the backend {mask(where)} ({PULUMI_BACKEND_URL})"
+        if where
+        else f"the checkout's .pulumi-state/ ({PULUMI_BACKEND_URL} is unset)"
+    )
+    return (
+        f"stack {stack} exists on the base branch (stacks/Pulumi.{stack}.yaml) but not in "
+        f"{backend}: check {PULUMI_BACKEND_URL}, the CI secret, names the backend its state "
+        "lives in (previewed without its state, every machine would read as new and the "
+        "autoscaler's as none)"
+    )
+
+
+def _run(
+    stacks: Sequence[str],
+    project: Path,
+    on_output: OnOutput | None,
+    existing: frozenset[str],
+) -> list[StackResult]:
     results = []
     for stack in stacks:
         try:
+            held = in_backend(stack, project)
+            if stack in existing and not held:
+                results.append(StackResult(stack=stack, error=missing_from_backend(stack)))
+                continue
             diff, snapshot = preview_with_snapshot(stack, project=project, on_output=on_output)
         except MachinesError as error:
             results.append(StackResult(stack=stack, error=one_line(str(error))))
@@ -83,7 +119,7 @@ def _run(stacks: Sequence[str], project: Path, on_output: OnOutput | None) -> li
             pools = pool_changes(diff, snapshot, project=project)
         except MachinesError as error:
             pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
-        results.append(StackResult(stack=stack, diff=diff, pools=pools))
+        results.append(StackResult(stack=stack, diff=diff, pools=pools, new=not held))
     return results
 
 
@@ -152,7 +188,8 @@ def _summary_row(result: StackResult) -> str:
         return f"| {name} | ❌ preview failed | |"
     cost = result.pools.cost_line() if result.pools is not None else ""
     mark = "🟡" if result.diff.has_changes else "✅"
-    return f"| {name} | {mark} {_summary(result)} | {_cell(cost)} |"
+    new = " (new stack)" if result.new else ""
+    return f"| {name}{new} | {mark} {_summary(result)} | {_cell(cost)} |"
 
 
 def _summary(result: StackResult) -> str:
@@ -192,6 +229,8 @@ def _details(result: StackResult) -> list[str]:
         ]
     if pools is not None and pools.notes:
         lines += [*(f"> {_cell(n)}" for n in pools.notes), ""]
+    if diff.notes():
+        lines += [*(f"> **Warning:** {_cell(n)}" for n in diff.notes()), ""]
     if diff.has_changes:
         lines += [
             "| Op | Type | Name | Changed |",

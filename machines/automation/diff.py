@@ -52,10 +52,17 @@ _KEYED = frozenset({"update", "replace"})
 PENDING_SHOWN = 5
 """How many pending changes ``Diff.pending_note`` names before it says there are more."""
 _STACK_TYPE = "pulumi:pulumi:Stack"
-_DYNAMIC_PROVIDER = "pulumi:providers:pulumi-python"
-"""The provider of the pools' reapers (``machines.program.reaper.reapers_provider``), and the
-engine's default one that served them in stacks made before it, deleted on their next
-``up``: neither is a change a reviewer acts on."""
+"""The stack itself: the engine's container, never a change of its own. Every other
+resource the engine steps is one, the pools' reapers' provider
+(``machines.program.reaper.reapers_provider``) too, so the counts are the engine's."""
+
+TYPE_KEYS: Mapping[str, str] = {
+    "hcloud:index/server:Server": "serverType",
+    "aws:ec2/instance:Instance": "instanceType",
+}
+"""The property that is a machine's type, per cloud's machine resource: changing it in
+place powers the machine off (Hetzner changes a server's type only while it is off; EC2
+stops an instance to change its type) until the change is done."""
 
 
 class Change(BaseModel):
@@ -157,6 +164,23 @@ class Diff(BaseModel):
     pools: tuple[PoolCount, ...] = ()
     pending: tuple[Change, ...] = ()
     """What a targeted update (``resize``) left for a later ``up``: the stack's other changes."""
+    warnings: tuple[str, ...] = ()
+    """What the change will meet that its resources do not show: a pool's type out of stock
+    where the change makes machines of it (``machines.automation.stock.stock_warnings``)."""
+
+    def notes(self) -> list[str]:
+        """The ``warnings``, then what the change costs the machines it changes in place:
+        those whose type changes are powered off for it."""
+        retyped = sorted(
+            c.name for c in self.changes if c.op == "update" and TYPE_KEYS.get(c.type) in c.keys
+        )
+        if not retyped:
+            return list(self.warnings)
+        return [
+            *self.warnings,
+            f"{len(retyped)} machine(s) change type in place ({', '.join(retyped)}): each is "
+            "powered off while its type changes and its work stops until it is back",
+        ]
 
     @property
     def counts(self) -> dict[Op, int]:
@@ -215,13 +239,15 @@ class Diff(BaseModel):
             for c in self.sorted()
         ]
         pools = [p.text() for p in self.pools]
-        return "\n".join([*lines, *pools, f"stack {self.stack}: {self.summary()}"])
+        notes = [f"warning: {note}" for note in self.notes()]
+        return "\n".join([*lines, *pools, *notes, f"stack {self.stack}: {self.summary()}"])
 
     def markdown(self) -> str:
         """The diff for a pull request: a table grouped by op, type and name, and a summary."""
         title = f"### Pulumi preview of stack `{_cell(self.stack)}`"
+        notes = [line for note in self.notes() for line in (f"> **Warning:** {_cell(note)}", "")]
         if not self.has_changes:
-            return "\n".join([title, "", "No changes.", "", *self._pools_markdown()])
+            return "\n".join([title, "", *notes, "No changes.", "", *self._pools_markdown()])
         rows = [
             f"| {c.op} | `{_cell(c.type)}` | `{_cell(c.name)}` | "
             f"{', '.join(f'`{_cell(k)}`' for k in c.keys)} |"
@@ -232,6 +258,7 @@ class Diff(BaseModel):
             [
                 title,
                 "",
+                *notes,
                 "| Op | Type | Name | Changed |",
                 "| --- | --- | --- | --- |",
                 *rows,
@@ -268,6 +295,7 @@ class Diff(BaseModel):
             "counts": self.counts,
             "changes": [c.model_dump() for c in self.sorted()],
             "pools": [p.model_dump() for p in self.pools],
+            "notes": self.notes(),
         }
 
 
@@ -287,7 +315,7 @@ class Changes:
             return
         meta = pre.metadata
         op = _OPS.get(str(getattr(meta.op, "value", meta.op)))
-        if op is None or meta.type in (_STACK_TYPE, _DYNAMIC_PROVIDER):
+        if op is None or meta.type == _STACK_TYPE:
             return
         if meta.urn in self._changes and op != "replace":
             return

@@ -59,6 +59,13 @@ def engine_summary(text: str) -> str:
     return summary if len(summary) <= _LIMIT else summary[: _LIMIT - 3] + "..."
 
 
+def resource_errors(text: str) -> list[str]:
+    """Each error of a failed run's ``Diagnostics:``, whole: ``<resource>: <error>`` for a
+    resource's (``engine_summary`` shortens them; a reader of one resource's cause reads
+    these)."""
+    return _diagnostics(_split_result(_ANSI.sub("", text))[0])
+
+
 def _split_result(text: str) -> tuple[str, str]:
     """``(stdout, stderr)`` of a ``CommandResult`` as the automation API formats it."""
     head, sep, stderr = text.rpartition("\n stderr: ")

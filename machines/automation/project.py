@@ -16,6 +16,9 @@ from machines.errors import SettingsError
 from machines.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 STATE_DIR = ".pulumi-state"
+"""The checkout's own state directory (``Pulumi.yaml``'s ``backend: url:``) and, whatever
+the backend, where the project's stack locks live."""
+FILE_SCHEME = "file://"
 ENGINE_DIR = ".pulumi-engine"
 INSTALL_HINT = "run scripts/install-pulumi, which builds it into .pulumi-engine/"
 
@@ -45,13 +48,27 @@ def stack_file(stack: str, project: str | Path | None = None) -> Path:
 
 
 def backend_url(project: str | Path | None = None) -> str:
-    """``$PULUMI_BACKEND_URL``, else the project's own ``.pulumi-state/`` (made on demand)."""
+    """``$PULUMI_BACKEND_URL``, else the project's own backend, as its ``Pulumi.yaml`` says
+    (``backend: url:``, the one home of that default, which plain ``pulumi`` reads too): a
+    ``file://`` path relative to the project's directory, made on demand, as an absolute
+    URL (the engine takes a relative one from the directory it runs in)."""
     given = os.environ.get(PULUMI_BACKEND_URL, "")
     if given:
         return given
-    state = project_root(project) / STATE_DIR
-    state.mkdir(exist_ok=True)
-    return state.as_uri()
+    root = project_root(project)
+    backend = read_yaml(root / "Pulumi.yaml").get("backend")
+    url = str(backend.get("url") or "") if isinstance(backend, dict) else ""
+    if not url:
+        raise SettingsError(
+            f"{root / 'Pulumi.yaml'} names no backend (backend: url:) and {PULUMI_BACKEND_URL} "
+            f"is unset: set {PULUMI_BACKEND_URL}, or restore backend: url: file://{STATE_DIR}"
+        )
+    if not url.startswith(FILE_SCHEME):
+        return url
+    path, _, query = url.removeprefix(FILE_SCHEME).partition("?")
+    state = root / Path(path).expanduser()
+    state.mkdir(parents=True, exist_ok=True)
+    return state.as_uri() + (f"?{query}" if query else "")
 
 
 def copy_project(dest: str | Path, source: str | Path | None = None) -> Path:

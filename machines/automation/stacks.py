@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from pulumi import automation as auto
 
-from machines.automation.checks import check, deployment_of
+from machines.automation.checks import check, check_resize, deployment_of
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
     WHERE_HINT,
@@ -43,6 +43,7 @@ from machines.automation.project import (
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.snapshot import StackRuntime, StackSnapshot, take
 from machines.automation.spans import traced
+from machines.automation.stock import no_stock_refused, stock_warnings
 from machines.errors import SettingsError
 from machines.labels import machine_key
 from machines.models import Status
@@ -67,7 +68,7 @@ def print_progress(line: str) -> None:
 def select(stack: str, *, project: str | Path | None = None, create: bool = False) -> auto.Stack:
     """The stack, selected; with ``create``, made first when its stack file exists."""
     root = project_root(project)
-    if not stack_file(stack, root).is_file() and not _in_backend(stack, root):
+    if not stack_file(stack, root).is_file() and not in_backend(stack, root):
         raise StackNotFoundError(
             f"stack {stack} does not exist: it is not in {backend_url(root)} and has no "
             f"stack file {shown(stack_file(stack, root), root)} in {root}; to make it, copy "
@@ -88,7 +89,7 @@ def select(stack: str, *, project: str | Path | None = None, create: bool = Fals
         return auto.Stack.create(stack, space)
 
 
-def _in_backend(stack: str, root: Path) -> bool:
+def in_backend(stack: str, root: Path) -> bool:
     """Whether the backend has ``stack``: asked before any passphrase is, since listing
     stacks needs none and a missing stack should say so, not ask for a secret."""
     command, env = engine_command(stack, root, need_passphrase=False)
@@ -234,9 +235,12 @@ def _diffed(
         raise error
     replace = [] if action == "destroy" else failed_machines(stack, selected, taken, notify)
     collect = Changes()
-    with engine_errors(stack, action, project):
+    with engine_errors(stack, action, project), no_stock_refused(stack, action, deployment):
         _unlocked(stack, project, notify, lambda: run(selected, collect, replace))
-    return _with_pools(collect.diff(stack), taken), taken
+    diff = _with_pools(collect.diff(stack), taken)
+    if action == "preview":
+        diff = diff.model_copy(update={"warnings": stock_warnings(diff, taken)})
+    return diff, taken
 
 
 def failed_machines(
@@ -311,8 +315,9 @@ def resize(
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
     root = project_root(project)
+    index = _pool_index(stack, pool, root)
+    check_resize(stack, index, size, root)  # before the lock: a refusal waits for no run
     with stack_lock(stack, root):
-        index = _pool_index(stack, pool, root)
         check(stack, root)
         selected = select(stack, project=root)
         notify = on_output or print_progress
@@ -420,6 +425,23 @@ def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, obje
         return outputs(stack, project=project)
     except StackNotFoundError:
         return {}
+
+
+def last_operation(stack: str, project: str | Path | None = None) -> str:
+    """The kind of the stack's last engine operation (``update``, ``destroy``, ``refresh``
+    ...), from its history; empty for a stack never run or not in the backend. Needs no
+    passphrase: it reads the history, not the configuration."""
+    root = project_root(project)
+    command, env = engine_command(stack, root, need_passphrase=False)
+    args = ["stack", "history", "--json", "--page-size", "1", "--stack", stack]
+    try:
+        with engine_errors(stack, "history", root):
+            result = command.run(args, str(root), env)
+    except StackNotFoundError:
+        return ""
+    listed = json.loads(result.stdout or "[]")
+    first = listed[0] if isinstance(listed, list) and listed else {}
+    return str(first.get("kind", "")) if isinstance(first, dict) else ""
 
 
 def snapshot_of(

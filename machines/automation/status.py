@@ -25,7 +25,7 @@ from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.pools import is_kept
 from machines.automation.snapshot import take
-from machines.automation.stacks import outputs_now
+from machines.automation.stacks import last_operation, outputs_now
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
 from machines.models import Machine, Market, Status
@@ -73,6 +73,9 @@ class StackStatus(BaseModel):
     currency: str
     pools: tuple[PoolStatus, ...]
     notes: tuple[str, ...] = ()
+    destroyed: bool = False
+    """The stack's last operation was a destroy: it keeps nothing, whatever its file's
+    sizes say, until its next ``up``."""
 
     @property
     def unread(self) -> tuple[str, ...]:
@@ -122,9 +125,14 @@ class StackStatus(BaseModel):
         lines = [
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         ]
+        said = f"stack {self.stack} ({self.provider}, owner {self.owner}): "
+        if self.destroyed:
+            said += (
+                "destroyed: it keeps no machines (SIZE is its file's, made again by "
+                f"orca-machines up {self.stack}); "
+            )
         lines.append(
-            f"stack {self.stack} ({self.provider}, owner {self.owner}): "
-            f"{money(self.monthly, self.currency)} a month, autoscaler machines at their "
+            f"{said}{money(self.monthly, self.currency)} a month, autoscaler machines at their "
             "current number"
         )
         return "\n".join([*lines, *self.notes])
@@ -147,7 +155,8 @@ def status(
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
     env = os.environ if environ is None else environ
     deployment = deployment_of(stack, project)
-    snapshot = take(stack, deployment, outputs_now(stack, project), env)
+    now = outputs_now(stack, project)
+    snapshot = take(stack, deployment, now, env)
     exported = snapshot.exported
     settings = {**env, **deployment.catalogue_env(), **exported}
     outputs = snapshot.kept
@@ -200,6 +209,7 @@ def status(
         currency=prices.currency,
         pools=tuple(pools),
         notes=tuple(notes),
+        destroyed=not now and last_operation(stack, project) == "destroy",
     )
 
 

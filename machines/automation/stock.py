@@ -9,11 +9,21 @@ the settings have subnets for), less those a recent ``no_stock`` answer is remem
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
+from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.diff import Diff
+from machines.automation.engine_output import resource_errors
+from machines.automation.snapshot import StackSnapshot
+from machines.clouds.ec2.settings import NO_STOCK_CODES as EC2_NO_STOCK
+from machines.clouds.hetzner.settings import NO_STOCK_CODES as HETZNER_NO_STOCK
 from machines.errors import MachinesError
+from machines.labels import is_machine_key
+from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.provider import Provider
 from machines.secrets import mask
 
@@ -46,3 +56,79 @@ def stock(
     except MachinesError as error:
         return Stock(unknown=mask(" ".join(str(error).split())))
     return Stock(locations=tuple(sorted(offered)), offered_only=not source.offers_stock)
+
+
+class NoStockError(MachinesError):
+    """An engine run stopped at a machine the cloud has no stock for: the cloud's "not now",
+    not a mistake. The CLI exits with its no-stock status; what the run made is kept."""
+
+    def __init__(self, stack: str, action: str, cloud: str, pool: PoolConfig) -> None:
+        self.pool = pool
+        super().__init__(
+            f"stack {stack}: {action} stopped: {cloud} has no stock of {pool.machine_type} in "
+            f"{pool.location} for pool {pool.name} now; the machines it made are kept: give "
+            "the pool another location or machine type in its stack file, or run up again "
+            "later"
+        )
+
+
+def no_stock_codes() -> frozenset[str]:
+    """The codes each cloud answers a create with when it has no capacity now (its
+    runtime's own list), as the engine's plugins pass them on."""
+    return EC2_NO_STOCK | HETZNER_NO_STOCK
+
+
+def out_of_stock_pool(text: str, deployment: BaseDeployment) -> PoolConfig | None:
+    """The pool whose machine a failed engine run (``text``, its ``CommandError``) could
+    not make for want of stock, or None when no failure was that."""
+    codes = re.compile(r"\b(" + "|".join(sorted(no_stock_codes())) + r")\b")
+    for line in resource_errors(text):
+        resource, _, why = line.partition(": ")
+        if not codes.search(why):
+            continue
+        for pool in deployment.pools:
+            if is_machine_key(resource, deployment.owner, pool.name):
+                return pool
+    return None
+
+
+@contextmanager
+def no_stock_refused(stack: str, action: str, deployment: BaseDeployment | None) -> Iterator[None]:
+    """Around an engine run: a failure for want of stock becomes ``NoStockError`` naming
+    the pool, its type and location; any other passes on as it was."""
+    try:
+        yield
+    except auto.CommandError as error:
+        pool = None if deployment is None else out_of_stock_pool(str(error), deployment)
+        if pool is None or deployment is None:
+            raise
+        raise NoStockError(stack, action, deployment.cloud, pool) from None
+
+
+def stock_warnings(diff: Diff, taken: StackSnapshot) -> tuple[str, ...]:
+    """A line for each pool the change makes machines of whose type its cloud has no stock
+    of in its location now, by the snapshot's provider (``offers``: the catalogue's stock
+    per location, less the types its no-stock memory holds); none when that is unknown."""
+    deployment, provider = taken.deployment, taken.provider
+    if deployment is None or provider is None:
+        return ()
+    warnings = []
+    for pool in deployment.pools:
+        made = any(
+            c.op in ("create", "replace") and is_machine_key(c.name, deployment.owner, pool.name)
+            for c in diff.changes
+        )
+        if not made:
+            continue
+        try:
+            offered = provider.offers(pool.machine_type, pool.name)
+        except MachinesError:
+            continue  # unknown: the run itself will tell
+        if pool.location not in offered:
+            where = ", ".join(sorted(offered)) or "none"
+            warnings.append(
+                f"pool {pool.name}: {deployment.cloud} has no stock of {pool.machine_type} in "
+                f"{pool.location} now (in stock in: {where}); up would stop at its first "
+                "machine there: give the pool another location or machine type, or run up later"
+            )
+    return tuple(warnings)

@@ -27,6 +27,7 @@ def project(tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
     monkeypatch.setattr(status, "outputs_now", lambda stack, project=None: {})
+    monkeypatch.setattr(status, "last_operation", lambda stack, project=None: "")
     return copy
 
 

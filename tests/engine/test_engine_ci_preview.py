@@ -217,5 +217,5 @@ def test_by_default_ci_previews_the_deployments_stacks_and_rewrites_no_file(
     assert "1 stack previewed: 1 with changes, 0 failed." in text
     assert "| `local` |" not in text
     assert "-example` |" not in text
-    assert "| `prod` | 🟡 machines: 1 to create; other resources: " in text
+    assert "| `prod` (new stack) | 🟡 machines: 1 to create; other resources: " in text
     assert git(repo, "status", "--porcelain") == ""

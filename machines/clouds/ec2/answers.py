@@ -23,7 +23,11 @@ from botocore.exceptions import ConnectionError as NoConnectionError
 from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
+from machines.clouds.ec2.settings import (
+    NO_STOCK_CODES,
+    SPOT_INSTANCE_TYPE,
+    SPOT_INTERRUPTION_BEHAVIOR,
+)
 from machines.errors import (
     CONNECTION,
     CREDENTIALS,
@@ -75,10 +79,6 @@ LIVE_STATES = ("pending", "running", "stopping", "stopped")
 LISTED_STATES = (*LIVE_STATES, "shutting-down")
 """States ``machines`` reports: all but terminated, which EC2 keeps listing for a while."""
 
-NO_STOCK_CODES = frozenset(
-    {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
-)
-"""RunInstances errors that mean no capacity for the type in that zone now, not a mistake."""
 
 SPOT_NO_STOCK_CODES = NO_STOCK_CODES | frozenset(
     {

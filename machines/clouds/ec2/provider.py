@@ -132,6 +132,9 @@ class Ec2Provider(Provider):
         self.region = settings.region
         self.subnets: Mapping[str, str] = dict(settings.subnets)
         self.security_group = settings.security_group
+        self.firewall = settings.security_group
+        """EC2's firewall is the security group; its ``ssh_keys`` stay empty: instances get
+        no key pair, their SSH keys come in ``user_data`` (cloud-init)."""
         self.instance_profile = settings.instance_profile
         self._timeouts = settings.timeouts
         self._settings = settings

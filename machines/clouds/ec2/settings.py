@@ -31,6 +31,12 @@ from machines.settings import (
 )
 
 CLOUD = "EC2"
+
+NO_STOCK_CODES = frozenset(
+    {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
+)
+"""RunInstances errors that mean no capacity for the type in that zone now, not a mistake
+(here, beside the settings, so automation reads a failed engine run by them without boto3)."""
 MARKETS = frozenset(Market)
 """EC2 sells on-demand and spot capacity: every market."""
 

@@ -10,6 +10,7 @@ import requests
 from hcloud import APIException
 from hcloud.servers import BoundServer
 
+from machines.clouds.hetzner.settings import NO_STOCK_CODES  # noqa: F401 (its old home)
 from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT, CloudError, InvalidMachineIdError
 from machines.labels import POOL_LABEL, managed_by
 from machines.models import Ending, Machine, Status, machine_address
@@ -19,9 +20,6 @@ from machines.settings import (
 )
 from machines.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
 from machines.telemetry import NOT_THE_API as NOT_API
-
-NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
-"""What Hetzner answers when it has no capacity for a type in a location right now."""
 
 RETRY_CODES = frozenset(
     {

@@ -45,7 +45,6 @@ from machines.arch import docker_arch, hetzner_arch
 from machines.clock import Clock
 from machines.clouds.hetzner.answers import (
     ANSWER_ERRORS,
-    NO_STOCK_CODES,
     NotTheApi,
     cloud_error,
     machine,
@@ -57,7 +56,7 @@ from machines.clouds.hetzner.billing import BILLING
 from machines.clouds.hetzner.catalogue import Catalogue
 from machines.clouds.hetzner.client import Clients
 from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
-from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
+from machines.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES, HetznerSettings
 from machines.errors import (
     CloudError,
     MachinesError,

@@ -26,6 +26,10 @@ from machines.settings import (
 )
 
 CLOUD = "Hetzner Cloud"
+
+NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
+"""What Hetzner answers when it has no capacity for a type in a location right now (here,
+beside the settings, so automation reads a failed engine run by it without hcloud)."""
 MARKETS = frozenset({Market.ON_DEMAND})
 """Hetzner Cloud sells on-demand servers only: a pool of another market is refused."""
 TOKEN_LENGTH = 64
