@@ -1,7 +1,7 @@
 """moto's server mode as a separate process on loopback, for the EC2 tests and the benchmarks.
 
-``running()`` starts it (``moto_spot.py``: moto's server that can interrupt a spot
-instance) with Canonical's Ubuntu images (two dates per architecture, so
+``running()`` starts it (``moto_spot.py``: moto's server, one request at a time, that can
+interrupt a spot instance) with Canonical's Ubuntu images (two dates per architecture, so
 "newest" means something), ``build_world()`` makes the VPC, subnets, security group and
 instance profile a provider needs and returns the environment that points one at them,
 ``export_world()`` points this process's environment at a world, away from the developer's
