@@ -144,8 +144,15 @@ def free_port() -> int:
         return port
 
 
+START_TIMEOUT = 600.0
+"""Seconds moto's server may take to answer its first request, a bound on a server that hangs
+only: the wait ends when it answers or exits. Importing moto's backends takes seconds, and
+over 30 s on a loaded 2-core machine with another test run beside it, which failed every
+test of a session whose server was still starting."""
+
+
 @contextmanager
-def running(workdir: Path, timeout: float = 30.0) -> Iterator[MotoServer]:
+def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServer]:
     """Start ``python -m moto.server`` on a free loopback port and stop it afterwards."""
     amis = workdir / "amis.json"
     amis.write_text(json.dumps(IMAGES))
