@@ -1,7 +1,7 @@
 """moto's server mode as a separate process on loopback, for the EC2 tests and the benchmarks.
 
-``running()`` starts it (``moto_spot.py``: moto's server that can interrupt a spot
-instance) with Canonical's Ubuntu images (two dates per architecture, so
+``running()`` starts it (``moto_spot.py``: moto's server, one request at a time, that can
+interrupt a spot instance) with Canonical's Ubuntu images (two dates per architecture, so
 "newest" means something), ``build_world()`` makes the VPC, subnets, security group and
 instance profile a provider needs and returns the environment that points one at them,
 ``export_world()`` points this process's environment at a world, away from the developer's
@@ -144,8 +144,15 @@ def free_port() -> int:
         return port
 
 
+START_TIMEOUT = 600.0
+"""Seconds moto's server may take to answer its first request, a bound on a server that hangs
+only: the wait ends when it answers or exits. Importing moto's backends takes seconds, and
+over 30 s on a loaded 2-core machine with another test run beside it, which failed every
+test of a session whose server was still starting."""
+
+
 @contextmanager
-def running(workdir: Path, timeout: float = 30.0) -> Iterator[MotoServer]:
+def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServer]:
     """Start ``python -m moto.server`` on a free loopback port and stop it afterwards."""
     amis = workdir / "amis.json"
     amis.write_text(json.dumps(IMAGES))

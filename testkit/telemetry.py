@@ -49,6 +49,12 @@ class Recorded:
                 total += point.count if hasattr(point, "count") else point.value
         return total
 
+    def retried(self, operation: str) -> int:
+        """The tries of ``operation`` (``GET /server_types``, ``DescribeImages``) that another
+        try followed: what a cloud counts of one read is 1 plus these (a loaded machine may
+        answer a try after its timeout, and the provider rightly asks again)."""
+        return int(self.total("orca.machines.retries", {telemetry.OPERATION: operation}))
+
     def values(self, name: str, where: Mapping[str, Any] | None = None) -> list[float]:
         """A gauge's values at the points whose attributes include ``where``."""
         return [p.value for attrs, p in self.points(name) if _has(attrs, where or {})]

@@ -26,6 +26,7 @@ from testkit import moto_server, timeouts
 from testkit.fault_proxy import Fault, FaultProxy, throttled
 from testkit.moto_server import World
 from testkit.specs import ec2_spec
+from testkit.telemetry import Recorded
 
 
 @pytest.fixture
@@ -201,13 +202,24 @@ def test_launches_that_never_answer_fail_saying_the_instance_may_exist(
     assert "machines('ci') will show it" in created.reason
 
 
+@pytest.mark.parametrize(
+    "late",
+    [None, "DescribeInstanceTypes", "DescribeImages"],
+    ids=["in-time", "late-types", "late-image"],
+)
 def test_threads_sharing_a_provider_get_what_sequential_calls_get(
-    proxied_provider: Ec2Provider, fault_proxy: FaultProxy
+    recorded: Recorded, proxied_provider: Ec2Provider, fault_proxy: FaultProxy, late: str | None
 ) -> None:
-    fault_proxy.set_faults(
+    """The threads share one lookup of the type and of the image. A loaded machine may
+    answer it after the request's timeout (``late``): the provider asks again, and it is
+    still one lookup, which EC2 counts with its retries."""
+    faults = [
         Fault("error", "RunInstances", status=503, code="Unavailable", probability=0.2),
         Fault("drop_after", "RunInstances", probability=0.1),
-    )
+    ]
+    if late is not None:
+        faults.insert(0, Fault("delay", late, seconds=timeouts.PAST_REQUEST, times=1))
+    fault_proxy.set_faults(*faults)
     pools = [f"p{i}" for i in range(8)]
 
     def scale(pool: str) -> list[Created]:
@@ -222,8 +234,10 @@ def test_threads_sharing_a_provider_get_what_sequential_calls_get(
         assert [m.name for m in proxied_provider.machines(pool)] == [
             f"{pool}-{n}" for n in range(4)
         ]
-    assert fault_proxy.requests["DescribeInstanceTypes"] == 1
-    assert fault_proxy.requests["DescribeImages"] == 1
+    for lookup in ("DescribeInstanceTypes", "DescribeImages"):
+        assert fault_proxy.requests[lookup] == 1 + recorded.retried(lookup), lookup
+    if late is not None:
+        assert recorded.retried(late) == 1
 
 
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYs3cr3tKEY"
