@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -48,13 +48,11 @@ from machines.labels import (
 )
 from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status
+from machines.pool import Pool, pools_of
 from machines.prices import NoPrices, PriceList
 from machines.settings import (
-    ORCA_POOL_MARKET,
-    ORCA_POOL_MAX,
+    ORCA_POOLS,
     Freshness,
-    pool_market,
-    pool_max,
     unsold_market,
 )
 from machines.stock import StockMemory
@@ -125,8 +123,7 @@ class Provider(ABC):
         """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
         self.owner = check_owner(owner)
         self.image = image
-        self.pool_max: Mapping[str, int] = {}
-        self.pool_market: Mapping[str, Market] = {}
+        self._pools: Mapping[str, Pool] = {}
         self._freshness = freshness
         self._clock = clock
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
@@ -154,18 +151,40 @@ class Provider(ABC):
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
             )
         env = os.environ if environ is None else environ
-        limits = pool_max(env)
-        markets = pool_market(env)
+        pools = pools_of(env, kind)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-        for pool, market in markets.items():
-            refused = unsold_market(cls.cloud, cls.markets, pool, market)
+        for pool in pools.values():
+            refused = unsold_market(cls.cloud, cls.markets, pool.name, pool.market)
             if refused:
-                raise SettingsError(f"{ORCA_POOL_MARKET}: {refused}")
+                raise SettingsError(f"{ORCA_POOLS}: {refused}")
         provider = cls.from_env(owner, environ)
-        provider.pool_max = limits
-        provider.pool_market = markets
+        provider.set_pools(pools.values())
         return provider
+
+    def set_pools(self, pools: Iterable[Pool]) -> None:
+        """The pools' settings this provider's ``create`` keeps (``Provider.of`` sets those of
+        ``ORCA_POOLS``)."""
+        self._pools = {pool.name: pool for pool in pools}
+
+    def pool(self, name: str) -> Pool:
+        """Pool ``name``'s settings (type, location, market, max, the cloud's options), as the
+        stack exported them; a pool the deployment does not name has the defaults."""
+        return self._pools.get(name) or Pool(name=check_pool(name))
+
+    def pools(self) -> list[Pool]:
+        """Every pool the deployment names, by name: what an autoscaler scales."""
+        return [self._pools[name] for name in sorted(self._pools)]
+
+    @property
+    def pool_max(self) -> dict[str, int]:
+        """Each pool's max, for pools that have one."""
+        return {p.name: p.max for p in self._pools.values() if p.max is not None}
+
+    @property
+    def pool_market(self) -> dict[str, Market]:
+        """Each pool's market."""
+        return {p.name: p.market for p in self._pools.values()}
 
     @classmethod
     @abstractmethod
@@ -185,7 +204,7 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
-        limit = self.pool_max.get(spec.pool)
+        limit = self.pool(spec.pool).max
         if limit is not None:
             full = self._max_check(spec, limit)
             if full is not None:
@@ -264,7 +283,7 @@ class Provider(ABC):
             return None
         return Created.failure(
             f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-            f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
+            f"sets for it ({limit}): wait for some to be deleted, or "
             "raise the pool's max in the stack"
         )
 
@@ -351,8 +370,8 @@ class Provider(ABC):
         return self._stock.remembered()
 
     def market(self, pool: str) -> Market:
-        """The market ``pool``'s machines are bought in (``ORCA_POOL_MARKET``)."""
-        return self.pool_market.get(pool, Market.ON_DEMAND)
+        """The market ``pool``'s machines are bought in (``ORCA_POOLS``)."""
+        return self._pools[pool].market if pool in self._pools else Market.ON_DEMAND
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"

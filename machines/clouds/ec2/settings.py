@@ -31,6 +31,8 @@ from machines.settings import (
 )
 
 CLOUD = "EC2"
+NAME_TAG = "Name"
+"""EC2's name of an instance, a tag: the runtime's and the stack's machines carry it."""
 MARKETS = frozenset(Market)
 """EC2 sells on-demand and spot capacity: every market."""
 
