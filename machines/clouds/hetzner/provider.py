@@ -36,8 +36,10 @@ from hcloud.actions import ActionError
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
+from hcloud.networks import Network
+from hcloud.placement_groups import PlacementGroup
 from hcloud.server_types import BoundServerType, ServerType
-from hcloud.servers import BoundServer, Server
+from hcloud.servers import BoundServer, Server, ServerCreatePublicNetwork
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry, telemetry
@@ -55,6 +57,8 @@ from machines.clouds.hetzner.answers import (
 )
 from machines.clouds.hetzner.catalogue import Catalogue
 from machines.clouds.hetzner.client import Clients
+from machines.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
+from machines.clouds.hetzner.machine import shape as shape_of
 from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, HetznerSettings
 from machines.errors import (
@@ -106,7 +110,8 @@ class HetznerProvider(Provider):
             self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
         )
         self._names_lock = threading.Lock()
-        self._images: dict[str, int] = {}
+        self._images: dict[tuple[str, ...], int] = {}
+        self._named: dict[tuple[str, str], int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
 
@@ -205,10 +210,22 @@ class HetznerProvider(Provider):
         if deprecated is not None:
             log.warning("%s (creating %s)", deprecated, spec.name)
         architecture = docker_arch(info.architecture)
-        image_id = self._image_id(architecture)
+        shape = shape_of(
+            self.pool(spec.pool).hetzner_options(),
+            self.image,
+            ORCA_HCLOUD_IMAGE,
+            pool_labels(spec.pool, self.owner),
+        )
+        image_id = self._image_id(shape.image, architecture, spec)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
-        labels = pool_labels(spec.pool, self.owner)
+        network_id = self._named_id("network", shape.network, spec.pool)
+        group_id = self._named_id("placement group", shape.placement_group, spec.pool)
+        public_net = (
+            None
+            if shape.default_public_net
+            else ServerCreatePublicNetwork(enable_ipv4=shape.ipv4, enable_ipv6=shape.ipv6)
+        )
         try:
             response = self._call(
                 "create server",
@@ -220,7 +237,10 @@ class HetznerProvider(Provider):
                     ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
                     firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
                     user_data=spec.user_data or None,
-                    labels=labels,
+                    labels=shape.labels,
+                    public_net=public_net,
+                    networks=[Network(id=network_id)] if network_id is not None else None,
+                    placement_group=PlacementGroup(id=group_id) if group_id is not None else None,
                 ),
                 "POST /servers",
             )
@@ -304,22 +324,110 @@ class HetznerProvider(Provider):
             "list server types", self._client().server_types.get_all, "GET /server_types"
         )
 
-    def _image_id(self, architecture: str) -> int:
+    def _image_id(self, choice: ImageChoice, architecture: str, spec: MachineSpec) -> int:
+        """The id of the image ``choice`` names for ``architecture``, looked up once: by name
+        for the architecture, by id (checked to be of it), or the newest snapshot of the
+        label selector for it. ``MachinesError`` naming the setting when there is none."""
         hetzner = hetzner_arch(architecture)
+        key = (choice.name, str(choice.id), choice.selector, hetzner)
         with self._names_lock:
-            if hetzner not in self._images:
+            if key not in self._images:
+                self._images[key] = self._find_image(choice, hetzner, architecture, spec)
+            return self._images[key]
+
+    def _find_image(
+        self, choice: ImageChoice, hetzner: str, architecture: str, spec: MachineSpec
+    ) -> int:
+        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {spec.pool}: {choice.key}"
+        images = self._client().images
+        if choice.selector:
+            found = self._call(
+                f"find the newest snapshot of {choice.selector}",
+                lambda: (
+                    images.get_list(
+                        type=[SNAPSHOT],
+                        label_selector=choice.selector,
+                        architecture=[hetzner],
+                        sort=[NEWEST_FIRST],
+                        per_page=1,
+                    ).images
+                ),
+                "GET /images",
+            )
+            if found and found[0].id is not None:
+                return found[0].id
+            other = self._call(
+                f"find snapshots of {choice.selector}",
+                lambda: (
+                    images.get_list(
+                        type=[SNAPSHOT], label_selector=choice.selector, per_page=1
+                    ).images
+                ),
+                "GET /images",
+            )
+            also = (
+                f" (there is one for {docker_arch(other[0].architecture or '')} only)"
+                if other
+                else ""
+            )
+            raise MachinesError(
+                f"{where} {choice.selector!r} matches no snapshot for {architecture}{also}: "
+                f"make a snapshot of a {architecture} server with those labels, or change "
+                "the selector or the pool's machine type"
+            )
+        if choice.id is not None:
+            image_id = choice.id
+            try:
                 image = self._call(
-                    f"find image {self.image}",
-                    lambda: self._client().images.get_by_name_and_architecture(self.image, hetzner),
-                    "GET /images",
+                    f"get image {image_id}", lambda: images.get_by_id(image_id), "GET /images/{id}"
                 )
-                if image is None or image.id is None:
+            except CloudError as error:
+                if error.code != "not_found":
+                    raise
+                raise MachinesError(
+                    f"{where} {image_id} is no image of the project: name an image that exists"
+                ) from None
+            if image.architecture and image.architecture != hetzner:
+                raise MachinesError(
+                    f"{where} {image_id} is an image for {docker_arch(image.architecture)}, "
+                    f"but {spec.machine_type} is {architecture}: choose an image of "
+                    f"{architecture} or another type"
+                )
+            return image_id
+        named = self._call(
+            f"find image {choice.name}",
+            lambda: images.get_by_name_and_architecture(choice.name, hetzner),
+            "GET /images",
+        )
+        if named is None or named.id is None:
+            raise MachinesError(
+                f"Hetzner has no image {choice.name!r} for {architecture} ({where}): "
+                "name an image that exists for this architecture"
+            )
+        return named.id
+
+    def _named_id(self, what: str, name: str, pool: str) -> int | None:
+        """The id of the network or placement group named ``name`` (None for no name),
+        looked up once; ``MachinesError`` naming the pool's key when the project has none."""
+        if not name:
+            return None
+        with self._names_lock:
+            if (what, name) not in self._named:
+                client = self._client()
+                finder = client.networks if what == "network" else client.placement_groups
+                found = self._call(
+                    f"find {what} {name}",
+                    lambda: finder.get_by_name(name),
+                    "GET /networks" if what == "network" else "GET /placement_groups",
+                )
+                if found is None or found.id is None:
+                    key = "network" if what == "network" else "placementGroup"
                     raise MachinesError(
-                        f"Hetzner has no image {self.image!r} for {architecture} "
-                        f"({ORCA_HCLOUD_IMAGE}): name an image that exists for this architecture"
+                        f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
+                        f"create it (the stack does, when it declares it) or fix the name"
                     )
-                self._images[hetzner] = image.id
-            return self._images[hetzner]
+                self._named[(what, name)] = found.id
+            return self._named[(what, name)]
 
     def _resolve_ssh_keys(self) -> list[int]:
         with self._names_lock:
