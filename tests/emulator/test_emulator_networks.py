@@ -188,3 +188,39 @@ def test_deleting_a_network_detaches_its_servers(hcloud: Client) -> None:
     with pytest.raises(APIException) as excinfo:
         hcloud.networks.get_by_id(net.id)
     assert excinfo.value.code == "not_found"
+
+
+def test_a_server_attaches_after_create_as_the_official_provider_does(hcloud: Client) -> None:
+    net = network(hcloud)
+    off = ServerCreatePublicNetwork(enable_ipv4=False, enable_ipv6=False)
+    made = server(hcloud, "w-1", public_net=off, start_after_create=False)
+    made.action.wait_until_finished()
+
+    made.server.attach_to_network(
+        net, ip="10.0.1.20", alias_ips=["10.0.1.21"]
+    ).wait_until_finished()
+    made.server.power_on().wait_until_finished()
+
+    read = hcloud.servers.get_by_id(made.server.id)
+    assert read.status == "running"
+    assert [(p.ip, p.alias_ips) for p in read.private_net] == [("10.0.1.20", ["10.0.1.21"])]
+    with pytest.raises(APIException) as excinfo:
+        made.server.attach_to_network(net)
+    assert excinfo.value.code == "server_already_attached"
+
+    made.server.change_alias_ips(net, alias_ips=[]).wait_until_finished()
+    assert hcloud.servers.get_by_id(made.server.id).private_net[0].alias_ips == []
+    made.server.detach_from_network(net).wait_until_finished()
+    assert hcloud.servers.get_by_id(made.server.id).private_net == []
+    assert hcloud.networks.get_by_id(net.id).servers == []
+
+
+def test_attaching_without_a_subnet_in_the_zone_is_no_subnet_available(hcloud: Client) -> None:
+    net = network(hcloud, zone="us-east")
+    made = server(hcloud, "w-1")
+
+    with pytest.raises(APIException) as excinfo:
+        made.server.attach_to_network(net)
+
+    assert excinfo.value.code == "no_subnet_available"
+    assert hcloud.servers.get_by_id(made.server.id).private_net == []

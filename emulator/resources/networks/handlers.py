@@ -1,5 +1,6 @@
-"""Network endpoints: create, list (by name, label selector), get, update, delete, and the
-`add_subnet` / `delete_subnet` / `change_protection` actions.
+"""Network endpoints: create, list (by name, label selector), get, update, delete, the
+`add_subnet` / `delete_subnet` / `change_protection` actions, and the server actions
+`attach_to_network` / `detach_from_network` / `change_alias_ips`.
 
 A network renders as the real API's: `ip_range`, `subnets` (`type`, `ip_range`,
 `network_zone`, `gateway`, `vswitch_id`), `routes`, `servers` (the attached servers' ids),
@@ -8,6 +9,7 @@ A network renders as the real API's: `ip_range`, `subnets` (`type`, `ip_range`,
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from typing import Any
 
@@ -151,6 +153,91 @@ def change_protection(state: State, request: Request) -> Response:
         return Response(201, {"action": action_json(action, project.now)})
 
 
+def _network_id(body: Json) -> int:
+    value = body.get("network")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_field("network", "is required and must be an ID")
+    return value
+
+
+def _alias_ips(body: Json) -> tuple[str, ...]:
+    raw = body.get("alias_ips") or []
+    if not isinstance(raw, list):
+        raise invalid_field("alias_ips", "must be a list of IPs")
+    try:
+        return tuple(str(ipaddress.IPv4Address(value)) for value in raw)
+    except (ValueError, TypeError):
+        raise invalid_field("alias_ips", "must be a list of IPs") from None
+
+
+def attach_to_network(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/attach_to_network: {network, ip?, alias_ips?, ip_range?}.
+
+    The official Terraform/Pulumi provider attaches a server's networks this way after the
+    create, not in POST /servers.
+    """
+    server_id = request.path_id(resource="server")
+    body = request.body
+    network_id = _network_id(body)
+    ip = None
+    if body.get("ip") is not None:
+        try:
+            ip = ipaddress.IPv4Address(body["ip"])
+        except (ValueError, TypeError):
+            raise invalid_field("ip", "must be an IPv4 address") from None
+    ip_range = (
+        None
+        if body.get("ip_range") is None
+        else parse_range(body["ip_range"], "ip_range", smallest=30)
+    )
+    alias_ips = _alias_ips(body)
+    with state.transaction() as project:
+        server = project.servers.get(server_id)
+        project.networks.attach(
+            network_id,
+            server.id,
+            server.location.network_zone,
+            ip=ip,
+            ip_range=ip_range,
+            alias_ips=alias_ips,
+        )
+        action = project.actions.start(
+            "attach_to_network",
+            [(server.id, "server"), (network_id, "network")],
+            project.timing.action,
+        )
+        return Response(201, {"action": action_json(action, project.now)})
+
+
+def detach_from_network(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/detach_from_network: {network}."""
+    server_id = request.path_id(resource="server")
+    network_id = _network_id(request.body)
+    with state.transaction() as project:
+        server = project.servers.get(server_id)
+        project.networks.detach_one(network_id, server.id)
+        action = project.actions.start(
+            "detach_from_network",
+            [(server.id, "server"), (network_id, "network")],
+            project.timing.action,
+        )
+        return Response(201, {"action": action_json(action, project.now)})
+
+
+def change_alias_ips(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/change_alias_ips: {network, alias_ips}."""
+    server_id = request.path_id(resource="server")
+    network_id = _network_id(request.body)
+    alias_ips = _alias_ips(request.body)
+    with state.transaction() as project:
+        server = project.servers.get(server_id)
+        project.networks.set_alias_ips(network_id, server.id, alias_ips)
+        action = project.actions.start(
+            "change_alias_ips", [(server.id, "server"), (network_id, "network")], 0
+        )
+        return Response(201, {"action": action_json(action, project.now)})
+
+
 def list_actions(state: State, request: Request) -> Response:
     """GET /networks/{id}/actions."""
     network_id = request.path_id(resource="network")
@@ -187,4 +274,7 @@ ROUTES: list[Endpoint[State]] = [
     Endpoint("POST", "/networks/{id}/actions/delete_subnet", delete_subnet),
     Endpoint("POST", "/networks/{id}/actions/change_protection", change_protection),
     Endpoint("GET", "/networks/{id}/actions/{action_id}", get_action),
+    Endpoint("POST", "/servers/{id}/actions/attach_to_network", attach_to_network),
+    Endpoint("POST", "/servers/{id}/actions/detach_from_network", detach_from_network),
+    Endpoint("POST", "/servers/{id}/actions/change_alias_ips", change_alias_ips),
 ]

@@ -46,6 +46,7 @@ class Attachment:
     server_id: int
     ip: str
     mac_address: str
+    alias_ips: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -194,28 +195,80 @@ class Networks:
                 f"network {network_id} has no subnet in network zone {network_zone}"
             )
         if self._free_address(network, network_zone) is None:
-            raise invalid_input(
-                f"network {network_id} has no free IP in network zone {network_zone}"
-            )
+            raise invalid_input(f"network {network_id} has no free IP in {network_zone}")
         return network
 
-    def attach(self, network_id: int, server_id: int, network_zone: str) -> Attachment:
-        """Give a server the next free address of the network's subnet in its zone."""
-        network = self.check_attachable(network_id, network_zone)
-        address = self._free_address(network, network_zone)
-        assert address is not None
+    def attach(
+        self,
+        network_id: int,
+        server_id: int,
+        network_zone: str,
+        *,
+        ip: ipaddress.IPv4Address | None = None,
+        ip_range: ipaddress.IPv4Network | None = None,
+        alias_ips: tuple[str, ...] = (),
+    ) -> Attachment:
+        """Attach a server: the address asked for, or the next free one of the network's
+        subnet in the server's zone (of `ip_range` when given).
+
+        `server_already_attached` if it is in the network already; `no_subnet_available`
+        (the code hcloud-go names for it) when no subnet of the zone has room.
+        """
+        network = self.get(network_id)
+        if server_id in network.attachments:
+            raise ApiError("server_already_attached", "server is already attached to the network")
+        subnets = [
+            s
+            for s in network.subnets
+            if s.network_zone == network_zone and (ip_range is None or s.ip_range == ip_range)
+        ]
+        if ip is not None:
+            address: str | None = str(ip)
+            if not any(ip in s.ip_range for s in subnets):
+                raise invalid_input(f"IP {ip} is not in a subnet of the server's network zone")
+            if address in self._used(network):
+                raise ApiError("ip_not_available", f"IP {ip} is already used")
+        else:
+            address = self._free_address(network, network_zone, subnets)
+        if address is None:
+            raise ApiError(
+                "no_subnet_available",
+                f"network {network.id} has no subnet with free IPs in network zone {network_zone}",
+            )
         mac = "86:00:00:" + ":".join(f"{self._macs.randrange(256):02x}" for _ in range(3))
-        attachment = Attachment(server_id, address, mac)
+        attachment = Attachment(server_id, address, mac, list(alias_ips))
         network.attachments[server_id] = attachment
         return attachment
 
-    def _free_address(self, network: Network, network_zone: str) -> str | None:
-        used = {a.ip for a in network.attachments.values()} | {network.gateway}
-        for subnet in network.subnets:
+    def detach_one(self, network_id: int, server_id: int) -> None:
+        """Detach a server from one network (the detach_from_network action)."""
+        network = self.get(network_id)
+        if network.attachments.pop(server_id, None) is None:
+            raise invalid_input(f"server is not attached to network {network.id}")
+
+    def set_alias_ips(self, network_id: int, server_id: int, alias_ips: tuple[str, ...]) -> None:
+        """Replace a server's alias IPs in a network (the change_alias_ips action)."""
+        network = self.get(network_id)
+        attachment = network.attachments.get(server_id)
+        if attachment is None:
+            raise invalid_input(f"server is not attached to network {network.id}")
+        attachment.alias_ips = list(alias_ips)
+
+    def _used(self, network: Network) -> set[str]:
+        used = {network.gateway}
+        for attachment in network.attachments.values():
+            used.add(attachment.ip)
+            used.update(attachment.alias_ips)
+        return used
+
+    def _free_address(
+        self, network: Network, network_zone: str, subnets: list[Subnet] | None = None
+    ) -> str | None:
+        used = self._used(network)
+        for subnet in network.subnets if subnets is None else subnets:
             if subnet.network_zone != network_zone:
                 continue
-            block = subnet.ip_range
-            for host in itertools.islice(block.hosts(), 1, None):
+            for host in itertools.islice(subnet.ip_range.hosts(), 1, None):
                 if str(host) not in used:
                     return str(host)
         return None

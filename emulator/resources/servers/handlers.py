@@ -179,7 +179,7 @@ def server_json(project: Project, server: Server) -> Json:
             {
                 "network": network.id,
                 "ip": attachment.ip,
-                "alias_ips": [],
+                "alias_ips": list(attachment.alias_ips),
                 "mac_address": attachment.mac_address,
             }
             for network, attachment in project.networks.of_server(server.id)
