@@ -224,3 +224,15 @@ def test_attaching_without_a_subnet_in_the_zone_is_no_subnet_available(hcloud: C
 
     assert excinfo.value.code == "no_subnet_available"
     assert hcloud.servers.get_by_id(made.server.id).private_net == []
+
+
+def test_a_subnet_with_servers_cannot_be_deleted(hcloud: Client) -> None:
+    net = network(hcloud)
+    server(hcloud, "w-1", networks=[net])
+
+    with pytest.raises(APIException) as excinfo:
+        net.delete_subnet(NetworkSubnet(type="cloud", ip_range="10.0.1.0/24", network_zone=""))
+
+    assert excinfo.value.code == "service_error"
+    assert "attached resources" in excinfo.value.message
+    assert len(hcloud.networks.get_by_id(net.id).subnets) == 1

@@ -174,7 +174,8 @@ class Networks:
         if subnet is None:
             raise invalid_input(f"subnet {ip_range} not found in network {network.id}")
         if any(ipaddress.IPv4Address(a.ip) in ip_range for a in network.attachments.values()):
-            raise ApiError("resource_in_use", "subnet still has attached resources")
+            # the words terraform-provider-hcloud's subnet delete waits out (resource_subnet.go)
+            raise ApiError("service_error", "network has attached resources")
         network.subnets.remove(subnet)
         return network
 
