@@ -3,7 +3,7 @@
 A server joins at create (`placement_group` on POST /servers) and leaves when it is deleted.
 An 11th server is refused with `placement_group_member_limit_reached` and the real API's
 words ("placement group with ID 369587 contains already 10 servers", quoted in
-terraform-provider-hcloud issue #1170, 2025-08; before 2024 the same words came as
+terraform-provider-hcloud issue #1170, 2025-08; in 2023 the same words came as
 `service_error`, kube-hetzner issue #800). A group that still holds servers cannot be
 deleted (`resource_in_use`).
 """
