@@ -28,7 +28,7 @@ def instance(aws: Any, instance_id: str) -> dict[str, Any]:
         for r in aws.describe_instances(InstanceIds=[instance_id])["Reservations"]
         for i in r["Instances"]
     ]
-    return found
+    return dict(found)
 
 
 def root_volume(aws: Any, instance_id: str) -> dict[str, Any]:
