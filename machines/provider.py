@@ -51,6 +51,7 @@ from machines.models import Created, Machine, MachineSpec, Market, Status
 from machines.pool import Pool, pools_of
 from machines.prices import NoPrices, PriceList
 from machines.settings import (
+    ORCA_POOL_MARKET,
     ORCA_POOLS,
     Freshness,
     unsold_market,
@@ -154,10 +155,11 @@ class Provider(ABC):
         pools = pools_of(env, kind)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+        source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
         for pool in pools.values():
             refused = unsold_market(cls.cloud, cls.markets, pool.name, pool.market)
             if refused:
-                raise SettingsError(f"{ORCA_POOLS}: {refused}")
+                raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
         provider.set_pools(pools.values())
         return provider

@@ -72,7 +72,7 @@ def test_a_server_without_public_addresses_joins_its_network_and_reports_its_pri
     assert server.public_net is None or (
         server.public_net.ipv4 is None and server.public_net.ipv6 is None
     )
-    [private] = server.private_net
+    [private] = server.private_net or []
     assert private.network.id == network_id
     assert created.machine.address == private.ip
     assert private.ip.startswith("10.0.1.")

@@ -5,11 +5,12 @@ from __future__ import annotations
 from machines.arch import docker_arch, ubuntu_ami_name
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
+from machines.pool import pools_of
 from machines.program.components import POOL_TYPE
 from machines.program.ec2.components import EC2_SHARED_TYPE
 from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.program.reaper import REAPER_TYPE, reaper_name
-from machines.settings import HCLOUD_TOKEN, ORCA_POOL_MAX, pool_max
+from machines.settings import HCLOUD_TOKEN, ORCA_POOLS
 from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,
@@ -175,8 +176,12 @@ def test_env_output_is_exactly_the_runtime_settings(stack: StackRun) -> None:
         assert settings.region == stack.raw["aws:region"]
         assert settings.subnets == stack.get("subnets")
     limits = {p["name"]: p["max"] for p in stack.pools if "max" in p}
-    assert pool_max(env) == limits
-    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOL_MAX}
+    pools = pools_of(env)
+    assert {name: p.max for name, p in pools.items() if p.max is not None} == limits
+    assert [(p.name, p.machine_type, p.location) for p in pools.values()] == [
+        (p["name"], p["machineType"], p["location"]) for p in stack.pools
+    ]
+    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOLS}
 
 
 def test_owner_provider_and_pools_outputs(stack: StackRun) -> None:
@@ -231,5 +236,5 @@ def test_each_pool_has_a_reaper_of_its_owner_and_pool(stack: StackRun) -> None:
             pool["name"],
         )
         assert is_secret(inputs["credentials"])
-        env = {k: v for k, v in stack.run.outputs["env"].items() if k != "ORCA_POOL_MAX"}
+        env = {k: v for k, v in stack.run.outputs["env"].items() if k != ORCA_POOLS}
         assert inputs["env"] == env
