@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -349,6 +349,13 @@ class Provider(ABC):
         """Why the cloud never makes ``machine_type`` in ``location`` whatever its stock (a
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
+
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """What a create of ``pool`` would refuse in its options, looked up read-only as the
+        create does (images, networks, placement groups): (key, why) each, none when all is
+        well; names in ``created`` are the stack's to make and not looked for. What a stack
+        is checked against before the engine runs. A cloud without options has none."""
+        return []
 
     def budget(self) -> Budget:
         """The cloud's request budget as its last answer stated it, and the listing's

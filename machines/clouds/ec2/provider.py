@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
@@ -79,7 +79,7 @@ from machines.labels import (
     whose,
 )
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
-from machines.pool import Ec2Options
+from machines.pool import Ec2Options, Pool
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
@@ -291,7 +291,7 @@ class Ec2Provider(Provider):
         if remembered is not None:
             return Created.success(remembered)
         options = self.pool(spec.pool).ec2_options()
-        image = self._image_for(spec, options)
+        image = self._image_for(spec.pool, spec.machine_type, options)
         small = too_small(options.root_volume, image.id, image.root_size)
         if small:
             return Created.failure(f"pool {spec.pool}: ec2.{small}")
@@ -530,16 +530,28 @@ class Ec2Provider(Provider):
             )
         return arch
 
-    def _image_for(self, spec: MachineSpec, options: Ec2Options) -> Image:
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """The pool's AMI looked up as a create would (read only): one missing, of the other
+        architecture, or with a snapshot larger than the root volume, as (key, why)."""
+        options = pool.ec2_options()
+        key = "ec2.image" if options.image else "ec2.imageName" if options.image_name else "image"
+        try:
+            image = self._image_for(pool.name, pool.machine_type, options)
+        except MachinesError as error:
+            return [(key, str(error))]
+        small = too_small(options.root_volume, image.id, image.root_size)
+        return [("ec2.rootVolume.size", f"pool {pool.name}: ec2.{small}")] if small else []
+
+    def _image_for(self, pool: str, machine_type: str, options: Ec2Options) -> Image:
         """The AMI of ``spec``'s pool for its type's architecture, each looked up once: the
         pool's ``ec2.image`` (by id) or ``ec2.imageOwner`` + ``ec2.imageName`` (the newest
         match), else ``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04. An AMI that
         does not exist or runs another architecture raises ``MachinesError`` naming the
         key, before anything is launched."""
-        arch = self.arch(spec.machine_type)
+        arch = self.arch(machine_type)
         if options.image or (self.image and not options.image_name):
             image_id = options.image or self.image
-            key = f"pool {spec.pool}: ec2.image" if options.image else ORCA_EC2_IMAGE
+            key = f"pool {pool}: ec2.image" if options.image else ORCA_EC2_IMAGE
             image = self._cached(("id", image_id), lambda: self._image_by_id(image_id))
             if image is None:
                 raise MachinesError(
@@ -549,7 +561,7 @@ class Ec2Provider(Provider):
             if image.architecture and docker_arch(image.architecture) != arch:
                 raise MachinesError(
                     f"{key} {image_id} is a {docker_arch(image.architecture)} AMI, but "
-                    f"{spec.machine_type} is {arch}: name an AMI of {arch} or another type"
+                    f"{machine_type} is {arch}: name an AMI of {arch} or another type"
                 )
             return image
         owner = options.image_owner or UBUNTU_OWNER
@@ -558,7 +570,7 @@ class Ec2Provider(Provider):
         if found is None:
             if options.image_name:
                 raise MachinesError(
-                    f"pool {spec.pool}: ec2.imageOwner {owner} has no AMI named {name!r} for "
+                    f"pool {pool}: ec2.imageOwner {owner} has no AMI named {name!r} for "
                     f"{arch} in {self.region}: fix imageName or imageOwner"
                 )
             raise MachinesError(

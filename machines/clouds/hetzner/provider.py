@@ -26,7 +26,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -73,6 +73,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.pool import Pool
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
@@ -216,7 +217,7 @@ class HetznerProvider(Provider):
             ORCA_HCLOUD_IMAGE,
             pool_labels(spec.pool, self.owner),
         )
-        image_id = self._image_id(shape.image, architecture, spec)
+        image_id = self._image_id(shape.image, architecture, spec.pool, spec.machine_type)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
         network_id = self._named_id("network", shape.network, spec.pool)
@@ -324,7 +325,9 @@ class HetznerProvider(Provider):
             "list server types", self._client().server_types.get_all, "GET /server_types"
         )
 
-    def _image_id(self, choice: ImageChoice, architecture: str, spec: MachineSpec) -> int:
+    def _image_id(
+        self, choice: ImageChoice, architecture: str, pool: str, machine_type: str
+    ) -> int:
         """The id of the image ``choice`` names for ``architecture``, looked up once: by name
         for the architecture, by id (checked to be of it), or the newest snapshot of the
         label selector for it. ``MachinesError`` naming the setting when there is none."""
@@ -332,13 +335,15 @@ class HetznerProvider(Provider):
         key = (choice.name, str(choice.id), choice.selector, hetzner)
         with self._names_lock:
             if key not in self._images:
-                self._images[key] = self._find_image(choice, hetzner, architecture, spec)
+                self._images[key] = self._find_image(
+                    choice, hetzner, architecture, pool, machine_type
+                )
             return self._images[key]
 
     def _find_image(
-        self, choice: ImageChoice, hetzner: str, architecture: str, spec: MachineSpec
+        self, choice: ImageChoice, hetzner: str, architecture: str, pool: str, machine_type: str
     ) -> int:
-        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {spec.pool}: {choice.key}"
+        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {pool}: {choice.key}"
         images = self._client().images
         if choice.selector:
             found = self._call(
@@ -390,7 +395,7 @@ class HetznerProvider(Provider):
             if image.architecture and image.architecture != hetzner:
                 raise MachinesError(
                     f"{where} {image_id} is an image for {docker_arch(image.architecture)}, "
-                    f"but {spec.machine_type} is {architecture}: choose an image of "
+                    f"but {machine_type} is {architecture}: choose an image of "
                     f"{architecture} or another type"
                 )
             return image_id
@@ -405,6 +410,31 @@ class HetznerProvider(Provider):
                 "name an image that exists for this architecture"
             )
         return named.id
+
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """The pool's image, network and placement group looked up as a create would (read
+        only): each one missing, or an image of the other architecture, as (key, why).
+        ``created``: names the stack makes itself, not looked for."""
+        options = pool.hetzner_options()
+        chosen = shape_of(options, self.image, ORCA_HCLOUD_IMAGE, {})
+        found: list[tuple[str, str]] = []
+        try:
+            architecture = self.arch(pool.machine_type)
+            self._image_id(chosen.image, architecture, pool.name, pool.machine_type)
+        except MachinesError as error:
+            key = chosen.image.key if chosen.image.key != ORCA_HCLOUD_IMAGE else "image"
+            found.append((key, str(error)))
+        for what, key, name in (
+            ("network", "hetzner.network", chosen.network),
+            ("placement group", "hetzner.placementGroup", chosen.placement_group),
+        ):
+            if name in created:
+                continue
+            try:
+                self._named_id(what, name, pool.name)
+            except MachinesError as error:
+                found.append((key, str(error)))
+        return found
 
     def _named_id(self, what: str, name: str, pool: str) -> int | None:
         """The id of the network or placement group named ``name`` (None for no name),

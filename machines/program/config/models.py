@@ -200,6 +200,11 @@ class BaseDeployment(Model):
         """The runtime's settings for this deployment, as variables."""
         raise NotImplementedError
 
+    def created_names(self) -> frozenset[str]:
+        """Cloud names of what the stack itself creates and pools may join (networks,
+        placement groups): not looked for in the cloud before the stack is up."""
+        return frozenset()
+
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The runtime's settings of ``pool`` (``ORCA_POOLS``); a cloud maps the names of
         what the stack creates to their cloud names here."""

@@ -168,6 +168,10 @@ class HetznerDeployment(BaseDeployment):
         """A pool's placement group's cloud name, ``<owner>-<name>`` for one it creates."""
         return self.owned(name) if name in {g.name for g in self.placement_groups} else name
 
+    def created_names(self) -> frozenset[str]:
+        made = [n.name for n in self.networks] + [g.name for g in self.placement_groups]
+        return frozenset(self.owned(name) for name in made)
+
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The pool with the cloud names of the network and placement group it joins."""
         runtime = super().runtime_pool(pool)
