@@ -303,3 +303,66 @@ def _first(error: ValidationError) -> str:
     where = ".".join(str(part) for part in first["loc"])
     message = str(first["msg"]).removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
+
+
+REPLACING: frozenset[str] = frozenset(
+    {
+        "ec2.rootVolume.encrypted",
+        "ec2.rootVolume.kmsKey",
+        "ec2.image",
+        "ec2.imageOwner",
+        "ec2.imageName",
+        "hetzner.image",
+        "hetzner.imageSelector",
+    }
+)
+"""Options whose change replaces a stack's machines (terraform-provider-aws v6 forces a new
+instance for the root volume's encryption and key and for an AMI by id; Hetzner boots an
+image at create only); every other option changes in place: the root volume's size, type,
+IOPS and throughput (ModifyVolume), metadata options, shutdown behaviour and tags on EC2;
+public addresses, networks, placement group (the plugin powers the server off for the
+first and last) and labels on Hetzner. An AMI or snapshot found anew by its filter only
+applies to new machines."""
+
+
+class OptionChange(BaseModel):
+    """One option of a pool changed by a stack change: its key, old and new value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    before: str
+    after: str
+
+    @property
+    def replaces(self) -> bool:
+        return self.key in REPLACING or self.key.rsplit(".", 1)[0] in REPLACING
+
+
+def _flat(prefix: str, value: object) -> dict[str, str]:
+    if isinstance(value, dict):
+        flat: dict[str, str] = {}
+        for key, inner in value.items():
+            flat.update(_flat(f"{prefix}.{key}", inner))
+        return flat
+    return {prefix: json.dumps(value) if not isinstance(value, str) else value or '""'}
+
+
+def option_changes(before: Pool | None, after: Pool | None) -> list[OptionChange]:
+    """The cloud options that differ between two of a pool's settings, by key (defaults
+    written out, so a default set explicitly is no change)."""
+    if before is None or after is None:
+        return []
+    found = []
+    for cloud in ("ec2", "hetzner"):
+        was, now = getattr(before, f"{cloud}_options")(), getattr(after, f"{cloud}_options")()
+        if getattr(before, cloud) is None and getattr(after, cloud) is None:
+            continue
+        old = _flat(cloud, was.model_dump(mode="json", by_alias=True))
+        new = _flat(cloud, now.model_dump(mode="json", by_alias=True))
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                found.append(
+                    OptionChange(key=key, before=old.get(key, "-"), after=new.get(key, "-"))
+                )
+    return found

@@ -27,6 +27,7 @@ from machines.automation.stacks import outputs_now
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
 from machines.models import Machine, Market, Status
+from machines.pool import Pool
 from machines.provider import Provider
 from machines.secrets import mask
 
@@ -165,6 +166,15 @@ def status(
         theirs = None if machines is None else [m for m in machines if not is_kept(m)]
         billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
         market = pool.market if pool else Market.ON_DEMAND
+        settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
+        extra = _options_cost(prices, settings_of, billed)
+        saving = prices.saving(settings_of, location)
+        if saving:
+            notes.append(
+                f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
+                f"per machine ({money(saving * len(billed), prices.currency)} for the "
+                f"{len(billed)} billed now)"
+            )
         pools.append(
             PoolStatus(
                 pool=name,
@@ -178,11 +188,16 @@ def status(
                 stock=stock(deployment.provider, machine_type, provider, settings),
                 monthly=None
                 if machines is None
-                else prices.total((m.machine_type, m.location, m.market) for m in billed),
+                else _plus(
+                    prices.total((m.machine_type, m.location, m.market) for m in billed), extra
+                ),
                 market=market,
                 on_demand_monthly=None
                 if machines is None or market == Market.ON_DEMAND
-                else prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
+                else _plus(
+                    prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
+                    extra,
+                ),
             )
         )
     if prices.unknown:
@@ -195,6 +210,21 @@ def status(
         pools=tuple(pools),
         notes=tuple(notes),
     )
+
+
+def _options_cost(prices: PriceList, pool: Pool, billed: list[Machine]) -> Decimal | None:
+    """What the pool's options cost a month on its billed machines (None: unknown)."""
+    total = Decimal(0)
+    for m in billed:
+        one = prices.options(pool, m.location)
+        if one is None:
+            return None
+        total += one
+    return total
+
+
+def _plus(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    return None if a is None or b is None else a + b
 
 
 def _arch(provider: Provider | None, machine_type: str, kept: Mapping[str, object]) -> str:
