@@ -127,8 +127,9 @@ class CloudMocks(pulumi.runtime.Mocks):
         (owner,) = args["owners"]
         if owner != UBUNTU_OWNER:
             return {"id": CUSTOM_AMI[arch], "name": pattern, "ownerId": owner}
+        docker = "arm64" if arch == "arm64" else "amd64"
         return {
-            "id": AMIS[pattern],
+            "id": AMIS.get(pattern) or AMIS[ubuntu_ami_name(docker)],
             "name": pattern.replace("*", "20250610"),
             "ownerId": UBUNTU_OWNER,
         }

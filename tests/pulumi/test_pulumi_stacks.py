@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from machines.arch import docker_arch, ubuntu_ami_name
+from machines.arch import docker_arch, hetzner_arch, ubuntu_ami_name
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.pool import pools_of
@@ -15,6 +15,7 @@ from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,
     SERVER_TYPES,
+    SNAPSHOTS,
     Registered,
     StackRun,
     is_secret,
@@ -70,16 +71,17 @@ def test_machines_carry_the_runtime_labels_and_cloud_names(stack: StackRun) -> N
             "orca-owner": stack.owner,
             "orca-managed-by": "pulumi",
         }
+        extra = pool.get(provider, {}).get("labels" if provider == "hetzner" else "tags", {})
         for machine in machines_of(stack, pool):
             inputs = machine.inputs
             cloud_name = f"{machine.name}.stack"
             if provider == "hetzner":
                 assert inputs["name"] == cloud_name
-                assert inputs["labels"] == labels
+                assert inputs["labels"] == {**extra, **labels}
                 assert inputs["serverType"] == pool["machineType"]
                 assert inputs["location"] == pool["location"]
             else:
-                tags = {"Name": cloud_name, **labels}
+                tags = {**extra, "Name": cloud_name, **labels}
                 assert inputs["tags"] == tags
                 assert inputs["volumeTags"] == tags
                 assert inputs["instanceType"] == pool["machineType"]
@@ -92,7 +94,9 @@ def test_machines_boot_the_runtime_image(stack: StackRun) -> None:
     for pool in stack.pools:
         arch = arch_of(provider, pool["machineType"])
         for machine in machines_of(stack, pool):
-            if provider == "hetzner":
+            if provider == "hetzner" and pool.get("hetzner", {}).get("imageSelector"):
+                assert machine.inputs["image"] == str(SNAPSHOTS[hetzner_arch(arch)])
+            elif provider == "hetzner":
                 assert machine.inputs["image"] == stack.get("image", "ubuntu-24.04")
             else:
                 expected = stack.get("image") or AMIS[ubuntu_ami_name(arch)]
@@ -127,7 +131,9 @@ def test_shared_infrastructure_is_owner_prefixed_and_labelled(stack: StackRun) -
     assert children
     for child in children:
         assert child.name.startswith(f"{stack.owner}-")
-        if "labels" in child.inputs or child.type.startswith("hcloud:"):
+        if child.type == "hcloud:index/networkSubnet:NetworkSubnet":
+            assert "labels" not in child.inputs  # a subnet has none: its network has them
+        elif "labels" in child.inputs or child.type.startswith("hcloud:"):
             assert child.inputs["labels"] == {"orca-owner": stack.owner}
         elif "tags" in child.inputs:
             assert child.inputs["tags"] == {"Name": child.name, "orca-owner": stack.owner}
