@@ -197,3 +197,24 @@ func TestGetAmiPicksByOwnerNameAndArchitecture(t *testing.T) {
 		}
 	}
 }
+
+func TestRootVolumeTagsAreSetAfterTheLaunchAndReadBack(t *testing.T) {
+	h := newHarness(t)
+	vpc, subnet := h.network()
+	in := ciWorkerInputs(subnet, h.securityGroup(vpc))
+	delete(in, "volumeTags")
+	rbd := copyMap(in["rootBlockDevice"].ObjectValue())
+	rbd["tags"] = strMapProp(map[string]string{"orca-pool": "ci"})
+	in["rootBlockDevice"] = resource.NewObjectProperty(rbd)
+	in = h.check(instanceToken, "ci", nil, in)
+	id, state := h.create(instanceToken, "ci", in)
+	if _, vol := h.rootVolume(id); tagsFromEC2(vol.Tags)["orca-pool"] != "ci" {
+		t.Fatalf("root volume tags %v", vol.Tags)
+	}
+	if got := view(state["rootBlockDevice"].ObjectValue()).strMap("tags"); got["orca-pool"] != "ci" {
+		t.Fatalf("state's root volume tags %v", got)
+	}
+	if d := h.diff(instanceToken, "ci", id, state, in); d.Changes != pulumirpc.DiffResponse_DIFF_NONE {
+		t.Fatalf("no diff, got %v", d.DetailedDiff)
+	}
+}
