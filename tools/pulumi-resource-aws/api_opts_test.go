@@ -218,3 +218,19 @@ func TestRootVolumeTagsAreSetAfterTheLaunchAndReadBack(t *testing.T) {
 		t.Fatalf("no diff, got %v", d.DetailedDiff)
 	}
 }
+
+func TestAStateWithoutTheRootVolumeStillResizesIt(t *testing.T) {
+	h := newHarness(t)
+	vpc, subnet := h.network()
+	in := h.check(instanceToken, "ci", nil, ciWorkerInputs(subnet, h.securityGroup(vpc)))
+	id, state := h.create(instanceToken, "ci", in)
+	delete(state, "rootBlockDevice") // as an older stand-in wrote it
+	news := copyMap(in)
+	rbd := copyMap(in["rootBlockDevice"].ObjectValue())
+	rbd["volumeSize"] = numProp(60)
+	news["rootBlockDevice"] = resource.NewObjectProperty(rbd)
+	h.update(instanceToken, "ci", id, state, news)
+	if _, vol := h.rootVolume(id); aws.ToInt32(vol.Size) != 60 {
+		t.Fatalf("root volume %d GiB", aws.ToInt32(vol.Size))
+	}
+}

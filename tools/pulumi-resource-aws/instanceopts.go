@@ -501,10 +501,22 @@ func updateMetadataOptions(ctx context.Context, c *clients, id string, o, n view
 // and throughput, waited for), its DeleteOnTermination flag and its tags.
 func updateRootBlockDevice(ctx context.Context, c *clients, id string, o, n view) error {
 	old, nw := objectOf(o, "rootBlockDevice"), objectOf(n, "rootBlockDevice")
-	volumeID := old.str("volumeId")
-	if volumeID == "" {
-		return fmt.Errorf("root block device: the state has no volume ID (refresh first)")
+	if old.str("volumeId") == "" {
+		// A state written before the stand-in read root volumes: read the volume now.
+		inst, err := findInstance(ctx, c, id)
+		if err != nil {
+			return fmt.Errorf("root block device: %w", err)
+		}
+		rbd, ok, err := readRootBlockDevice(ctx, c, inst, o)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("root block device: EC2 reports no root volume on EC2 Instance (%s)", id)
+		}
+		old = view(rbd.ObjectValue())
 	}
+	volumeID := old.str("volumeId")
 	field := func(k string) (prop, bool) {
 		f := findProp(rootBlockDeviceFields, k)
 		return *f, blockFieldChanged(*f, old, nw)
