@@ -127,8 +127,9 @@ def test_a_snapshot_of_the_other_architecture_is_refused(
     assert hcloud.servers.get_all() == []
 
 
-def test_a_snapshot_still_creating_cannot_boot_a_server(hcloud: Client) -> None:
+def test_a_snapshot_still_creating_cannot_boot_a_server(hcloud: Client, emulator: Emulator) -> None:
     source = booted(hcloud)
+    emulator.control.set_timing(0.2, action_seconds=3600)  # creating until the reset
     made = source.create_image()
 
     with pytest.raises(APIException) as excinfo:
