@@ -70,6 +70,7 @@ def test_up_creates_tagged_instances_and_the_shared_infrastructure(ec2_deploymen
             "orca-pool": pool,
             "orca-owner": "prod",
             "orca-managed-by": "pulumi",
+            **({"team": "ci"} if pool == "x86" else {}),  # the example pool's extra tag
         }
         assert instance["IamInstanceProfile"]["Arn"].endswith("/prod-workers")
         assert instance["InstanceType"] == {"arm": "t4g.small", "x86": "t3.small"}[pool]
