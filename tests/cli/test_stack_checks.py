@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from emulator.process import PROJECT_ROOT, Emulator
-from machines import automation
+from machines import Provider, automation
 from machines.automation import checks, engine
+from machines.automation.status import status as stack_status
 from machines.cli import ERROR, TERMINATED
 from machines.errors import SettingsError
 from machines.program.config.problems import StackConfigError
+from testkit.specs import spec
 
 ENGINE_COMMAND = engine.engine_command
 
@@ -285,3 +287,41 @@ def test_an_unknown_ami_or_a_small_volume_fails_before_the_engine_starts(
         checks.check("moto", ec2_project)
 
     assert str(failed.value).startswith(expected)
+
+
+@pytest.mark.engine
+def test_status_counts_the_primary_ipv4_and_says_what_an_ipv6_only_pool_saves(
+    tmp_path: Path, emulator: Emulator, hetzner_env, monkeypatch
+) -> None:
+    """``status`` of a stack not brought up: its pools from the file, the autoscaler's
+    machines listed, each priced with what its options cost (Hetzner bills the primary
+    IPv4 apart from the server)."""
+    copy = automation.copy_project(tmp_path / "project")
+    options = {"ipv4": False}
+    edit_stack(copy, "local", **{"hcloud:endpoint": emulator.url})
+    edit_stack(copy, "local", **{"orca-machines:pools": pools(copy, hetzner=options, size=0)})
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
+    (tmp_path / "state").mkdir()
+    deployment = checks.deployment_of("local")
+    settings = deployment.runtime_env({})  # its pools; keys and firewall are not made
+    provider = Provider.of("hetzner", deployment.owner, {**hetzner_env, **settings})
+    for name, pool, machine_type in (
+        ("x86-a1", "x86", "cx23"),
+        ("x86-a2", "x86", "cx23"),
+        ("arm-a1", "arm", "cax11"),
+    ):
+        made = provider.create(spec(name, machine_type=machine_type, location="fsn1", pool=pool))
+        assert made.ok, made.reason
+
+    status = stack_status("local")
+
+    prices = provider.prices()
+    ipv4 = prices.saving(provider.pool("x86"), "fsn1")
+    assert ipv4 > 0
+    [x86, arm] = status.pools
+    assert x86.monthly == 2 * prices.monthly("cx23", "fsn1")
+    assert arm.monthly == prices.monthly("cax11", "fsn1") + ipv4
+    saving = [n for n in status.notes if n.startswith("pool x86: no primary IPv4 saves")]
+    assert saving == [f"pool x86: no primary IPv4 saves {ipv4:.2f} EUR a month per machine "
+                      f"({2 * ipv4:.2f} EUR for the 2 billed now)"]  # fmt: skip
