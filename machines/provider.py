@@ -285,7 +285,7 @@ class Provider(ABC):
             return None
         return Created.failure(
             f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-            f"sets for it ({limit}): wait for some to be deleted, or "
+            f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
             "raise the pool's max in the stack"
         )
 

@@ -12,11 +12,14 @@ from typing import Any
 import pytest
 
 from machines import automation
+from machines.automation.pools import pool_changes
 from testkit import moto_server
 from testkit.specs import spec
 from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
+
+INSTANCE = "aws:ec2/instance:Instance"
 
 HETZNER_OPTIONS = {
     "ipv4": False,
@@ -84,6 +87,29 @@ def test_the_stacks_and_the_runtimes_ec2_machine_of_a_pool_are_the_same(ec2_depl
         "team": "ci",
     }
     assert provider.delete(created.machine.id)
+
+    # An in-place option and one that replaces, as the engine and the preview's words say.
+    automation.set_config(
+        EC2_STACK, {"orca-machines:pools[1].ec2.metadata.hopLimit": "2"}, path=True
+    )
+    diff = automation.preview(EC2_STACK)
+    assert [(c.op, c.name) for c in diff.changes if c.type == INSTANCE] == [
+        ("update", "prod-x86-1")
+    ]
+    [x86] = [p for p in pool_changes(diff).pools if p.pool == "x86"]
+    assert x86.sentence() == (
+        "changes pool `x86`'s options: ec2.metadata.hopLimit 1 → 2: in place on its 1 kept "
+        "machine; the autoscaler's machines get them when next made"
+    )
+    automation.set_config(
+        EC2_STACK, {"orca-machines:pools[1].ec2.rootVolume.encrypted": "false"}, path=True
+    )
+    diff = automation.preview(EC2_STACK)
+    assert [(c.op, c.name) for c in diff.changes if c.type == INSTANCE] == [
+        ("replace", "prod-x86-1")
+    ]
+    [x86] = [p for p in pool_changes(diff).pools if p.pool == "x86"]
+    assert "replaces its 1 kept machine (ec2.rootVolume.encrypted)" in x86.sentence()
     automation.destroy(EC2_STACK)
 
 
