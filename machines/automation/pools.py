@@ -273,6 +273,16 @@ def pool_changes(
                 ),
             )
         )
+    for name, side in sorted(after.items()):
+        saving = (
+            Decimal(0) if side.settings is None else prices.saving(side.settings, side.location)
+        )
+        if saving and side.kept:
+            notes.append(
+                f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
+                f"per machine ({money(saving * side.kept, prices.currency)} for its "
+                f"{_kept(side.kept)})"
+            )
     if prices.unknown:
         notes.append(prices.unknown)
     return StackPools(

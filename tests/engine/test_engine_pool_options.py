@@ -188,4 +188,6 @@ def test_the_stacks_and_the_runtimes_hetzner_machine_of_a_pool_are_the_same(depl
     [listed] = [m for m in provider.machines("x86") if m.id == created.machine.id]
     assert listed.address == created.machine.address != ""
     assert provider.delete(created.machine.id)
+    notes = pool_changes(automation.preview("local")).notes
+    assert any(n.startswith("pool x86: no primary IPv4 saves 0.50 EUR a month") for n in notes)
     automation.destroy("local")
