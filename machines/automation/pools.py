@@ -274,6 +274,9 @@ def pool_changes(
             )
         )
     for name, side in sorted(after.items()):
+        unknown = unpriced(name, prices, side.settings, side.location)
+        if unknown:
+            notes.append(unknown)
         saving = (
             Decimal(0) if side.settings is None else prices.saving(side.settings, side.location)
         )
@@ -343,23 +346,33 @@ def _cost(
     settings = side.settings if side is not None else None
     if side is not None and side.kept:
         one = prices.monthly(side.machine_type, side.location, market or side.market)
-        extra = Decimal(0) if settings is None else prices.options(settings, side.location)
-        if one is None or extra is None:
+        if one is None:
             return None
-        total += (one + extra) * side.kept
+        total += (one + _options(prices, settings, side.location)) * side.kept
     if keep:
         if autoscaler is None:
             return None
         theirs = prices.total((m.machine_type, m.location, market or m.market) for m in autoscaler)
         if theirs is None:
             return None
-        for m in autoscaler if settings is not None else ():
-            extra = prices.options(settings, m.location) if settings is not None else None
-            if extra is None:
-                return None
-            theirs += extra
+        theirs += sum((_options(prices, settings, m.location) for m in autoscaler), Decimal(0))
         total += theirs
     return total
+
+
+def _options(prices: PriceList, settings: Pool | None, location: str) -> Decimal:
+    """What a pool's options cost on one machine; an unknown price is left out (the pool's
+    notes say so, ``unpriced``)."""
+    if settings is None:
+        return Decimal(0)
+    return prices.options(settings, location) or Decimal(0)
+
+
+def unpriced(name: str, prices: PriceList, settings: Pool | None, location: str) -> str:
+    """The note of a pool whose options' price is unknown: left out of its figures."""
+    if settings is None or prices.options(settings, location) is not None:
+        return ""
+    return f"pool {name}: what its options cost is unknown and left out of its price"
 
 
 def _total(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.pools import is_kept
+from machines.automation.pools import is_kept, unpriced
 from machines.automation.snapshot import take
 from machines.automation.stacks import outputs_now
 from machines.automation.stock import Stock, stock
@@ -168,6 +168,9 @@ def status(
         market = pool.market if pool else Market.ON_DEMAND
         settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
         extra = _options_cost(prices, settings_of, billed)
+        unknown = unpriced(name, prices, settings_of, location)
+        if unknown:
+            notes.append(unknown)
         saving = prices.saving(settings_of, location)
         if saving:
             notes.append(
@@ -212,15 +215,10 @@ def status(
     )
 
 
-def _options_cost(prices: PriceList, pool: Pool, billed: list[Machine]) -> Decimal | None:
-    """What the pool's options cost a month on its billed machines (None: unknown)."""
-    total = Decimal(0)
-    for m in billed:
-        one = prices.options(pool, m.location)
-        if one is None:
-            return None
-        total += one
-    return total
+def _options_cost(prices: PriceList, pool: Pool, billed: list[Machine]) -> Decimal:
+    """What the pool's options cost a month on its billed machines; an unknown price is left
+    out, and the pool's notes say so (``pools.unpriced``)."""
+    return sum((prices.options(pool, m.location) or Decimal(0) for m in billed), Decimal(0))
 
 
 def _plus(a: Decimal | None, b: Decimal | None) -> Decimal | None:
