@@ -554,9 +554,10 @@ class Ec2Provider(Provider):
             key = f"pool {pool}: ec2.image" if options.image else ORCA_EC2_IMAGE
             image = self._cached(("id", image_id), lambda: self._image_by_id(image_id))
             if image is None:
+                check = "the pool's ec2.image" if options.image else ORCA_EC2_IMAGE
                 raise MachinesError(
-                    f"{key} {image_id} is no AMI EC2 has in {self.region}: name an AMI of "
-                    "this region (aws ec2 describe-images)"
+                    f"{key} {image_id} is no AMI EC2 has in {self.region} "
+                    f"(InvalidAMIID.NotFound): name an AMI of this region; check {check}"
                 )
             if image.architecture and docker_arch(image.architecture) != arch:
                 raise MachinesError(
