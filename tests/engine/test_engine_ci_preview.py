@@ -32,10 +32,14 @@ def edit_pools(project: Path, pools: list[dict[str, object]]) -> None:
 
 
 def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
-    """The emulator's own price, read with the official client: the independent check."""
+    """The emulator's own price of a server with its public IPv4 (Hetzner bills the primary
+    IPv4 apart), read with the official client: the independent check."""
     kind = deployment.hcloud.server_types.get_by_name(machine_type)
     [price] = [p for p in kind.prices if p["location"] == location]
-    return Decimal(price["price_monthly"]["net"])
+    pricing = deployment.hcloud.request("GET", "/pricing")["pricing"]
+    [ipv4] = [p for p in pricing["primary_ips"] if p["type"] == "ipv4"]
+    [ip_price] = [p for p in ipv4["prices"] if p["location"] == location]
+    return Decimal(price["price_monthly"]["net"]) + Decimal(ip_price["price_monthly"]["net"])
 
 
 @pytest.fixture(scope="module")
