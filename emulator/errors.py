@@ -36,6 +36,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "firewall_resource_not_found": 422,
     "invalid_server_type": 422,
     "server_not_stopped": 422,
+    "placement_group_member_limit_reached": 422,
     "locked": 423,
     "protected": 423,
     "rate_limit_exceeded": 429,

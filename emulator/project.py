@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 from emulator.resources.actions.state import Actions
 from emulator.resources.firewalls.state import Firewalls
+from emulator.resources.images.state import Images
+from emulator.resources.networks.state import Networks
+from emulator.resources.placement_groups.state import PlacementGroups
 from emulator.resources.primary_ips.state import PrimaryIPs
 from emulator.resources.servers.state import Servers
 from emulator.resources.ssh_keys.state import SSHKeys
@@ -55,6 +58,9 @@ class Project:
         self.ssh_keys = SSHKeys(self)
         self.firewalls = Firewalls(self)
         self.primary_ips = PrimaryIPs(self)
+        self.networks = Networks(self)
+        self.placement_groups = PlacementGroups(self)
+        self.images = Images(self)
 
     def advance(self, now: float) -> None:
         """Move the clock to `now`, finishing every action whose time has come."""
@@ -69,6 +75,9 @@ class Project:
             self.firewalls,
             self.actions,
             self.primary_ips,
+            self.networks,
+            self.placement_groups,
+            self.images,
         ):
             resource.reset()
 

@@ -163,7 +163,8 @@ class Machine(BaseModel):
 def machine_address(*candidates: str | None) -> str:
     """A machine's address: the first of the cloud's addresses, in order of preference, set.
 
-    Hetzner passes (public IPv4, public IPv6 network), EC2 (public IPv4, private IPv4); the
+    Hetzner passes (public IPv4, public IPv6 network, first private network address), EC2
+    (public IPv4, private IPv4); the
     runtime and the Pulumi program's outputs use this one rule.
     """
     return next((c for c in candidates if c), "")

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from machines.models import Market
+from machines.pool import Pool
 from machines.secrets import mask
 
 HOURS_PER_MONTH = Decimal(730)
@@ -48,6 +49,17 @@ class PriceList:
     def unknown(self) -> str:
         """Why prices are unknown (empty when every price asked for was read)."""
         return ""
+
+    def options(self, pool: Pool, location: str) -> Decimal | None:
+        """What the pool's options add to one machine's monthly price where the cloud bills
+        them apart (Hetzner's primary IPv4, EC2's root volume); None when unknown (see
+        ``unknown``). A cloud that bills none keeps this: nothing."""
+        return Decimal(0)
+
+    def saving(self, pool: Pool, location: str) -> Decimal:
+        """What the pool's options save on one machine a month against the cloud's default
+        (an IPv6-only Hetzner server has no primary IPv4 to pay): 0 when nothing, or unknown."""
+        return Decimal(0)
 
     def total(self, machines: Iterable[Priced]) -> Decimal | None:
         """The monthly price of these machines; None if any price is unknown."""

@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -53,13 +53,12 @@ from machines.labels import (
 from machines.listing import Listing
 from machines.models import Created, Machine, MachineSpec, Market, Status
 from machines.paid import DEFAULT_MARGIN, Advice, advise, committed
+from machines.pool import Pool, pools_of
 from machines.prices import NoPrices, PriceList
 from machines.settings import (
     ORCA_POOL_MARKET,
-    ORCA_POOL_MAX,
+    ORCA_POOLS,
     Freshness,
-    pool_market,
-    pool_max,
     unsold_market,
 )
 from machines.stock import StockMemory
@@ -138,8 +137,7 @@ class Provider(ABC):
         """The SSH keys every machine gets, by name (the design document's ``ssh_keys``)."""
         self.firewall = ""
         """The firewall every machine is put behind, by name or id; empty for none."""
-        self.pool_max: Mapping[str, int] = {}
-        self.pool_market: Mapping[str, Market] = {}
+        self._pools: Mapping[str, Pool] = {}
         self._freshness = freshness
         self._clock = clock
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
@@ -169,18 +167,41 @@ class Provider(ABC):
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
             )
         env = os.environ if environ is None else environ
-        limits = pool_max(env)
-        markets = pool_market(env)
+        pools = pools_of(env, kind)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-        for pool, market in markets.items():
-            refused = unsold_market(cls.cloud, cls.markets, pool, market)
+        source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
+        for pool in pools.values():
+            refused = unsold_market(cls.cloud, cls.markets, pool.name, pool.market)
             if refused:
-                raise SettingsError(f"{ORCA_POOL_MARKET}: {refused}")
+                raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
-        provider.pool_max = limits
-        provider.pool_market = markets
+        provider.set_pools(pools.values())
         return provider
+
+    def set_pools(self, pools: Iterable[Pool]) -> None:
+        """The pools' settings this provider's ``create`` keeps (``Provider.of`` sets those of
+        ``ORCA_POOLS``)."""
+        self._pools = {pool.name: pool for pool in pools}
+
+    def pool(self, name: str) -> Pool:
+        """Pool ``name``'s settings (type, location, market, max, the cloud's options), as the
+        stack exported them; a pool the deployment does not name has the defaults."""
+        return self._pools.get(name) or Pool(name=check_pool(name))
+
+    def pools(self) -> list[Pool]:
+        """Every pool the deployment names, by name: what an autoscaler scales."""
+        return [self._pools[name] for name in sorted(self._pools)]
+
+    @property
+    def pool_max(self) -> dict[str, int]:
+        """Each pool's max, for pools that have one."""
+        return {p.name: p.max for p in self._pools.values() if p.max is not None}
+
+    @property
+    def pool_market(self) -> dict[str, Market]:
+        """Each pool's market."""
+        return {p.name: p.market for p in self._pools.values()}
 
     @classmethod
     @abstractmethod
@@ -200,7 +221,7 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
-        limit = self.pool_max.get(spec.pool)
+        limit = self.pool(spec.pool).max
         if limit is not None:
             full = self._max_check(spec, limit)
             if full is not None:
@@ -358,7 +379,7 @@ class Provider(ABC):
             return None
         return Created.failure(
             f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-            f"sets for it ({limit}, {ORCA_POOL_MAX}): wait for some to be deleted, or "
+            f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
             "raise the pool's max in the stack"
         )
 
@@ -428,6 +449,13 @@ class Provider(ABC):
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
 
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """What a create of ``pool`` would refuse in its options, looked up read-only as the
+        create does (images, networks, placement groups): (key, why) each, none when all is
+        well; names in ``created`` are the stack's to make and not looked for. What a stack
+        is checked against before the engine runs. A cloud without options has none."""
+        return []
+
     def budget(self) -> Budget:
         """The cloud's request budget as its last answer stated it, and the listing's
         freshness window it leads to now."""
@@ -450,8 +478,8 @@ class Provider(ABC):
         return self._stock.remembered()
 
     def market(self, pool: str) -> Market:
-        """The market ``pool``'s machines are bought in (``ORCA_POOL_MARKET``)."""
-        return self.pool_market.get(pool, Market.ON_DEMAND)
+        """The market ``pool``'s machines are bought in (``ORCA_POOLS``)."""
+        return self._pools[pool].market if pool in self._pools else Market.ON_DEMAND
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"

@@ -58,13 +58,19 @@ ORCA_CI_STACKS = "ORCA_CI_STACKS"
 """The stacks CI previews and checks for drift, ``prod,staging``; default: every stack file
 but ``local`` and the examples (``*-example``)."""
 
+ORCA_POOLS = "ORCA_POOLS"
+"""Every pool's settings as one JSON list (``machines.pool.Pool``: name, machine type,
+location, market, max and the cloud's options): the stack exports it with its settings, and
+``Provider.pool`` / ``Provider.pools`` answer from it."""
+
 ORCA_POOL_MAX = "ORCA_POOL_MAX"
-"""Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: the stack exports it
-with its settings, and ``create`` refuses a machine that would pass it."""
+"""Each pool's bound on its machines (both kinds), ``lab=20,ci=50``: what stacks exported
+before ``ORCA_POOLS``, read when that is not set."""
 
 ORCA_POOL_MARKET = "ORCA_POOL_MARKET"
 """Each pool's market (``machines.models.Market``), ``ci=spot,lab=spot-then-on-demand``;
-pools it leaves out are on-demand. The stack exports it with its settings."""
+pools it leaves out are on-demand. What stacks exported before ``ORCA_POOLS``, read when
+that is not set."""
 
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"

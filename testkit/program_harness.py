@@ -53,7 +53,13 @@ AMIS = {
     ubuntu_ami_name("amd64"): "ami-0ubuntu2404amd64",
     ubuntu_ami_name("arm64"): "ami-0ubuntu2404arm64",
 }
+CUSTOM_AMI = {"x86_64": "ami-0c0c0c0c0c0c00001", "arm64": "ami-0c0c0c0c0c0c00002"}
+"""The AMI of another owner's name filter, per EC2 architecture."""
 FIREWALL_IDS = {"workers": 4711}
+NETWORK_IDS = {"ci": 8100}
+PLACEMENT_GROUP_IDS = {"spread": 8200}
+SNAPSHOTS = {"x86": 9100, "arm": 9200}
+"""The newest snapshot of any selector, per Hetzner architecture."""
 
 
 def stack_name(path: Path) -> str:
@@ -97,18 +103,33 @@ class CloudMocks(pulumi.runtime.Mocks):
         if args.token == "aws:ec2/getInstanceType:getInstanceType":
             name = args.args["instanceType"]
             return {"instanceType": name, "supportedArchitectures": INSTANCE_TYPES[name]}, []
+        if args.token == "hcloud:index/getNetwork:getNetwork":
+            name = args.args["name"]
+            return {"id": NETWORK_IDS[name], "name": name, "ipRange": "10.0.0.0/16"}, []
+        if args.token == "hcloud:index/getPlacementGroup:getPlacementGroup":
+            name = args.args["name"]
+            return {"id": PLACEMENT_GROUP_IDS[name], "name": name, "type": "spread"}, []
+        if args.token == "hcloud:index/getImage:getImage":
+            assert args.args["mostRecent"] is True, args.args
+            arch = args.args["withArchitecture"]
+            return {"id": SNAPSHOTS[arch], "architecture": arch, "type": "snapshot"}, []
         if args.token == "aws:ec2/getAmi:getAmi":
             return self._ami(args.args), []
         raise AssertionError(f"unexpected invoke {args.token}")
 
     def _ami(self, args: dict[str, Any]) -> dict[str, Any]:
-        assert args["owners"] == [UBUNTU_OWNER], args
+        """The newest AMI of an owner and a name filter for an architecture: Canonical's
+        Ubuntu of ``AMIS``, or for another owner ``CUSTOM_AMI`` of the architecture."""
         assert args["mostRecent"] is True, args
-        (name_filter,) = args["filters"]
-        assert name_filter["name"] == "name", args
-        (pattern,) = name_filter["values"]
+        filters = {f["name"]: f["values"] for f in args["filters"]}
+        (pattern,) = filters["name"]
+        (arch,) = filters["architecture"]
+        (owner,) = args["owners"]
+        if owner != UBUNTU_OWNER:
+            return {"id": CUSTOM_AMI[arch], "name": pattern, "ownerId": owner}
+        docker = "arm64" if arch == "arm64" else "amd64"
         return {
-            "id": AMIS[pattern],
+            "id": AMIS.get(pattern) or AMIS[ubuntu_ami_name(docker)],
             "name": pattern.replace("*", "20250610"),
             "ownerId": UBUNTU_OWNER,
         }

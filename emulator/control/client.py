@@ -133,6 +133,32 @@ class Control:
             "PUT", "timing", {"boot_seconds": boot_seconds, "action_seconds": action_seconds}
         )
 
+    def add_image(
+        self,
+        *,
+        architecture: str = "x86",
+        labels: Mapping[str, str] | None = None,
+        description: str = "",
+        created: str | None = None,
+        disk_size: int = 40,
+        kind: str = "snapshot",
+    ) -> int:
+        """Seed an available snapshot (or backup) without a server; its image id.
+
+        `created` (RFC 3339) dates it, e.g. to make it older than another one.
+        """
+        body: dict[str, object] = {
+            "architecture": architecture,
+            "labels": dict(labels or {}),
+            "description": description,
+            "disk_size": disk_size,
+            "type": kind,
+        }
+        if created is not None:
+            body["created"] = created
+        raw = self._call("POST", "images", body)
+        return int(raw["id"])
+
     def user_data(self, server_id: int) -> str:
         """The user data a server was created with (its metadata service's view)."""
         return str(self._call("GET", f"servers/{server_id}/user_data")["user_data"])

@@ -1,5 +1,6 @@
 """The emulator's side of the control API under /_emulator/: stock, rate limit, faults,
-failing actions, counts, reset, bulk servers, the clock (`client.py` is the client).
+failing actions, counts, reset, bulk servers, the clock, seeded snapshots (`client.py` is the
+client).
 
 No auth, no rate limit, no faults and not counted, so tests and benchmarks can steer the
 emulator without disturbing what they measure. Errors use the Hetzner error body with 400.
@@ -8,6 +9,7 @@ emulator without disturbing what they measure. Errors use the Hetzner error body
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from emulator.counts import RequestCounter
@@ -226,6 +228,53 @@ def add_servers(controls: Controls, request: Request) -> Response:
     return Response(201, {"ids": [s.id for s in servers]})
 
 
+def add_image(controls: Controls, request: Request) -> Response:
+    """POST /images: an available snapshot (or backup) without a server; {"id": ...}.
+
+    Body: {"architecture": "x86" | "arm", "labels": {}, "description": "", "type":
+    "snapshot", "disk_size": 40, "os_flavor": "ubuntu", "os_version": null, "created":
+    RFC 3339 time (default: now)}, so tests can seed pre-baked worker snapshots of either
+    architecture, older or newer than each other.
+    """
+    body = request.body
+    architecture = body.get("architecture", "x86")
+    if architecture not in ("x86", "arm"):
+        raise bad_request("'architecture' must be x86 or arm")
+    kind = body.get("type", "snapshot")
+    if kind not in ("snapshot", "backup"):
+        raise bad_request("'type' must be snapshot or backup")
+    disk_size = body.get("disk_size", 40)
+    if isinstance(disk_size, bool) or not isinstance(disk_size, int) or disk_size < 1:
+        raise bad_request("'disk_size' must be a positive integer (GB)")
+    description = body.get("description", "")
+    os_flavor = body.get("os_flavor", "ubuntu")
+    os_version = body.get("os_version")
+    if not isinstance(description, str) or not isinstance(os_flavor, str):
+        raise bad_request("'description' and 'os_flavor' must be strings")
+    if os_version is not None and not isinstance(os_version, str):
+        raise bad_request("'os_version' must be a string or null")
+    created_raw = body.get("created")
+    labels = validate_labels(body.get("labels"))
+    with controls.state.transaction() as project:
+        created = project.now
+        if created_raw is not None:
+            try:
+                created = datetime.fromisoformat(str(created_raw)).timestamp()
+            except ValueError:
+                raise bad_request("'created' must be an RFC 3339 time") from None
+        image = project.images.seed(
+            architecture=architecture,
+            labels=labels,
+            description=description,
+            created=created,
+            disk_size=disk_size,
+            kind="backup" if kind == "backup" else "snapshot",
+            os_flavor=os_flavor,
+            os_version=os_version,
+        )
+    return Response(201, {"id": image.id})
+
+
 def user_data(controls: Controls, request: Request) -> Response:
     """GET /servers/{id}/user_data: what the server's metadata service would hand it.
 
@@ -292,6 +341,7 @@ ROUTES: list[Endpoint[Controls]] = [
     Endpoint("DELETE", "/requests", delete_requests),
     Endpoint("POST", "/reset", reset),
     Endpoint("POST", "/servers", add_servers),
+    Endpoint("POST", "/images", add_image),
     Endpoint("GET", "/servers/{id}/user_data", user_data),
     Endpoint("GET", "/timing", get_timing),
     Endpoint("PUT", "/timing", put_timing),

@@ -10,6 +10,9 @@ from emulator.project import State
 from emulator.resources.actions import handlers as actions
 from emulator.resources.catalogue import handlers as catalogue
 from emulator.resources.firewalls import handlers as firewalls
+from emulator.resources.images import handlers as images
+from emulator.resources.networks import handlers as networks
+from emulator.resources.placement_groups import handlers as placement_groups
 from emulator.resources.primary_ips import handlers as primary_ips
 from emulator.resources.servers import handlers as servers
 from emulator.resources.ssh_keys import handlers as ssh_keys
@@ -20,6 +23,9 @@ RESOURCES = (
     ssh_keys,
     firewalls,
     primary_ips,
+    networks,
+    placement_groups,
+    images,
     actions,
     catalogue,
 )

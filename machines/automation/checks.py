@@ -5,8 +5,9 @@ the stack from the cloud: a mistake found only there costs seconds, a language h
 traceback on stderr and Pulumi's own wording. So the stack file is validated here first
 (the program's own rules, secrets not decrypted), the runtime's settings for the stack are
 read from this environment and the stack's ``env``, and each pool's type and location are
-asked of the cloud (``Provider.sells``, one catalogue request): every problem is one line
-that names the stack, the key and the fix.
+asked of the cloud (``Provider.sells``, one catalogue request), and its options' images,
+networks and placement groups looked up as a create would (``Provider.check_options``, read
+only): every problem is one line that names the stack, the key and the fix.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def check(
             refusal = provider.sells(pool.machine_type, pool.location)
             if refusal is not None:
                 problems.append((f"pools[{i}].location", f"pool {pool.name}: {refusal}"))
+            for key, why in provider.check_options(
+                deployment.runtime_pool(pool), deployment.created_names()
+            ):
+                problems.append((key if key == "image" else f"pools[{i}].{key}", why))
     except CloudError as error:
         raise SettingsError(
             f"stack {stack}: its pools could not be checked with {deployment.provider}: {error}"

@@ -23,8 +23,10 @@ from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Diff
 from machines.automation.snapshot import StackSnapshot
 from machines.automation.stacks import snapshot_of
+from machines.errors import SettingsError
 from machines.labels import is_machine_key
 from machines.models import Machine, Market
+from machines.pool import Pool, option_changes, pools_of
 from machines.program.components import POOL_TYPE
 from machines.program.reaper import REAPER_TYPE
 from machines.reaping import autoscaled
@@ -41,6 +43,9 @@ class PoolSide(BaseModel):
     kept: int
     market: Market = Market.ON_DEMAND
     """The market of the kept machines (``Market.kept`` of the pool's)."""
+    settings: Pool | None = None
+    """The pool's settings on this side (before: as the stack last exported them in
+    ``ORCA_POOLS``; None for a stack of before them): its options and what they cost."""
 
 
 class PoolChange(BaseModel):
@@ -77,6 +82,19 @@ class PoolChange(BaseModel):
             )
         if before.kept != after.kept:
             parts.append(f"resizes {name}: {before.kept} → {after.kept} kept machines")
+        options = option_changes(before.settings, after.settings)
+        if options:
+            listed = ", ".join(f"{o.key} {o.before} → {o.after}" for o in options)
+            kept = min(before.kept, after.kept)
+            if any(o.replaces for o in options):
+                replacing = ", ".join(o.key for o in options if o.replaces)
+                how = f"replaces its {_kept(kept)} ({replacing})" if kept else "replaces machines"
+            else:
+                how = f"in place on its {_kept(kept)}" if kept else "in place"
+            parts.append(
+                f"changes {name}'s options: {listed}: {how}; the autoscaler's machines get them "
+                "when next made"
+            )
         if not parts:
             parts.append(f"changes {name}")
         text = "; ".join(parts)
@@ -188,18 +206,27 @@ def pool_changes(
         snapshot = snapshot_of(stack, project, deployment_of(stack, project), env)
     deployment = snapshot.deployment or deployment_of(stack, project)
     exported = snapshot.exported
+    try:
+        exported_pools = pools_of(exported) if exported else {}
+    except SettingsError:
+        exported_pools = {}
     before = {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),
             location=str(pool.get("location", "")),
             kept=len(kept_ids(pool)),
             market=Market(str(pool.get("market") or Market.ON_DEMAND)).kept,
+            settings=exported_pools.get(name),
         )
         for name, pool in snapshot.kept.items()
     }
     after = {
         p.name: PoolSide(
-            machine_type=p.machine_type, location=p.location, kept=p.size, market=p.market.kept
+            machine_type=p.machine_type,
+            location=p.location,
+            kept=p.size,
+            market=p.market.kept,
+            settings=deployment.runtime_pool(p),
         )
         for p in deployment.pools
     }
@@ -246,6 +273,19 @@ def pool_changes(
                 ),
             )
         )
+    for name, side in sorted(after.items()):
+        unknown = unpriced(name, prices, side.settings, side.location)
+        if unknown:
+            notes.append(unknown)
+        saving = (
+            Decimal(0) if side.settings is None else prices.saving(side.settings, side.location)
+        )
+        if saving and side.kept:
+            notes.append(
+                f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
+                f"per machine ({money(saving * side.kept, prices.currency)} for its "
+                f"{_kept(side.kept)})"
+            )
     if prices.unknown:
         notes.append(prices.unknown)
     return StackPools(
@@ -303,19 +343,36 @@ def _cost(
     """Kept machines at the side's type, location and market, plus the autoscaler's at
     theirs when they stay; every one at ``market`` when given."""
     total = Decimal(0)
+    settings = side.settings if side is not None else None
     if side is not None and side.kept:
         one = prices.monthly(side.machine_type, side.location, market or side.market)
         if one is None:
             return None
-        total += one * side.kept
+        total += (one + _options(prices, settings, side.location)) * side.kept
     if keep:
         if autoscaler is None:
             return None
         theirs = prices.total((m.machine_type, m.location, market or m.market) for m in autoscaler)
         if theirs is None:
             return None
+        theirs += sum((_options(prices, settings, m.location) for m in autoscaler), Decimal(0))
         total += theirs
     return total
+
+
+def _options(prices: PriceList, settings: Pool | None, location: str) -> Decimal:
+    """What a pool's options cost on one machine; an unknown price is left out (the pool's
+    notes say so, ``unpriced``)."""
+    if settings is None:
+        return Decimal(0)
+    return prices.options(settings, location) or Decimal(0)
+
+
+def unpriced(name: str, prices: PriceList, settings: Pool | None, location: str) -> str:
+    """The note of a pool whose options' price is unknown: left out of its figures."""
+    if settings is None or prices.options(settings, location) is not None:
+        return ""
+    return f"pool {name}: what its options cost is unknown and left out of its price"
 
 
 def _total(

@@ -23,12 +23,13 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.pools import is_kept
+from machines.automation.pools import is_kept, unpriced
 from machines.automation.snapshot import take
 from machines.automation.stacks import last_operation, outputs_now
 from machines.automation.stock import Stock, stock
 from machines.errors import MachinesError
 from machines.models import Machine, Market, Status
+from machines.pool import Pool
 from machines.provider import Provider
 from machines.secrets import mask
 
@@ -179,6 +180,18 @@ def status(
         theirs = None if machines is None else [m for m in machines if not is_kept(m)]
         billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
         market = pool.market if pool else Market.ON_DEMAND
+        settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
+        extra = _options_cost(prices, settings_of, billed)
+        unknown = unpriced(name, prices, settings_of, location)
+        if unknown:
+            notes.append(unknown)
+        saving = prices.saving(settings_of, location)
+        if saving:
+            notes.append(
+                f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
+                f"per machine ({money(saving * len(billed), prices.currency)} for the "
+                f"{len(billed)} billed now)"
+            )
         pools.append(
             PoolStatus(
                 pool=name,
@@ -192,11 +205,16 @@ def status(
                 stock=stock(deployment.provider, machine_type, provider, settings),
                 monthly=None
                 if machines is None
-                else prices.total((m.machine_type, m.location, m.market) for m in billed),
+                else _plus(
+                    prices.total((m.machine_type, m.location, m.market) for m in billed), extra
+                ),
                 market=market,
                 on_demand_monthly=None
                 if machines is None or market == Market.ON_DEMAND
-                else prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
+                else _plus(
+                    prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
+                    extra,
+                ),
                 committed=_committed(provider, machines, prices),
             )
         )
@@ -219,6 +237,16 @@ def _committed(
     if provider is None or machines is None:
         return None
     return provider.committed(machines, prices=prices)
+
+
+def _options_cost(prices: PriceList, pool: Pool, billed: list[Machine]) -> Decimal:
+    """What the pool's options cost a month on its billed machines; an unknown price is left
+    out, and the pool's notes say so (``pools.unpriced``)."""
+    return sum((prices.options(pool, m.location) or Decimal(0) for m in billed), Decimal(0))
+
+
+def _plus(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    return None if a is None or b is None else a + b
 
 
 def _arch(provider: Provider | None, machine_type: str, kept: Mapping[str, object]) -> str:

@@ -57,7 +57,9 @@ class Cloud(Protocol):
         change a kept machine's architecture refuses such a change here."""
         ...
 
-    def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
+    def image(
+        self, pool: PoolConfig, arch: pulumi.Output[str], parent: pulumi.Resource
+    ) -> pulumi.Output[str]:
         """The image the pool's machines boot, for the pool's architecture."""
         ...
 
@@ -140,7 +142,7 @@ class Pool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=args.reapers),
         )
         self.arch = args.cloud.arch(pool, self)
-        image = args.cloud.image(self.arch, self)
+        image = args.cloud.image(pool, self.arch, self)
         self.machines = []
         for index in range(1, pool.size + 1):
             key = machine_host(args.owner, pool.name, index)
@@ -166,8 +168,7 @@ def deploy(deployment: BaseDeployment) -> list[Pool]:
     """Declare the deployment's shared infrastructure and pools; export the stack outputs.
 
     Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``,
-    with ``ORCA_POOL_MAX`` when a pool has a max and ``ORCA_POOL_MARKET`` when one is not
-    on-demand)
+    with every pool's settings as ``ORCA_POOLS``)
     and ``pools`` (per pool: type, location, size, arch and machines with id, name,
     address and arch).
     """

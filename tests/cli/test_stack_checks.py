@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from emulator.process import PROJECT_ROOT, Emulator
-from machines import automation
+from machines import Provider, automation
 from machines.automation import checks, engine
+from machines.automation.status import status as stack_status
 from machines.cli import ERROR, TERMINATED
 from machines.errors import SettingsError
 from machines.program.config.problems import StackConfigError
+from testkit.specs import spec
 
 ENGINE_COMMAND = engine.engine_command
 
@@ -198,3 +200,128 @@ def test_sigterm_while_the_stack_is_checked_is_one_line_and_143(project, emulato
     finally:
         emulator.control.clear_faults()
     assert (run.returncode, out, err) == (TERMINATED, "", "orca-machines: error: terminated\n")
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            {"network": "nope", "ipv4": False},
+            "stack local: pools[0].hetzner.network: pool x86: hetzner.network 'nope' is no "
+            "network of the project",
+        ),
+        (
+            {"placementGroup": "nope"},
+            "stack local: pools[0].hetzner.placementGroup: pool x86: hetzner.placementGroup "
+            "'nope' is no placement group",
+        ),
+        (
+            {"imageSelector": "role=arm-only"},
+            "stack local: pools[0].hetzner.imageSelector: pool x86: hetzner.imageSelector "
+            "'role=arm-only' matches no snapshot for amd64 (there is one for arm64 only)",
+        ),
+        (
+            {"image": "no-such-image"},
+            "stack local: pools[0].hetzner.image: Hetzner has no image 'no-such-image' for amd64",
+        ),
+    ],
+)
+def test_an_unknown_network_group_or_image_fails_before_the_engine_starts(
+    project: Path, emulator: Emulator, options: dict[str, object], expected: str
+) -> None:
+    emulator.control.add_image(architecture="arm", labels={"role": "arm-only"})
+    edit_stack(project, "local", **{"orca-machines:pools": pools(project, hetzner=options, max=2)})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(expected)
+    assert emulator.control.requests().get("POST /v1/servers") == 0
+
+
+def test_a_network_and_group_the_stack_creates_are_not_looked_for(project: Path) -> None:
+    edit_stack(
+        project,
+        "local",
+        **{
+            "orca-machines:networks": [{"name": "ci"}],
+            "orca-machines:placementGroups": [{"name": "spread"}],
+            "orca-machines:pools": pools(
+                project,
+                hetzner={"ipv4": False, "network": "ci", "placementGroup": "spread"},
+                max=2,
+            ),
+        },
+    )
+
+    assert checks.check("local") is not None
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            {"rootVolume": {"size": 10}},
+            "stack moto: pools[1].ec2.rootVolume.size: pool x86: ec2.rootVolume.size is 10 GiB, "
+            "smaller than the 15 GiB snapshot of AMI",
+        ),
+        (
+            {"image": "ami-0123456789abcdef0"},
+            "stack moto: pools[1].ec2.image: pool x86: ec2.image ami-0123456789abcdef0 is no AMI",
+        ),
+        (
+            {"imageOwner": "099720109477", "imageName": "nothing-*"},
+            "stack moto: pools[1].ec2.imageName: pool x86: ec2.imageOwner 099720109477 has no AMI",
+        ),
+    ],
+)
+def test_an_unknown_ami_or_a_small_volume_fails_before_the_engine_starts(
+    ec2_project: Path, options: dict[str, object], expected: str
+) -> None:
+    path = ec2_project / "stacks" / "Pulumi.moto.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["config"]["orca-machines:pools"][1]["ec2"] = options
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    with pytest.raises(StackConfigError) as failed:
+        checks.check("moto", ec2_project)
+
+    assert str(failed.value).startswith(expected)
+
+
+@pytest.mark.engine
+def test_status_counts_the_primary_ipv4_and_says_what_an_ipv6_only_pool_saves(
+    tmp_path: Path, emulator: Emulator, hetzner_env, monkeypatch
+) -> None:
+    """``status`` of a stack not brought up: its pools from the file, the autoscaler's
+    machines listed, each priced with what its options cost (Hetzner bills the primary
+    IPv4 apart from the server)."""
+    copy = automation.copy_project(tmp_path / "project")
+    options = {"ipv4": False}
+    edit_stack(copy, "local", **{"hcloud:endpoint": emulator.url})
+    edit_stack(copy, "local", **{"orca-machines:pools": pools(copy, hetzner=options, size=0)})
+    monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
+    (tmp_path / "state").mkdir()
+    deployment = checks.deployment_of("local")
+    settings = deployment.runtime_env({})  # its pools; keys and firewall are not made
+    provider = Provider.of("hetzner", deployment.owner, {**hetzner_env, **settings})
+    for name, pool, machine_type in (
+        ("x86-a1", "x86", "cx23"),
+        ("x86-a2", "x86", "cx23"),
+        ("arm-a1", "arm", "cax11"),
+    ):
+        made = provider.create(spec(name, machine_type=machine_type, location="fsn1", pool=pool))
+        assert made.ok, made.reason
+
+    status = stack_status("local")
+
+    prices = provider.prices()
+    ipv4 = prices.saving(provider.pool("x86"), "fsn1")
+    assert ipv4 > 0
+    [x86, arm] = status.pools
+    assert x86.monthly == 2 * prices.monthly("cx23", "fsn1")
+    assert arm.monthly == prices.monthly("cax11", "fsn1") + ipv4
+    saving = [n for n in status.notes if n.startswith("pool x86: no primary IPv4 saves")]
+    assert saving == [f"pool x86: no primary IPv4 saves {ipv4:.2f} EUR a month per machine "
+                      f"({2 * ipv4:.2f} EUR for the 2 billed now)"]  # fmt: skip

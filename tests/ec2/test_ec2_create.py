@@ -170,7 +170,7 @@ def test_images_are_looked_up_once_per_architecture(ec2_provider: Ec2Provider) -
     assert calls["DescribeImages"] == 2
 
 
-def test_an_explicit_image_is_used_without_looking_one_up(
+def test_an_explicit_image_is_read_once_by_id_never_searched_for(
     make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", OLD_AMD64)
@@ -181,7 +181,14 @@ def test_an_explicit_image_is_used_without_looking_one_up(
 
     assert launched(aws)[0]["ImageId"] == OLD_AMD64
     assert provider.image == OLD_AMD64
-    assert dict(calls) == {"DescribeInstances": 1, "RunInstances": 1}
+    # Its root device, snapshot size and architecture: the root volume replaces the AMI's.
+    assert provider.create(ec2_spec("ci-2")).ok
+    assert dict(calls) == {
+        "DescribeInstanceTypes": 1,
+        "DescribeImages": 1,
+        "DescribeInstances": 2,
+        "RunInstances": 2,
+    }
 
 
 def test_user_data_reaches_the_instance(ec2_provider: Ec2Provider, aws: Any) -> None:
@@ -404,8 +411,16 @@ def test_a_launch_ec2_does_not_list_yet_is_not_launched_twice(ec2_provider: Ec2P
 
 def _stubbed_launch(provider: Ec2Provider, code: str, message: str, user_data: str) -> Created:
     """``create`` where EC2 answers RunInstances with an error moto never gives."""
+    provider.arch("t3.micro")  # moto's answer, before the stub takes over
+    image = {
+        "ImageId": OLD_AMD64,
+        "CreationDate": "2024-04-23T08:00:00.000Z",
+        "Architecture": "x86_64",
+        "RootDeviceName": "/dev/sda1",
+    }
     with Stubber(provider._client) as stub:
         stub.add_response("describe_instances", {"Reservations": []})
+        stub.add_response("describe_images", {"Images": [image]})
         stub.add_client_error("run_instances", code, message)
         created = provider.create(ec2_spec("ci-1", user_data=user_data))
         stub.assert_no_pending_responses()
@@ -442,15 +457,18 @@ def test_another_refusal_fails_with_ec2s_code_and_message(
     assert "s3cr3t" not in created.reason
 
 
-def test_a_refusal_moto_can_give_fails_too(
+def test_an_image_ec2_does_not_have_fails_naming_the_setting_before_any_launch(
     make_ec2_provider: Callable[[str], Ec2Provider], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCA_EC2_IMAGE", "ami-00000000000000000")
+    provider = make_ec2_provider("prod")
+    calls = count_calls(provider._client)
 
-    created = make_ec2_provider("prod").create(ec2_spec("ci-1"))
+    created = provider.create(ec2_spec("ci-1"))
 
     assert created.failed
-    assert "InvalidAMIID" in created.reason
+    assert "ORCA_EC2_IMAGE ami-00000000000000000 is no AMI" in created.reason
+    assert calls["RunInstances"] == 0
 
 
 def test_an_invalid_spec_never_reaches_ec2() -> None:

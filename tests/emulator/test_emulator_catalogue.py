@@ -11,6 +11,7 @@ from hcloud.locations import Location
 from hcloud.server_types import ServerType
 
 from emulator import Emulator
+from testkit.api_schema import conform
 from testkit.hetzner import RawApi
 
 
@@ -298,6 +299,18 @@ def test_pricing_lists_every_server_type(emulator_api: RawApi) -> None:
 
     assert pricing["currency"] == "EUR"
     assert len(pricing["server_types"]) == 20
+
+
+def test_pricing_has_the_primary_ipv4_price_per_location(emulator_api: RawApi) -> None:
+    primary_ips = emulator_api.get("/pricing").json()["pricing"]["primary_ips"]
+
+    conform("primary_ip_prices", primary_ips)
+    prices = {entry["type"]: entry["prices"] for entry in primary_ips}
+    assert {p["location"] for p in prices["ipv4"]} == {"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}
+    for price in prices["ipv4"]:
+        assert price["price_monthly"] == {"net": "0.5000000000", "gross": "0.5950000000"}
+        assert price["price_hourly"]["net"] == "0.0008000000"
+    assert {p["price_monthly"]["net"] for p in prices["ipv6"]} == {"0.0000000000"}
 
 
 def test_primary_ips_are_the_servers_addresses(hcloud: Client, emulator: Emulator) -> None:

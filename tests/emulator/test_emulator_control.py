@@ -188,3 +188,37 @@ def test_user_data_is_kept_for_the_metadata_view_but_never_in_the_api(
     assert emulator.control.user_data(server.id) == "#cloud-config\nsecret: s3cr3t"
     assert "s3cr3t" not in json.dumps(emulator_api.get(f"/servers/{server.id}").json())
     assert "s3cr3t" not in emulator.log()
+
+
+def test_reset_drops_networks_placement_groups_and_snapshots(
+    hcloud: Client, emulator_api: RawApi, emulator: Emulator
+) -> None:
+    emulator_api.post("/networks", json={"name": "ci", "ip_range": "10.0.0.0/16"})
+    emulator_api.post("/placement_groups", json={"name": "pg", "type": "spread"})
+    emulator.control.add_image(architecture="arm")
+
+    emulator.control.reset()
+
+    assert hcloud.networks.get_all() == []
+    assert hcloud.placement_groups.get_all() == []
+    assert hcloud.images.get_all(type=["snapshot"]) == []
+
+
+def test_the_new_routes_are_counted_by_template(
+    hcloud: Client, emulator_api: RawApi, emulator: Emulator
+) -> None:
+    network = emulator_api.post("/networks", json={"name": "ci", "ip_range": "10.0.0.0/16"})
+    network_id = network.json()["network"]["id"]
+    subnet = {"type": "cloud", "network_zone": "eu-central", "ip_range": "10.0.1.0/24"}
+    emulator_api.post(f"/networks/{network_id}/actions/add_subnet", json=subnet)
+    emulator_api.post("/placement_groups", json={"name": "pg", "type": "spread"})
+    emulator_api.get("/images", params={"type": "snapshot", "sort": "created:desc"})
+    emulator_api.get("/pricing")
+
+    routes = emulator.control.requests().routes
+
+    assert routes["POST /v1/networks"] == 1
+    assert routes["POST /v1/networks/{id}/actions/add_subnet"] == 1
+    assert routes["POST /v1/placement_groups"] == 1
+    assert routes["GET /v1/images"] == 1
+    assert routes["GET /v1/pricing"] == 1

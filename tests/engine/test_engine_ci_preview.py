@@ -31,11 +31,22 @@ def edit_pools(project: Path, pools: list[dict[str, object]]) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def net_monthly(deployment, machine_type: str, location: str, per: str = "monthly") -> Decimal:
-    """The emulator's own price, read with the official client: the independent check."""
+def server_price(deployment, machine_type: str, location: str, per: str = "monthly") -> Decimal:
+    """The emulator's own price of a server alone, read with the official client."""
     kind = deployment.hcloud.server_types.get_by_name(machine_type)
     [price] = [p for p in kind.prices if p["location"] == location]
     return Decimal(price[f"price_{per}"]["net"])
+
+
+def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
+    """The emulator's own price of a server with its public IPv4 (Hetzner bills the primary
+    IPv4 apart), read with the official client: the independent check."""
+    pricing = deployment.hcloud.request("GET", "/pricing")["pricing"]
+    [ipv4] = [p for p in pricing["primary_ips"] if p["type"] == "ipv4"]
+    [ip_price] = [p for p in ipv4["prices"] if p["location"] == location]
+    return server_price(deployment, machine_type, location) + Decimal(
+        ip_price["price_monthly"]["net"]
+    )
 
 
 def cents(amount: Decimal) -> str:
@@ -150,8 +161,8 @@ def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
         "STOCK", "COMMITTED", "MONTHLY",
     ]  # fmt: skip
     cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
-    hourly_cx23 = net_monthly(deployment, "cx23", "fsn1", "hourly")
-    hourly_cax11 = net_monthly(deployment, "cax11", "fsn1", "hourly")
+    hourly_cx23 = server_price(deployment, "cx23", "fsn1", "hourly")
+    hourly_cax11 = server_price(deployment, "cax11", "fsn1", "hourly")
     # every machine was made minutes ago: one started hour each is committed
     assert x86.split() == [
         "x86", "cx23", "fsn1", "amd64", "3", "-", "2", "running", "0", "fsn1,hel1,nbg1",

@@ -21,6 +21,7 @@ from machines.automation.pools import pool_changes
 from machines.cli import ERROR, OK
 from machines.labels import machine_name
 from machines.models import Ending, Market
+from machines.pool import pools_of
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
 from testkit.specs import spec
@@ -68,8 +69,9 @@ def test_up_keeps_spot_instances_in_the_spot_pool_and_an_on_demand_floor_in_the_
 
 
 def test_the_runtime_gets_each_pools_market_from_the_stack(spot_stack: Any) -> None:
-    markets = automation.runtime_env(EC2_STACK)["ORCA_POOL_MARKET"]
-    assert markets == "ci=spot,mix=spot-then-on-demand"
+    pools = pools_of(automation.runtime_env(EC2_STACK))
+    markets = {name: p.market.value for name, p in pools.items() if p.market != Market.ON_DEMAND}
+    assert markets == {"ci": "spot", "mix": "spot-then-on-demand"}
     provider = automation.provider(EC2_STACK)
     assert [m.market for m in provider.machines("ci")] == [Market.SPOT, Market.SPOT]
     made = provider.create(spec("mix-a1", cloud="ec2", machine_type="t3.small", pool="mix"))

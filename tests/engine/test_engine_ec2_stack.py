@@ -18,6 +18,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import CHANGES, OK
+from machines.pool import pools_of
 from testkit import moto_server
 from testkit.specs import spec
 from tests.engine.conftest import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
@@ -70,6 +71,7 @@ def test_up_creates_tagged_instances_and_the_shared_infrastructure(ec2_deploymen
             "orca-pool": pool,
             "orca-owner": "prod",
             "orca-managed-by": "pulumi",
+            **({"team": "ci"} if pool == "x86" else {}),  # the example pool's extra tag
         }
         assert instance["IamInstanceProfile"]["Arn"].endswith("/prod-workers")
         assert instance["InstanceType"] == {"arm": "t4g.small", "x86": "t3.small"}[pool]
@@ -103,7 +105,12 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         Filters=[{"Name": "group-name", "Values": ["prod-pools"]}]
     )["SecurityGroups"][0]["GroupId"]
     subnets = ec2_deployment.network.subnets
-    assert env == {
+    pools = pools_of(env)
+    assert {name: (p.machine_type, p.max) for name, p in pools.items()} == {
+        "arm": ("t4g.small", 10),
+        "x86": ("t3.small", None),
+    }
+    assert {k: v for k, v in env.items() if k != "ORCA_POOLS"} == {
         "ORCA_PROVIDER": "ec2",
         "ORCA_OWNER": "prod",
         "AWS_REGION": moto_server.REGION,
@@ -111,7 +118,6 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         "ORCA_EC2_SUBNETS": ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
         "ORCA_EC2_SECURITY_GROUP": group,
         "ORCA_EC2_INSTANCE_PROFILE": "prod-workers",
-        "ORCA_POOL_MAX": "arm=10",
     }
     provider = automation.provider(EC2_STACK)
     assert sorted(m.name for m in provider.machines("arm")) == [

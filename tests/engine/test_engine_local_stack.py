@@ -93,6 +93,13 @@ def test_outputs_and_runtime_env(deployment):
         "ORCA_HCLOUD_IMAGE": "ubuntu-24.04",
         "ORCA_HCLOUD_SSH_KEYS": "local-demo",
         "ORCA_HCLOUD_FIREWALL": "local-pools",
+        "ORCA_POOLS": json.dumps(
+            [
+                {"location": "fsn1", "machineType": "cx23", "name": "x86"},
+                {"location": "fsn1", "machineType": "cax11", "name": "arm"},
+            ],
+            separators=(",", ":"),
+        ),
     }
     pools = outputs["pools"]
     assert isinstance(pools, dict)

@@ -26,6 +26,7 @@ from hcloud.server_types import ServerType
 
 from emulator.process import PROJECT_ROOT
 from machines import MachineSpec, StackMachineError, automation
+from machines.pool import pools_of
 from machines.provider import Provider
 from testkit.commands import operator_pulumi
 
@@ -114,7 +115,7 @@ def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
 def test_a_pools_max_holds_for_both_kinds(deployment):
     set_pools({**LAB, "max": 4}, CI)
     automation.up("local")
-    assert automation.runtime_env("local")["ORCA_POOL_MAX"] == "lab=4"
+    assert pools_of(automation.runtime_env("local"))["lab"].max == 4
     autoscaler = automation.provider("local")
     assert autoscaler.pool_max == {"lab": 4}
     assert autoscaler.create(spec("lab-a10")).ok

@@ -8,6 +8,7 @@ import pytest
 
 from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
 from machines.labels import stack_labels
+from machines.pool import pools_of
 from machines.program.config.stack_config import PROJECT
 from testkit.program_harness import (
     AMIS,
@@ -76,7 +77,7 @@ def test_hetzner_defaults_without_keys_or_firewall() -> None:
         assert server.inputs["image"] == "ubuntu-24.04"
         assert "firewallIds" not in server.inputs
         assert not server.inputs.get("sshKeys")
-    assert result.outputs["env"] == {
+    assert cloud_settings(result.outputs["env"]) == {
         "HCLOUD_ENDPOINT": "https://api.hetzner.cloud/v1",
         "ORCA_HCLOUD_IMAGE": "ubuntu-24.04",
     }
@@ -91,7 +92,7 @@ def test_existing_hetzner_firewall_and_keys_are_used_by_name() -> None:
         assert server.inputs["firewallIds"] == [FIREWALL_IDS["workers"]]
         assert server.inputs["sshKeys"] == ["ops", "ci"]
         assert server.inputs["image"] == "debian-12"
-    assert result.outputs["env"] == {
+    assert cloud_settings(result.outputs["env"]) == {
         "HCLOUD_ENDPOINT": "https://api.hetzner.cloud/v1",
         "ORCA_HCLOUD_IMAGE": "debian-12",
         "ORCA_HCLOUD_SSH_KEYS": "ops,ci",
@@ -148,7 +149,7 @@ def test_existing_security_group_and_profile_are_used_as_given() -> None:
         assert instance.inputs["vpcSecurityGroupIds"] == ["sg-0123"]
         assert instance.inputs["iamInstanceProfile"] == "orca-workers"
         assert instance.inputs["subnetId"] in ("subnet-0a", "subnet-0b")
-    assert result.outputs["env"] == {
+    assert cloud_settings(result.outputs["env"]) == {
         "AWS_REGION": "eu-central-1",
         "ORCA_EC2_SUBNETS": "eu-central-1a=subnet-0a,eu-central-1b=subnet-0b",
         "ORCA_EC2_SECURITY_GROUP": "sg-0123",
@@ -200,17 +201,24 @@ def with_max(config: dict[str, object], **limits: int) -> dict[str, object]:
 def test_a_pools_max_is_exported_with_the_runtime_settings() -> None:
     for config in (hetzner(), ec2()):
         env = run(with_max(config, x86=20, arm=5)).outputs["env"]
-        assert env["ORCA_POOL_MAX"] in {"x86=20,arm=5", "arm=5,x86=20"}
-        assert "ORCA_POOL_MAX" not in run(config).outputs["env"]
+        assert {n: p.max for n, p in pools_of(env).items()} == {"x86": 20, "arm": 5}
+        assert {p.max for p in pools_of(run(config).outputs["env"]).values()} == {None}
+        assert "ORCA_POOL_MAX" not in env
 
 
-def test_a_pools_market_is_exported_with_the_runtime_settings_unless_on_demand() -> None:
+def test_a_pools_market_is_exported_with_the_runtime_settings() -> None:
     pools = copy.deepcopy(ec2()[POOLS])
     pools[0]["market"] = "spot"
     pools[1]["market"] = "on-demand"
     env = run({**ec2(), POOLS: pools}).outputs["env"]
-    assert env["ORCA_POOL_MARKET"] == "arm=spot"
-    assert "ORCA_POOL_MARKET" not in run(ec2()).outputs["env"]
+    markets = {n: p.market.value for n, p in pools_of(env).items()}
+    assert markets == {"arm": "spot", "x86": "on-demand"}
+    assert "ORCA_POOL_MARKET" not in env
+
+
+def cloud_settings(env: dict[str, str]) -> dict[str, str]:
+    """A stack's ``env`` output without its pools (``ORCA_POOLS``): the cloud's settings."""
+    return {k: v for k, v in env.items() if k != "ORCA_POOLS"}
 
 
 def test_a_spot_pools_kept_instances_are_one_time_spot_instances_ending_on_interruption() -> None:

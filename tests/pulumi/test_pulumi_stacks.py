@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from machines.arch import docker_arch, ubuntu_ami_name
+from machines.arch import docker_arch, hetzner_arch, ubuntu_ami_name
 from machines.clouds.ec2.settings import Ec2Settings
 from machines.clouds.hetzner.settings import HetznerSettings
+from machines.pool import pools_of
 from machines.program.components import POOL_TYPE
 from machines.program.ec2.components import EC2_SHARED_TYPE
 from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.program.reaper import REAPER_TYPE, reaper_name
-from machines.settings import HCLOUD_TOKEN, ORCA_POOL_MAX, pool_max
+from machines.settings import HCLOUD_TOKEN, ORCA_POOLS
 from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,
     SERVER_TYPES,
+    SNAPSHOTS,
     Registered,
     StackRun,
     is_secret,
@@ -69,16 +71,17 @@ def test_machines_carry_the_runtime_labels_and_cloud_names(stack: StackRun) -> N
             "orca-owner": stack.owner,
             "orca-managed-by": "pulumi",
         }
+        extra = pool.get(provider, {}).get("labels" if provider == "hetzner" else "tags", {})
         for machine in machines_of(stack, pool):
             inputs = machine.inputs
             cloud_name = f"{machine.name}.stack"
             if provider == "hetzner":
                 assert inputs["name"] == cloud_name
-                assert inputs["labels"] == labels
+                assert inputs["labels"] == {**extra, **labels}
                 assert inputs["serverType"] == pool["machineType"]
                 assert inputs["location"] == pool["location"]
             else:
-                tags = {"Name": cloud_name, **labels}
+                tags = {**extra, "Name": cloud_name, **labels}
                 assert inputs["tags"] == tags
                 assert inputs["volumeTags"] == tags
                 assert inputs["instanceType"] == pool["machineType"]
@@ -91,7 +94,9 @@ def test_machines_boot_the_runtime_image(stack: StackRun) -> None:
     for pool in stack.pools:
         arch = arch_of(provider, pool["machineType"])
         for machine in machines_of(stack, pool):
-            if provider == "hetzner":
+            if provider == "hetzner" and pool.get("hetzner", {}).get("imageSelector"):
+                assert machine.inputs["image"] == str(SNAPSHOTS[hetzner_arch(arch)])
+            elif provider == "hetzner":
                 assert machine.inputs["image"] == stack.get("image", "ubuntu-24.04")
             else:
                 expected = stack.get("image") or AMIS[ubuntu_ami_name(arch)]
@@ -126,7 +131,9 @@ def test_shared_infrastructure_is_owner_prefixed_and_labelled(stack: StackRun) -
     assert children
     for child in children:
         assert child.name.startswith(f"{stack.owner}-")
-        if "labels" in child.inputs or child.type.startswith("hcloud:"):
+        if child.type == "hcloud:index/networkSubnet:NetworkSubnet":
+            assert "labels" not in child.inputs  # a subnet has none: its network has them
+        elif "labels" in child.inputs or child.type.startswith("hcloud:"):
             assert child.inputs["labels"] == {"orca-owner": stack.owner}
         elif "tags" in child.inputs:
             assert child.inputs["tags"] == {"Name": child.name, "orca-owner": stack.owner}
@@ -175,8 +182,12 @@ def test_env_output_is_exactly_the_runtime_settings(stack: StackRun) -> None:
         assert settings.region == stack.raw["aws:region"]
         assert settings.subnets == stack.get("subnets")
     limits = {p["name"]: p["max"] for p in stack.pools if "max" in p}
-    assert pool_max(env) == limits
-    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOL_MAX}
+    pools = pools_of(env)
+    assert {name: p.max for name, p in pools.items() if p.max is not None} == limits
+    assert [(p.name, p.machine_type, p.location) for p in pools.values()] == [
+        (p["name"], p["machineType"], p["location"]) for p in stack.pools
+    ]
+    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOLS}
 
 
 def test_owner_provider_and_pools_outputs(stack: StackRun) -> None:
@@ -231,5 +242,5 @@ def test_each_pool_has_a_reaper_of_its_owner_and_pool(stack: StackRun) -> None:
             pool["name"],
         )
         assert is_secret(inputs["credentials"])
-        env = {k: v for k, v in stack.run.outputs["env"].items() if k != "ORCA_POOL_MAX"}
+        env = {k: v for k, v in stack.run.outputs["env"].items() if k != ORCA_POOLS}
         assert inputs["env"] == env

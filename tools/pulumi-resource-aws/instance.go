@@ -17,7 +17,9 @@ package main
 //   - delete turns API termination protection off, terminates and waits for "terminated";
 //   - instanceMarketOptions (spot capacity) goes into RunInstances; a change replaces the
 //     instance; a spot instance's options are read back from its spot request; an instance
-//     EC2 terminated (an interruption among others) reads as gone, and the engine hears why.
+//     EC2 terminated (an interruption among others) reads as gone, and the engine hears why;
+//   - rootBlockDevice, metadataOptions and instanceInitiatedShutdownBehavior (instanceopts.go):
+//     into RunInstances; in place, except a root volume's encryption, which replaces.
 
 import (
 	"context"
@@ -71,6 +73,15 @@ var instanceSpec = &resourceSpec{
 		{name: "instanceMarketOptions", kind: kObject, input: true, output: true, computed: true, replace: true,
 			equal: givenEqual, fields: marketOptionsFields, ref: marketOptionsType,
 			desc: "Market of the instance: spot capacity with its options. A change replaces the instance."},
+		{name: "rootBlockDevice", kind: kObject, input: true, output: true, computed: true,
+			equal: blockEqual(rootBlockDeviceFields), fields: rootBlockDeviceFields, ref: rootBlockDeviceType,
+			desc: "The root volume, on the AMI's root device. Size, type, IOPS, throughput, deleteOnTermination " +
+				"and tags change in place; encrypted and kmsKeyId replace the instance."},
+		{name: "metadataOptions", kind: kObject, input: true, output: true, computed: true,
+			equal: blockEqual(metadataOptionsFields), fields: metadataOptionsFields, ref: metadataOptionsType,
+			desc: "The instance metadata service's options (IMDSv2, hop limit...). In place."},
+		{name: "instanceInitiatedShutdownBehavior", kind: kString, input: true, output: true, computed: true,
+			desc: "stop (EC2's default) or terminate: what a shutdown from inside the instance does. In place."},
 		{name: "tags", kind: kStringMap, input: true, output: true, desc: "Tags of the instance."},
 		{name: "volumeTags", kind: kStringMap, input: true, output: true,
 			desc: "Tags of the instance's volumes, set at launch."},
@@ -104,11 +115,11 @@ var instanceSpec = &resourceSpec{
 		"associatePublicIpAddress", "availabilityZone", "capacityReservationSpecification", "cpuOptions",
 		"creditSpecification", "disableApiStop", "disableApiTermination", "ebsBlockDevices", "ebsOptimized",
 		"enablePrimaryIpv6", "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId",
-		"hostResourceGroupArn", "instanceInitiatedShutdownBehavior",
+		"hostResourceGroupArn",
 		"ipv6AddressCount", "ipv6Addresses", "keyName", "launchTemplate", "maintenanceOptions",
-		"metadataOptions", "monitoring", "networkInterfaces", "placementGroup", "placementGroupId",
+		"monitoring", "networkInterfaces", "placementGroup", "placementGroupId",
 		"placementPartitionNumber", "primaryNetworkInterface", "privateDnsNameOptions", "privateIp",
-		"rootBlockDevice", "secondaryNetworkInterfaces", "secondaryPrivateIps", "securityGroups",
+		"secondaryNetworkInterfaces", "secondaryPrivateIps", "securityGroups",
 		"sourceDestCheck", "tenancy", "userDataBase64",
 	},
 	keepInputs: []string{"userData"},
@@ -319,6 +330,7 @@ func (instanceResource) check(_ *pulumirpc.CheckRequest, _, news resource.Proper
 ) (resource.PropertyMap, []*pulumirpc.CheckFailure) {
 	checked := copyMap(news)
 	instanceSpec.applyDefaults(checked)
+	withBlockDefaults(checked)
 	n := view(revealMap(checked))
 	var failures []*pulumirpc.CheckFailure
 	if !n.has("ami") {
@@ -340,6 +352,7 @@ func (instanceResource) check(_ *pulumirpc.CheckRequest, _, news resource.Proper
 		}
 	}
 	failures = append(failures, checkMarketOptions(n)...)
+	failures = append(failures, checkInstanceOptions(n)...)
 	if n.known("tags") {
 		failures = append(failures, checkTags("tags", n.strMap("tags"))...)
 	}
@@ -351,6 +364,8 @@ func (instanceResource) check(_ *pulumirpc.CheckRequest, _, news resource.Proper
 
 func (instanceResource) diff(ctx context.Context, c *clients, olds, news view, ignore []string) *pulumirpc.DiffResponse {
 	resp := instanceSpec.diff(olds, news, ignore)
+	blockDiff(resp, "rootBlockDevice", rootBlockDeviceFields, olds, news)
+	blockDiff(resp, "metadataOptions", metadataOptionsFields, olds, news)
 	// An instance type of another architecture can't boot the instance's image: replace
 	// (the terraform provider's CustomizeDiff ForceNewIf on instance_type).
 	if _, changed := resp.DetailedDiff["instanceType"]; changed && c != nil && news.known("instanceType") {
@@ -410,6 +425,19 @@ func (instanceResource) create(ctx context.Context, c *clients, news resource.Pr
 	if mo, ok := n.get("instanceMarketOptions"); ok && mo.IsObject() {
 		in.InstanceMarketOptions = marketOptionsRequest(view(mo.ObjectValue()))
 	}
+	if rbd, ok := n.get("rootBlockDevice"); ok && rbd.IsObject() {
+		mapping, err := rootBlockDeviceMapping(ctx, c, n.str("ami"), view(rbd.ObjectValue()))
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", what, err)
+		}
+		in.BlockDeviceMappings = []ec2types.BlockDeviceMapping{mapping}
+	}
+	if mo, ok := n.get("metadataOptions"); ok && mo.IsObject() {
+		in.MetadataOptions = metadataOptionsRequest(view(mo.ObjectValue()))
+	}
+	if b := n.str("instanceInitiatedShutdownBehavior"); b != "" {
+		in.InstanceInitiatedShutdownBehavior = ec2types.ShutdownBehavior(b)
+	}
 	in.TagSpecifications = append(tagSpec(ec2types.ResourceTypeInstance, n.strMap("tags")),
 		tagSpec(ec2types.ResourceTypeVolume, n.strMap("volumeTags"))...)
 
@@ -431,6 +459,14 @@ func (instanceResource) create(ctx context.Context, c *clients, news resource.Pr
 	if err != nil {
 		partial, _ := instanceRead(ctx, c, id, n, news)
 		return id, partial, fmt.Errorf("waiting for EC2 Instance (%s) create: %w", id, err)
+	}
+	// As the provider: the root volume's own tags are set after the launch, a failure only logged.
+	if tags := objectOf(n, "rootBlockDevice").strMap("tags"); len(tags) > 0 {
+		for _, m := range inst.BlockDeviceMappings {
+			if m.Ebs != nil && aws.ToString(m.DeviceName) == aws.ToString(inst.RootDeviceName) {
+				_ = updateEC2Tags(ctx, c, []string{aws.ToString(m.Ebs.VolumeId)}, nil, tags)
+			}
+		}
 	}
 	state, err := instanceStateOf(ctx, c, inst, n, news)
 	if err != nil {
@@ -566,6 +602,19 @@ func instanceStateOf(ctx context.Context, c *clients, inst *ec2types.Instance, a
 	if inst.State != nil {
 		m["instanceState"] = strProp(string(inst.State.Name))
 	}
+	if mo, ok := readMetadataOptions(inst); ok {
+		m["metadataOptions"] = mo
+	}
+	if rbd, ok, err := readRootBlockDevice(ctx, c, inst, args); err != nil {
+		return nil, err
+	} else if ok {
+		m["rootBlockDevice"] = rbd
+	}
+	behavior, err := readShutdownBehavior(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	m["instanceInitiatedShutdownBehavior"] = optStr(behavior)
 	if inst.Placement != nil {
 		m["availabilityZone"] = strProp(aws.ToString(inst.Placement.AvailabilityZone))
 		m["tenancy"] = strProp(string(inst.Placement.Tenancy))
@@ -644,6 +693,14 @@ func (instanceResource) preview(region string, news resource.PropertyMap) resour
 	if v, ok := out["tags"]; ok {
 		out["tagsAll"] = v
 	}
+	if v, ok := out["rootBlockDevice"]; ok && v.IsObject() {
+		rbd := copyMap(v.ObjectValue())
+		rbd["volumeId"], rbd["deviceName"] = unknown(), unknown()
+		if t, ok := rbd["tags"]; ok {
+			rbd["tagsAll"] = t
+		}
+		out["rootBlockDevice"] = resource.NewObjectProperty(rbd)
+	}
 	for _, k := range []resource.PropertyKey{"arn", "instanceState", "availabilityZone", "privateIp", "privateDns",
 		"publicIp", "publicDns", "primaryNetworkInterfaceId", "securityGroups", "keyName",
 		"associatePublicIpAddress", "sourceDestCheck", "ebsOptimized", "monitoring", "tenancy",
@@ -651,13 +708,16 @@ func (instanceResource) preview(region string, news resource.PropertyMap) resour
 		out[k] = unknown()
 	}
 	return withDefaults(out, resource.PropertyMap{
-		"region":                strProp(region),
-		"subnetId":              unknown(),
-		"vpcSecurityGroupIds":   unknown(),
-		"iamInstanceProfile":    unknown(),
-		"tags":                  strMapProp(nil),
-		"tagsAll":               strMapProp(nil),
-		"disableApiTermination": boolProp(false),
+		"region":                            strProp(region),
+		"subnetId":                          unknown(),
+		"vpcSecurityGroupIds":               unknown(),
+		"iamInstanceProfile":                unknown(),
+		"tags":                              strMapProp(nil),
+		"tagsAll":                           strMapProp(nil),
+		"disableApiTermination":             boolProp(false),
+		"rootBlockDevice":                   unknown(),
+		"metadataOptions":                   unknown(),
+		"instanceInitiatedShutdownBehavior": unknown(),
 	})
 }
 
@@ -716,6 +776,9 @@ func (instanceResource) update(ctx context.Context, c *clients, id string, olds,
 		if err := modifyWithStopStart(ctx, c, in, "UserData"); err != nil {
 			return fail(fmt.Errorf("user data: %w", err))
 		}
+	}
+	if err := updateInstanceOptions(ctx, c, id, o, n); err != nil {
+		return fail(err)
 	}
 	if newTags := n.strMap("tags"); !equalValues(strMapProp(o.strMap("tags")), strMapProp(newTags)) {
 		if err := updateEC2Tags(ctx, c, []string{id}, o.strMap("tags"), newTags); err != nil {
@@ -877,7 +940,12 @@ func modifyWithStopStart(ctx context.Context, c *clients, in *ec2.ModifyInstance
 
 func (instanceResource) previewUpdate(olds, news resource.PropertyMap) resource.PropertyMap {
 	out := updatePreview(olds, news, "instanceType", "vpcSecurityGroupIds", "iamInstanceProfile", "tags",
-		"volumeTags", "userDataReplaceOnChange")
+		"volumeTags", "userDataReplaceOnChange", "instanceInitiatedShutdownBehavior")
+	for _, k := range []resource.PropertyKey{"rootBlockDevice", "metadataOptions"} {
+		if v, ok := news[k]; ok {
+			out[k] = mergeBlock(olds[k], v)
+		}
+	}
 	if v, ok := news["userData"]; ok {
 		out["userData"] = hashedUserData(v)
 	}

@@ -124,11 +124,13 @@ func schemaJSON() (string, error) {
 			getInstanceTypeToken: functionSchema(invokes[getInstanceTypeToken], "Details of one EC2 instance type."),
 		},
 		"types": obj{
-			ingressType:       objectType(ruleFields),
-			egressType:        objectType(ruleFields),
-			filterType:        objectType(filterFields),
-			marketOptionsType: objectType(marketOptionsFields),
-			spotOptionsType:   objectType(spotOptionsFields),
+			ingressType:         objectType(ruleFields),
+			egressType:          objectType(ruleFields),
+			filterType:          objectType(filterFields),
+			marketOptionsType:   objectType(marketOptionsFields),
+			spotOptionsType:     objectType(spotOptionsFields),
+			rootBlockDeviceType: objectType(rootBlockDeviceFields),
+			metadataOptionsType: objectType(metadataOptionsFields),
 		},
 	}
 	b, err := json.Marshal(pkg)

@@ -324,7 +324,7 @@ def image(ref: int | str) -> Image | None:
 def _money(value: Decimal, places: str = "0.0000000000") -> dict[str, str]:
     net = value.quantize(Decimal(places), ROUND_HALF_UP)
     gross = (value * (1 + VAT)).quantize(Decimal(places), ROUND_HALF_UP)
-    return {"net": str(net), "gross": str(gross)}
+    return {"net": format(net, "f"), "gross": format(gross, "f")}  # never "0E-10"
 
 
 def _prices(st: ServerType) -> list[dict[str, Any]]:

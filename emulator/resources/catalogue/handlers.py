@@ -1,4 +1,6 @@
-"""Read-only catalogue endpoints: server types, locations, images, ISOs, pricing.
+"""Read-only catalogue endpoints: server types, locations, ISOs, pricing.
+
+Images (the catalogue's system images with the project's snapshots) are `images/handlers.py`.
 
 The catalogue itself (and its JSON shapes) is `data.py`; availability reflects the stock and
 the per-location deprecations. `/datacenters` answers 410 Gone, as the real API does since
@@ -10,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from emulator.errors import ApiError, invalid_field, not_found
-from emulator.listing import page_response, selector_from, sort_items
+from emulator.errors import ApiError, not_found
+from emulator.listing import page_response, sort_items
 from emulator.project import State
 from emulator.resources.catalogue import data
 from emulator.routing import Endpoint, Request, Response
@@ -23,13 +25,6 @@ LOCATION_SORT_KEYS: dict[str, Callable[[data.Location], Any]] = {
     "id": lambda loc: loc.id,
     "name": lambda loc: loc.name,
 }
-IMAGE_SORT_KEYS: dict[str, Callable[[data.Image], Any]] = {
-    "id": lambda i: i.id,
-    "name": lambda i: i.name,
-    "created": lambda i: i.id,
-}
-IMAGE_TYPES = ("system", "snapshot", "backup", "app")
-ARCHITECTURES = ("x86", "arm")
 
 
 def _named(items: Sequence[T], request: Request) -> list[T]:
@@ -43,31 +38,6 @@ def _by_id(items: Sequence[T], request: Request, resource: str) -> T:
     if found is None:
         raise not_found(resource, item_id)
     return found
-
-
-def _images(request: Request) -> list[data.Image]:
-    architectures = request.every("architecture")
-    types = request.every("type")
-    for arch in architectures:
-        if arch not in ARCHITECTURES:
-            raise invalid_field("architecture", f"invalid architecture '{arch}'")
-    for kind in types:
-        if kind not in IMAGE_TYPES:
-            raise invalid_field("type", f"invalid type '{kind}'")
-    selector = selector_from(request)
-    statuses = request.every("status")
-    include_deprecated = (request.first("include_deprecated") or "").lower() == "true"
-    images = [
-        image
-        for image in _named(data.IMAGES, request)
-        if (include_deprecated or image.deprecation is None)
-        and (not architectures or image.architecture in architectures)
-        and (not types or "system" in types)
-        and (not statuses or "available" in statuses)
-        and request.first("bound_to") is None
-        and selector.matches({})
-    ]
-    return sort_items(images, request.every("sort") or ["id"], IMAGE_SORT_KEYS)
 
 
 def list_server_types(state: State, request: Request) -> Response:
@@ -114,18 +84,6 @@ def datacenters_gone(state: State, request: Request) -> Response:
     )
 
 
-def list_images(state: State, request: Request) -> Response:
-    """GET /images with its filters (deprecated ones only with include_deprecated=true)."""
-    epoch = state.project.epoch
-    return page_response("images", _images(request), request, lambda i: data.image_json(i, epoch))
-
-
-def get_image(state: State, request: Request) -> Response:
-    """GET /images/{id}."""
-    found = _by_id(data.IMAGES, request, "image")
-    return Response(200, {"image": data.image_json(found, state.project.epoch)})
-
-
 def list_isos(state: State, request: Request) -> Response:
     """GET /isos: always empty."""
     return page_response("isos", [], request, lambda item: item)
@@ -143,8 +101,6 @@ ROUTES: list[Endpoint[State]] = [
     Endpoint("GET", "/locations/{id}", get_location),
     Endpoint("GET", "/datacenters", datacenters_gone),
     Endpoint("GET", "/datacenters/{id}", datacenters_gone),
-    Endpoint("GET", "/images", list_images),
-    Endpoint("GET", "/images/{id}", get_image),
     Endpoint("GET", "/isos", list_isos),
     Endpoint("GET", "/pricing", pricing),
 ]

@@ -27,6 +27,8 @@ from emulator.resources.actions.handlers import (
     resource_action,
 )
 from emulator.resources.catalogue import data as catalogue
+from emulator.resources.images.handlers import image_json
+from emulator.resources.placement_groups.handlers import placement_group_json
 from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
 from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import (
@@ -72,17 +74,23 @@ def _location(body: Body) -> catalogue.Location | None:
 
 
 def _unsupported_references(body: Body) -> None:
-    """The emulator has no networks, volumes, placement groups or spare primary IPs."""
-    for key in ("networks", "volumes"):
-        ids = id_list(body, key)
-        if ids:
-            raise invalid_input(f"{key[:-1]} {ids[0]} not found")
-    if body.get("placement_group") is not None:
-        raise invalid_input(f"placement group {body['placement_group']} not found")
+    """The emulator has no volumes or spare primary IPs."""
+    ids = id_list(body, "volumes")
+    if ids:
+        raise invalid_input(f"volume {ids[0]} not found")
     public_net = optional_object(body, "public_net")
     for key in ("ipv4", "ipv6"):
         if public_net.get(key) is not None:
             raise invalid_input(f"primary ip {public_net[key]} not found")
+
+
+def _placement_group(body: Body) -> int | None:
+    value = body.get("placement_group")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_field("placement_group", "must be an ID")
+    return value
 
 
 def server_spec(body: Body) -> ServerSpec:
@@ -101,19 +109,16 @@ def server_spec(body: Body) -> ServerSpec:
     optional_bool(body, "automount", False)
     public_net = optional_object(body, "public_net")
     _unsupported_references(body)
+    network_ids = id_list(body, "networks")
+    placement_group = _placement_group(body)
     server_type = catalogue.server_type(server_type_ref)
     if server_type is None:
         raise invalid_input(f"server type '{server_type_ref}' not found")
-    image = catalogue.image(image_ref)
-    if image is None:
-        raise invalid_input(f"image '{image_ref}' not found")
-    if image.architecture != server_type.architecture:
-        raise invalid_input("image has incompatible architecture")
     return ServerSpec(
         name=name,
         server_type=server_type,
         location=_location(body),
-        image=image,
+        image=image_ref,
         labels=labels,
         ssh_keys=ssh_keys,
         firewall_ids=[fid for fid in firewalls if isinstance(fid, int)],
@@ -121,6 +126,8 @@ def server_spec(body: Body) -> ServerSpec:
         enable_ipv4=optional_bool(public_net, "enable_ipv4", True),
         enable_ipv6=optional_bool(public_net, "enable_ipv6", True),
         user_data=user_data or "",
+        network_ids=tuple(dict.fromkeys(network_ids)),
+        placement_group_id=placement_group,
     )
 
 
@@ -139,6 +146,7 @@ def server_json(project: Project, server: Server) -> Json:
     ipv4 = server.ipv4
     ipv6 = server.ipv6
     traffic = server.location.included_traffic
+    group = project.placement_groups.of_server(server.id)
     return {
         "id": server.id,
         "name": server.name,
@@ -167,12 +175,20 @@ def server_json(project: Project, server: Server) -> Json:
                 for fw in project.firewalls.of_server(server)
             ],
         },
-        "private_net": [],
+        "private_net": [
+            {
+                "network": network.id,
+                "ip": attachment.ip,
+                "alias_ips": list(attachment.alias_ips),
+                "mac_address": attachment.mac_address,
+            }
+            for network, attachment in project.networks.of_server(server.id)
+        ],
         "server_type": catalogue.server_type_json(
             server.server_type, unavailable, project.epoch, project.now
         ),
         "location": catalogue.location_json(server.location),
-        "image": catalogue.image_json(server.image, project.epoch),
+        "image": image_json(project, server.image),
         "iso": None,
         "rescue_enabled": False,
         "locked": False,
@@ -185,7 +201,7 @@ def server_json(project: Project, server: Server) -> Json:
         "volumes": [],
         "load_balancers": [],
         "primary_disk_size": server.disk,
-        "placement_group": None,
+        "placement_group": None if group is None else placement_group_json(group),
     }
 
 
@@ -321,6 +337,25 @@ def backup(*, enabled: bool) -> Callable[[State, Request], Response]:
     return handler
 
 
+def add_to_placement_group(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/add_to_placement_group: {placement_group} (server off)."""
+    server_id = request.path_id(resource="server")
+    group_id = _placement_group(request.body)
+    if group_id is None:
+        raise invalid_field("placement_group", "is required")
+    with state.transaction() as project:
+        action = project.servers.move_placement_group(server_id, group_id)
+        return Response(201, {"action": action_json(action, project.now)})
+
+
+def remove_from_placement_group(state: State, request: Request) -> Response:
+    """POST /servers/{id}/actions/remove_from_placement_group."""
+    server_id = request.path_id(resource="server")
+    with state.transaction() as project:
+        action = project.servers.move_placement_group(server_id, None)
+        return Response(201, {"action": action_json(action, project.now)})
+
+
 def _optional_flag(body: Json, key: str) -> bool | None:
     return None if body.get(key) is None else optional_bool(body, key, False)
 
@@ -339,5 +374,9 @@ ROUTES: list[Endpoint[State]] = [
     Endpoint("POST", "/servers/{id}/actions/change_type", change_type),
     Endpoint("POST", "/servers/{id}/actions/enable_backup", backup(enabled=True)),
     Endpoint("POST", "/servers/{id}/actions/disable_backup", backup(enabled=False)),
+    Endpoint("POST", "/servers/{id}/actions/add_to_placement_group", add_to_placement_group),
+    Endpoint(
+        "POST", "/servers/{id}/actions/remove_from_placement_group", remove_from_placement_group
+    ),
     Endpoint("GET", "/servers/{id}/actions/{action_id}", get_action),
 ]

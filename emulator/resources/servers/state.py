@@ -22,6 +22,7 @@ from emulator.errors import ApiError, invalid_input, not_found, uniqueness
 from emulator.render import timestamp
 from emulator.resources.actions.state import Action
 from emulator.resources.catalogue import data as catalogue
+from emulator.resources.images.state import AnyImage
 from emulator.resources.primary_ips.state import PrimaryIP
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class Server:
     created: float
     server_type: catalogue.ServerType
     location: catalogue.Location
-    image: catalogue.Image
+    image: AnyImage
     labels: dict[str, str]
     ipv4: PrimaryIP | None
     ipv6: PrimaryIP | None
@@ -80,7 +81,7 @@ class ServerSpec:
     name: str
     server_type: catalogue.ServerType
     location: catalogue.Location | None
-    image: catalogue.Image
+    image: int | str  # an id (a system image or a snapshot) or a system image's name
     labels: dict[str, str]
     ssh_keys: list[int | str]
     firewall_ids: list[int]
@@ -88,6 +89,8 @@ class ServerSpec:
     enable_ipv4: bool
     enable_ipv6: bool
     user_data: str = field(default="", repr=False)
+    network_ids: tuple[int, ...] = ()
+    placement_group_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,12 +128,24 @@ class Servers:
         for firewall_id in spec.firewall_ids:
             if firewall_id not in project.firewalls.by_id:
                 raise invalid_input(f"firewall {firewall_id} not found")
+        image = project.images.for_create(spec.image, spec.server_type.architecture)
+        if not (spec.enable_ipv4 or spec.enable_ipv6 or spec.network_ids) and (
+            spec.start_after_create
+        ):
+            raise invalid_input(
+                "a server without public IPv4 and IPv6 needs a network "
+                "(or start_after_create=false)"
+            )
+        if spec.placement_group_id is not None:
+            project.placement_groups.check_joinable(spec.placement_group_id)
         location = self._place(spec.server_type, spec.location)
+        for network_id in spec.network_ids:
+            project.networks.check_attachable(network_id, location.network_zone)
         server = self._add(
             name=spec.name,
             server_type=spec.server_type,
             location=location,
-            image=spec.image,
+            image=image,
             labels=spec.labels,
             status="initializing",
             enable_ipv4=spec.enable_ipv4,
@@ -138,6 +153,10 @@ class Servers:
         )
         server.ssh_key_ids = ssh_key_ids
         server.user_data = spec.user_data
+        for network_id in spec.network_ids:
+            project.networks.attach(network_id, server.id, location.network_zone)
+        if spec.placement_group_id is not None:
+            project.placement_groups.join(spec.placement_group_id, server.id)
         for firewall_id in spec.firewall_ids:
             project.firewalls.attach(firewall_id, server.id)
         ref = [(server.id, "server")]
@@ -184,7 +203,7 @@ class Servers:
         name_prefix: str,
         server_type: catalogue.ServerType,
         location: catalogue.Location,
-        image: catalogue.Image,
+        image: AnyImage,
         labels: dict[str, str],
     ) -> list[Server]:
         """Insert `count` running servers at once, without actions (for large benchmarks)."""
@@ -215,7 +234,7 @@ class Servers:
         name: str,
         server_type: catalogue.ServerType,
         location: catalogue.Location,
-        image: catalogue.Image,
+        image: AnyImage,
         labels: dict[str, str],
         status: ServerStatus,
         enable_ipv4: bool,
@@ -340,6 +359,9 @@ class Servers:
             return
         del self._names[server.name]
         self.project.firewalls.detach(server.id)
+        self.project.networks.detach(server.id)
+        self.project.placement_groups.leave(server.id)
+        self.project.images.server_gone(server.id)
         for ip in (server.ipv4, server.ipv6):
             if ip is not None:
                 self.project.primary_ips.delete(ip.id)
@@ -430,6 +452,32 @@ class Servers:
         server = self.get(server_id)
         server.backup_window = BACKUP_WINDOW if enabled else None
         command = "enable_backup" if enabled else "disable_backup"
+        return self.project.actions.start(command, [(server.id, "server")], 0)
+
+    def move_placement_group(self, server_id: int, group_id: int | None) -> Action:
+        """Put a stopped server in a placement group (None: take it out), as the
+        add_to_placement_group and remove_from_placement_group actions do."""
+        server = self.get(server_id)
+        groups = self.project.placement_groups
+        current = groups.of_server(server.id)
+        if group_id is None:
+            if current is None:
+                raise ApiError(
+                    "server_not_in_placement_group", "server is not in a placement group"
+                )
+            command = "remove_from_placement_group"
+        else:
+            if current is not None:
+                raise ApiError(
+                    "server_already_in_placement_group", "server is already in a placement group"
+                )
+            if server.status != "off":
+                raise ApiError("server_not_stopped", "server must be stopped")
+            groups.check_joinable(group_id)
+            command = "add_to_placement_group"
+        groups.leave(server.id)
+        if group_id is not None:
+            groups.join(group_id, server.id)
         return self.project.actions.start(command, [(server.id, "server")], 0)
 
     def reset(self) -> None:

@@ -24,6 +24,7 @@ from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from machines.clouds.ec2.settings import (
+    NAME_TAG,
     NO_STOCK_CODES,
     SPOT_INSTANCE_TYPE,
     SPOT_INTERRUPTION_BEHAVIOR,
@@ -60,8 +61,6 @@ from machines.settings import (
 )
 from machines.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
 from machines.telemetry import NOT_THE_API as NOT_API
-
-NAME_TAG = "Name"
 
 STATUSES: Mapping[str, Status] = {
     "pending": Status.STARTING,
@@ -260,10 +259,28 @@ class Offerings(_Answer):
     offerings: list[Offering] = Field(alias="InstanceTypeOfferings")
 
 
+class ImageEbs(_Answer):
+    size: int | None = Field(default=None, alias="VolumeSize")
+
+
+class ImageDevice(_Answer):
+    device: str = Field(alias="DeviceName")
+    ebs: ImageEbs | None = Field(default=None, alias="Ebs")
+
+
 class Image(_Answer):
     id: str = Field(alias="ImageId")
     name: str = Field(default="", alias="Name")
     created: datetime = Field(alias="CreationDate")
+    architecture: str = Field(default="", alias="Architecture")
+    root_device: str = Field(default="/dev/sda1", alias="RootDeviceName")
+    devices: list[ImageDevice] = Field(default_factory=list, alias="BlockDeviceMappings")
+
+    @property
+    def root_size(self) -> int | None:
+        """The GiB of the image's root snapshot, the least a root volume of it may have."""
+        root = [d for d in self.devices if d.device == self.root_device and d.ebs is not None]
+        return root[0].ebs.size if root and root[0].ebs is not None else None
 
 
 class Images(_Answer):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from machines.clouds.ec2.answers import SpotPrices
 from machines.errors import MachinesError
 from machines.models import Market
+from machines.pool import Pool
 from machines.prices import HOURS_PER_MONTH, PriceList, brief
 
 T = TypeVar("T")
@@ -68,10 +69,14 @@ class Product(_Answer):
 
     def hourly_usd(self) -> Decimal | None:
         """The on-demand price per hour in USD, if the product states one."""
+        return self.usd_per("Hrs")
+
+    def usd_per(self, unit: str) -> Decimal | None:
+        """The on-demand price in USD per ``unit`` (``Hrs``, ``GB-Mo``), if stated."""
         for term in self.terms.on_demand.values():
             for dimension in term.dimensions.values():
                 usd = dimension.per_unit.get("USD")
-                if usd is not None and dimension.unit == "Hrs":
+                if usd is not None and dimension.unit == unit:
                     return usd
         return None
 
@@ -130,6 +135,8 @@ class Ec2Prices(PriceList):
         self._spot: dict[tuple[str, str], Decimal | None] = {}
         self._why = ""
         self._spot_why: list[str] = []
+        self._volumes: dict[tuple[str, str], Decimal | None] = {}
+        self._volume_why: list[str] = []
 
     def monthly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
@@ -144,9 +151,53 @@ class Ec2Prices(PriceList):
             self._prices[key] = self._ask(*key)
         return self._prices[key]
 
+    def options(self, pool: Pool, location: str) -> Decimal | None:
+        """The root volume: its size at its type's price per GB-month in the region (one
+        ``GetProducts`` per type and region, asked once). Provisioned IOPS and throughput
+        above gp3's included 3000 and 125 MiB/s are not counted."""
+        volume = pool.ec2_options().root_volume
+        key = (volume.type, region_of(location))
+        if key not in self._volumes:
+            self._volumes[key] = self._ask_volume(*key)
+        per_gb = self._volumes[key]
+        return None if per_gb is None else per_gb * volume.size
+
+    def _ask_volume(self, volume_type: str, region: str) -> Decimal | None:
+        if self._why:
+            return None
+        filters = {"volumeApiName": volume_type, "regionCode": region, "productFamily": "Storage"}
+        try:
+            answer = self._call(
+                "GetProducts",
+                lambda: Products.model_validate(
+                    self._pricing().get_products(
+                        ServiceCode="AmazonEC2",
+                        Filters=[
+                            {"Type": "TERM_MATCH", "Field": k, "Value": v}
+                            for k, v in filters.items()
+                        ],
+                        MaxResults=10,
+                    )
+                ),
+                where=f"AWS Price List GetProducts at {self._pricing_at}",
+                deadline=self._pricing_deadline,
+            )
+        except MachinesError as error:
+            self._why = f"AWS's price list could not be reached: {brief(error)}"
+            return None
+        for product in answer.products:
+            monthly = product.usd_per("GB-Mo")
+            if monthly is not None:
+                return monthly
+        self._volume_why.append(
+            f"AWS's price list has no {volume_type} volume price in {region}: the root "
+            "volume's price unknown"
+        )
+        return None
+
     @property
     def unknown(self) -> str:
-        return "; ".join(why for why in (self._why, *self._spot_why) if why)
+        return "; ".join(why for why in (self._why, *self._spot_why, *self._volume_why) if why)
 
     def _ask_spot(self, machine_type: str, zone: str) -> Decimal | None:
         try:

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
@@ -34,16 +34,16 @@ from botocore.exceptions import (
 )
 
 from machines import retry, telemetry
-from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
+from machines.arch import UBUNTU_OWNER, docker_arch, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.billing import Billing
 from machines.clock import Clock
 from machines.clouds.ec2.answers import (
     BOTO_ERRORS,
     LISTED_STATES,
     LIVE_STATES,
-    NAME_TAG,
     SPOT_INTERRUPTION,
     SPOT_OPTIONS,
+    Image,
     Images,
     Instance,
     InstancesPage,
@@ -61,11 +61,13 @@ from machines.clouds.ec2.answers import (
 )
 from machines.clouds.ec2.billing import BILLING
 from machines.clouds.ec2.client import PRICING_REGION, client, pricing_client
+from machines.clouds.ec2.machine import Launch, launch, run_instances, too_small
 from machines.clouds.ec2.prices import Ec2Prices
-from machines.clouds.ec2.settings import CLOUD, MARKETS, Ec2Settings
+from machines.clouds.ec2.settings import CLOUD, MARKETS, NAME_TAG, Ec2Settings
 from machines.errors import (
     NOT_THE_API,
     CloudError,
+    MachinesError,
     UnknownMachineTypeError,
 )
 from machines.labels import (
@@ -79,6 +81,7 @@ from machines.labels import (
     whose,
 )
 from machines.models import Created, Machine, MachineSpec, Market, mismatch
+from machines.pool import Ec2Options, Pool
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_EC2_IMAGE, ORCA_EC2_SUBNETS
@@ -146,7 +149,7 @@ class Ec2Provider(Provider):
         self._arch_lock = threading.Lock()
         self._image_lock = threading.Lock()
         self._archs: dict[str, str] = {}
-        self._images: dict[str, str] = {}
+        self._images: dict[tuple[str, ...], Image] = {}
         self._offers_lock = threading.Lock()
         self._offers: dict[str, tuple[float, list[str]]] = {}
 
@@ -293,16 +296,22 @@ class Ec2Provider(Provider):
         remembered = self._remembered(spec)
         if remembered is not None:
             return Created.success(remembered)
-        image = self._image_for(spec.machine_type)
-        if not image:
-            return Created.failure(
-                f"no Ubuntu 24.04 image of Canonical ({UBUNTU_OWNER}) for "
-                f"{self.arch(spec.machine_type)} in {self.region}; set {ORCA_EC2_IMAGE}"
-            )
-        return self._launch_first(spec, subnet, image, tries)
+        options = self.pool(spec.pool).ec2_options()
+        image = self._image_for(spec.pool, spec.machine_type, options)
+        small = too_small(options.root_volume, image.id, image.root_size)
+        if small:
+            return Created.failure(f"pool {spec.pool}: ec2.{small}")
+        chosen = launch(
+            options,
+            spec.name,
+            pool_labels(spec.pool, self.owner),
+            image.root_device,
+            runtime=True,
+        )
+        return self._launch_first(spec, subnet, image.id, chosen, tries)
 
     def _launch_first(
-        self, spec: MachineSpec, subnet: str, image: str, tries: Sequence[Market]
+        self, spec: MachineSpec, subnet: str, image: str, chosen: Launch, tries: Sequence[Market]
     ) -> Created:
         """Launch in the first of ``tries`` with capacity; no stock when none has any.
 
@@ -314,7 +323,7 @@ class Ec2Provider(Provider):
             if reason:
                 log.warning("%s; launching %r %s instead", reason, spec.name, market)
             try:
-                launched = self._launch(spec, subnet, image, market)
+                launched = self._launch(spec, subnet, image, chosen, market)
             except CloudError as err:
                 if err.code not in no_stock_codes(market):
                     raise
@@ -326,7 +335,9 @@ class Ec2Provider(Provider):
             return Created.success(launched)
         return Created.out_of_stock(reason)
 
-    def _launch(self, spec: MachineSpec, subnet: str, image: str, market: Market) -> Machine:
+    def _launch(
+        self, spec: MachineSpec, subnet: str, image: str, chosen: Launch, market: Market
+    ) -> Machine:
         """RunInstances in ``market`` with one token for every try; after a lost answer,
         look first.
 
@@ -335,8 +346,7 @@ class Ec2Provider(Provider):
         only when it is not there. A spot machine is a one-time request that terminates on
         interruption; a fallback to on-demand is another launch with its own token.
         """
-        tags = {NAME_TAG: spec.name, **pool_labels(spec.pool, self.owner)}
-        tag_list = [{"Key": key, "Value": value} for key, value in tags.items()]
+        tags = chosen.tags
         params: dict[str, object] = {
             "ClientToken": str(uuid.uuid4()),
             "ImageId": image,
@@ -346,9 +356,7 @@ class Ec2Provider(Provider):
             "SubnetId": subnet,
             "SecurityGroupIds": [self.security_group],
             "IamInstanceProfile": _profile(self.instance_profile),
-            "TagSpecifications": [
-                {"ResourceType": kind, "Tags": tag_list} for kind in ("instance", "volume")
-            ],
+            **run_instances(chosen),
         }
         if market == Market.SPOT:
             params["InstanceMarketOptions"] = SPOT_OPTIONS
@@ -528,31 +536,89 @@ class Ec2Provider(Provider):
             )
         return arch
 
-    def _image_for(self, machine_type: str) -> str:
-        """``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04 for the type's
-        architecture (looked up once per architecture); empty when there is none."""
-        if self.image:
-            return self.image
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """The pool's AMI looked up as a create would (read only): one missing, of the other
+        architecture, or with a snapshot larger than the root volume, as (key, why)."""
+        options = pool.ec2_options()
+        key = "ec2.image" if options.image else "ec2.imageName" if options.image_name else "image"
+        try:
+            image = self._image_for(pool.name, pool.machine_type, options)
+        except MachinesError as error:
+            return [(key, str(error))]
+        small = too_small(options.root_volume, image.id, image.root_size)
+        return [("ec2.rootVolume.size", f"pool {pool.name}: ec2.{small}")] if small else []
+
+    def _image_for(self, pool: str, machine_type: str, options: Ec2Options) -> Image:
+        """The AMI of ``spec``'s pool for its type's architecture, each looked up once: the
+        pool's ``ec2.image`` (by id) or ``ec2.imageOwner`` + ``ec2.imageName`` (the newest
+        match), else ``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04. An AMI that
+        does not exist or runs another architecture raises ``MachinesError`` naming the
+        key, before anything is launched."""
         arch = self.arch(machine_type)
-        known = self._images.get(arch)
+        if options.image or (self.image and not options.image_name):
+            image_id = options.image or self.image
+            key = f"pool {pool}: ec2.image" if options.image else ORCA_EC2_IMAGE
+            image = self._cached(("id", image_id), lambda: self._image_by_id(image_id))
+            if image is None:
+                check = "the pool's ec2.image" if options.image else ORCA_EC2_IMAGE
+                raise MachinesError(
+                    f"{key} {image_id} is no AMI EC2 has in {self.region} "
+                    f"(InvalidAMIID.NotFound): name an AMI of this region; check {check}"
+                )
+            if image.architecture and docker_arch(image.architecture) != arch:
+                raise MachinesError(
+                    f"{key} {image_id} is a {docker_arch(image.architecture)} AMI, but "
+                    f"{machine_type} is {arch}: name an AMI of {arch} or another type"
+                )
+            return image
+        owner = options.image_owner or UBUNTU_OWNER
+        name = options.image_name or ubuntu_ami_name(arch)
+        found = self._cached(("filter", owner, name, arch), lambda: self._newest(owner, name, arch))
+        if found is None:
+            if options.image_name:
+                raise MachinesError(
+                    f"pool {pool}: ec2.imageOwner {owner} has no AMI named {name!r} for "
+                    f"{arch} in {self.region}: fix imageName or imageOwner"
+                )
+            raise MachinesError(
+                f"no Ubuntu 24.04 image of Canonical ({UBUNTU_OWNER}) for {arch} in "
+                f"{self.region}; set {ORCA_EC2_IMAGE} or the pool's ec2.image"
+            )
+        return found
+
+    def _cached(self, key: tuple[str, ...], find: Callable[[], Image | None]) -> Image | None:
+        """An AMI looked up once per key (a miss is asked again next time)."""
+        known = self._images.get(key)
         if known is not None:
             return known
         with self._image_lock:
-            known = self._images.get(arch)
+            known = self._images.get(key)
             if known is None:
-                known = self._newest_ubuntu(arch)
-                if known:
-                    self._images[arch] = known
+                known = find()
+                if known is not None:
+                    self._images[key] = known
         return known
 
-    def _newest_ubuntu(self, arch: str) -> str:
+    def _image_by_id(self, image_id: str) -> Image | None:
+        try:
+            answer = self._call(
+                "DescribeImages",
+                lambda: Images.model_validate(self._client.describe_images(ImageIds=[image_id])),
+            )
+        except CloudError as err:
+            if err.code in ("InvalidAMIID.NotFound", "InvalidAMIID.Malformed"):
+                return None
+            raise
+        return next((i for i in answer.images if i.id == image_id), None)
+
+    def _newest(self, owner: str, name: str, arch: str) -> Image | None:
         answer = self._call(
             "DescribeImages",
             lambda: Images.model_validate(
                 self._client.describe_images(
-                    Owners=[UBUNTU_OWNER],
+                    Owners=[owner],
                     Filters=[
-                        {"Name": "name", "Values": [ubuntu_ami_name(arch)]},
+                        {"Name": "name", "Values": [name]},
                         {"Name": "architecture", "Values": [ec2_arch(arch)]},
                         {"Name": "state", "Values": ["available"]},
                     ],
@@ -560,10 +626,10 @@ class Ec2Provider(Provider):
             ),
         )
         if not answer.images:
-            return ""
+            return None
         newest = max(answer.images, key=lambda image: (image.created, image.name))
         log.info("using image %s (%s) for %s", newest.id, newest.name, arch)
-        return newest.id
+        return newest
 
     def _call(
         self, operation: str, fn: Callable[[], T], *, where: str = "", deadline: float = 0.0

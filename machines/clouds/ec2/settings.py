@@ -37,6 +37,8 @@ NO_STOCK_CODES = frozenset(
 )
 """RunInstances errors that mean no capacity for the type in that zone now, not a mistake
 (here, beside the settings, so automation reads a failed engine run by them without boto3)."""
+NAME_TAG = "Name"
+"""EC2's name of an instance, a tag: the runtime's and the stack's machines carry it."""
 MARKETS = frozenset(Market)
 """EC2 sells on-demand and spot capacity: every market."""
 

@@ -185,10 +185,12 @@ def _seconds_until(reset: str | None) -> float:
 
 
 def _address(server: BoundServer) -> str:
+    """The public IPv4, else the public IPv6 network, else the first private network's
+    address (a server with neither public address is reached through its network)."""
     net = server.public_net
-    if net is None:
-        return ""
+    private = server.private_net or []
     return machine_address(
-        net.ipv4.ip if net.ipv4 is not None else None,
-        net.ipv6.ip if net.ipv6 is not None else None,
+        net.ipv4.ip if net is not None and net.ipv4 is not None else None,
+        net.ipv6.ip if net is not None and net.ipv6 is not None else None,
+        private[0].ip if private else None,
     )

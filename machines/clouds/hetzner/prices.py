@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from machines.clouds.hetzner.answers import NotTheApi
 from machines.errors import MachinesError
 from machines.models import Market
+from machines.pool import Pool
 from machines.prices import PriceList, brief
 
 
@@ -38,11 +39,17 @@ class TypePrices(_Answer):
     prices: list[LocationPrice]
 
 
+class PrimaryIpPrices(_Answer):
+    type: str
+    prices: list[LocationPrice]
+
+
 class Pricing(_Answer):
     """The fields of ``GET /pricing``'s ``pricing`` this package reads."""
 
     currency: str = "EUR"
     server_types: list[TypePrices]
+    primary_ips: list[PrimaryIpPrices] = []
 
 
 class PricingAnswer(_Answer):
@@ -65,6 +72,7 @@ class HetznerPrices(PriceList):
         self._read = read
         self._prices: dict[tuple[str, str], Decimal] | None = None
         self._hourly: dict[tuple[str, str], Decimal] = {}
+        self._ipv4: dict[str, Decimal] = {}
         self._why = ""
 
     def monthly(
@@ -83,6 +91,23 @@ class HetznerPrices(PriceList):
         if stated is not None and market == Market.ON_DEMAND:
             return stated
         return super().hourly(machine_type, location, market)
+
+    def options(self, pool: Pool, location: str) -> Decimal | None:
+        """A primary IPv4 is billed apart from the server, per location (``primary_ips``):
+        a pool with ``ipv4`` on pays it, an IPv6-only or private pool does not."""
+        if not pool.hetzner_options().ipv4:
+            return Decimal(0)
+        self._load()
+        found = self._ipv4.get(location)
+        if found is None and not self._why:
+            self._why = f"Hetzner's price list has no primary IPv4 price in {location}"
+        return found
+
+    def saving(self, pool: Pool, location: str) -> Decimal:
+        if pool.hetzner_options().ipv4:
+            return Decimal(0)
+        self._load()
+        return self._ipv4.get(location, Decimal(0))
 
     @property
     def unknown(self) -> str:
@@ -108,6 +133,12 @@ class HetznerPrices(PriceList):
                 for kind in pricing.server_types
                 for price in kind.prices
                 if price.hourly is not None
+            }
+            self._ipv4 = {
+                price.location: price.monthly.net
+                for ip in pricing.primary_ips
+                if ip.type == "ipv4"
+                for price in ip.prices
             }
         return self._prices
 

@@ -26,7 +26,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -36,8 +36,10 @@ from hcloud.actions import ActionError
 from hcloud.firewalls import Firewall
 from hcloud.images import Image
 from hcloud.locations import Location
+from hcloud.networks import Network
+from hcloud.placement_groups import PlacementGroup
 from hcloud.server_types import BoundServerType, ServerType
-from hcloud.servers import BoundServer, Server
+from hcloud.servers import BoundServer, Server, ServerCreatePublicNetwork
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines import retry, telemetry
@@ -55,6 +57,8 @@ from machines.clouds.hetzner.answers import (
 from machines.clouds.hetzner.billing import BILLING
 from machines.clouds.hetzner.catalogue import Catalogue
 from machines.clouds.hetzner.client import Clients
+from machines.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
+from machines.clouds.hetzner.machine import shape as shape_of
 from machines.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES, HetznerSettings
 from machines.errors import (
@@ -69,6 +73,7 @@ from machines.labels import (
     pool_selector,
 )
 from machines.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.pool import Pool
 from machines.prices import PriceList
 from machines.provider import Found, Provider
 from machines.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
@@ -107,7 +112,8 @@ class HetznerProvider(Provider):
             self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
         )
         self._names_lock = threading.Lock()
-        self._images: dict[str, int] = {}
+        self._images: dict[tuple[str, ...], int] = {}
+        self._named: dict[tuple[str, str], int] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
 
@@ -206,10 +212,22 @@ class HetznerProvider(Provider):
         if deprecated is not None:
             log.warning("%s (creating %s)", deprecated, spec.name)
         architecture = docker_arch(info.architecture)
-        image_id = self._image_id(architecture)
+        shape = shape_of(
+            self.pool(spec.pool).hetzner_options(),
+            self.image,
+            ORCA_HCLOUD_IMAGE,
+            pool_labels(spec.pool, self.owner),
+        )
+        image_id = self._image_id(shape.image, architecture, spec.pool, spec.machine_type)
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
-        labels = pool_labels(spec.pool, self.owner)
+        network_id = self._named_id("network", shape.network, spec.pool)
+        group_id = self._named_id("placement group", shape.placement_group, spec.pool)
+        public_net = (
+            None
+            if shape.default_public_net
+            else ServerCreatePublicNetwork(enable_ipv4=shape.ipv4, enable_ipv6=shape.ipv6)
+        )
         try:
             response = self._call(
                 "create server",
@@ -221,7 +239,10 @@ class HetznerProvider(Provider):
                     ssh_keys=[SSHKey(id=i) for i in ssh_key_ids] or None,
                     firewalls=[Firewall(id=firewall_id)] if firewall_id is not None else None,
                     user_data=spec.user_data or None,
-                    labels=labels,
+                    labels=shape.labels,
+                    public_net=public_net,
+                    networks=[Network(id=network_id)] if network_id is not None else None,
+                    placement_group=PlacementGroup(id=group_id) if group_id is not None else None,
                 ),
                 "POST /servers",
             )
@@ -305,22 +326,139 @@ class HetznerProvider(Provider):
             "list server types", self._client().server_types.get_all, "GET /server_types"
         )
 
-    def _image_id(self, architecture: str) -> int:
+    def _image_id(
+        self, choice: ImageChoice, architecture: str, pool: str, machine_type: str
+    ) -> int:
+        """The id of the image ``choice`` names for ``architecture``, looked up once: by name
+        for the architecture, by id (checked to be of it), or the newest snapshot of the
+        label selector for it. ``MachinesError`` naming the setting when there is none."""
         hetzner = hetzner_arch(architecture)
+        key = (choice.name, str(choice.id), choice.selector, hetzner)
         with self._names_lock:
-            if hetzner not in self._images:
-                image = self._call(
-                    f"find image {self.image}",
-                    lambda: self._client().images.get_by_name_and_architecture(self.image, hetzner),
-                    "GET /images",
+            if key not in self._images:
+                self._images[key] = self._find_image(
+                    choice, hetzner, architecture, pool, machine_type
                 )
-                if image is None or image.id is None:
+            return self._images[key]
+
+    def _find_image(
+        self, choice: ImageChoice, hetzner: str, architecture: str, pool: str, machine_type: str
+    ) -> int:
+        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {pool}: {choice.key}"
+        images = self._client().images
+        if choice.selector:
+            found = self._call(
+                f"find the newest snapshot of {choice.selector}",
+                lambda: (
+                    images.get_list(
+                        type=[SNAPSHOT],
+                        label_selector=choice.selector,
+                        architecture=[hetzner],
+                        sort=[NEWEST_FIRST],
+                        per_page=1,
+                    ).images
+                ),
+                "GET /images",
+            )
+            if found and found[0].id is not None:
+                return found[0].id
+            other = self._call(
+                f"find snapshots of {choice.selector}",
+                lambda: (
+                    images.get_list(
+                        type=[SNAPSHOT], label_selector=choice.selector, per_page=1
+                    ).images
+                ),
+                "GET /images",
+            )
+            also = (
+                f" (there is one for {docker_arch(other[0].architecture or '')} only)"
+                if other
+                else ""
+            )
+            raise MachinesError(
+                f"{where} {choice.selector!r} matches no snapshot for {architecture}{also}: "
+                f"make a snapshot of a {architecture} server with those labels, or change "
+                "the selector or the pool's machine type"
+            )
+        if choice.id is not None:
+            image_id = choice.id
+            try:
+                image = self._call(
+                    f"get image {image_id}", lambda: images.get_by_id(image_id), "GET /images/{id}"
+                )
+            except CloudError as error:
+                if error.code != "not_found":
+                    raise
+                raise MachinesError(
+                    f"{where} {image_id} is no image of the project: name an image that exists"
+                ) from None
+            if image.architecture and image.architecture != hetzner:
+                raise MachinesError(
+                    f"{where} {image_id} is an image for {docker_arch(image.architecture)}, "
+                    f"but {machine_type} is {architecture}: choose an image of "
+                    f"{architecture} or another type"
+                )
+            return image_id
+        named = self._call(
+            f"find image {choice.name}",
+            lambda: images.get_by_name_and_architecture(choice.name, hetzner),
+            "GET /images",
+        )
+        if named is None or named.id is None:
+            raise MachinesError(
+                f"Hetzner has no image {choice.name!r} for {architecture} ({where}): "
+                "name an image that exists for this architecture"
+            )
+        return named.id
+
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """The pool's image, network and placement group looked up as a create would (read
+        only): each one missing, or an image of the other architecture, as (key, why).
+        ``created``: names the stack makes itself, not looked for."""
+        options = pool.hetzner_options()
+        chosen = shape_of(options, self.image, ORCA_HCLOUD_IMAGE, {})
+        found: list[tuple[str, str]] = []
+        try:
+            architecture = self.arch(pool.machine_type)
+            self._image_id(chosen.image, architecture, pool.name, pool.machine_type)
+        except MachinesError as error:
+            key = chosen.image.key if chosen.image.key != ORCA_HCLOUD_IMAGE else "image"
+            found.append((key, str(error)))
+        for what, key, name in (
+            ("network", "hetzner.network", chosen.network),
+            ("placement group", "hetzner.placementGroup", chosen.placement_group),
+        ):
+            if name in created:
+                continue
+            try:
+                self._named_id(what, name, pool.name)
+            except MachinesError as error:
+                found.append((key, str(error)))
+        return found
+
+    def _named_id(self, what: str, name: str, pool: str) -> int | None:
+        """The id of the network or placement group named ``name`` (None for no name),
+        looked up once; ``MachinesError`` naming the pool's key when the project has none."""
+        if not name:
+            return None
+        with self._names_lock:
+            if (what, name) not in self._named:
+                client = self._client()
+                finder = client.networks if what == "network" else client.placement_groups
+                found = self._call(
+                    f"find {what} {name}",
+                    lambda: finder.get_by_name(name),
+                    "GET /networks" if what == "network" else "GET /placement_groups",
+                )
+                if found is None or found.id is None:
+                    key = "network" if what == "network" else "placementGroup"
                     raise MachinesError(
-                        f"Hetzner has no image {self.image!r} for {architecture} "
-                        f"({ORCA_HCLOUD_IMAGE}): name an image that exists for this architecture"
+                        f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
+                        f"create it (the stack does, when it declares it) or fix the name"
                     )
-                self._images[hetzner] = image.id
-            return self._images[hetzner]
+                self._named[(what, name)] = found.id
+            return self._named[(what, name)]
 
     def _resolve_ssh_keys(self) -> list[int]:
         with self._names_lock:

@@ -23,7 +23,8 @@ from pydantic.alias_generators import to_camel
 
 from machines.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.models import Market
-from machines.settings import pool_market_env, pool_max_env, unsold_market
+from machines.pool import SPREAD_LIMIT, Ec2Options, HetznerOptions, Pool, pools_env, spread_refusal
+from machines.settings import unsold_market
 
 
 class Model(BaseModel):
@@ -60,8 +61,10 @@ class PoolConfig(Model):
     ``size`` machines of a type in a location.
 
     ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
-    together: the runtime's ``create`` refuses to pass it (``ORCA_POOL_MAX``). ``market``
-    is where the pool's machines, kept and autoscaled, are bought (``ORCA_POOL_MARKET``).
+    together: the runtime's ``create`` refuses to pass it. ``market`` is where the pool's
+    machines, kept and autoscaled, are bought. ``ec2`` / ``hetzner``: the cloud's options
+    (``machines.pool``), the runtime's own objects; the other cloud's is refused. All of
+    it reaches the runtime as the pool's ``machines.pool.Pool`` (``ORCA_POOLS``).
     """
 
     name: str
@@ -71,11 +74,21 @@ class PoolConfig(Model):
     max: StrictInt | None = Field(default=None, ge=1)
     market: Market = Market.ON_DEMAND
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
+    ec2: Ec2Options | None = None
+    hetzner: HetznerOptions | None = None
 
     @field_validator("name")
     @classmethod
     def _pool(cls, name: str) -> str:
         return _without_hyphen(check_pool(name), "x86 or arm64")
+
+    def ec2_options(self) -> Ec2Options:
+        """The pool's EC2 options, the defaults when it has none."""
+        return self.ec2 or Ec2Options()
+
+    def hetzner_options(self) -> HetznerOptions:
+        """The pool's Hetzner options, the defaults when it has none."""
+        return self.hetzner or HetznerOptions()
 
 
 def owned_name(name: str) -> str:
@@ -149,6 +162,19 @@ class BaseDeployment(Model):
             refused = unsold_market(self.cloud, self.markets, pool.name, pool.market)
             if refused:
                 found.append((f"pools[{i}].market", refused))
+            other = "hetzner" if self.provider == "ec2" else "ec2"
+            if getattr(pool, other) is not None:
+                found.append(
+                    (
+                        f"pools[{i}].{other}",
+                        f"is {other}'s options, but this stack is on {self.cloud}, which has "
+                        f"none of them: remove it (this cloud's options go under "
+                        f"{self.provider}:)",
+                    )
+                )
+            spread = pool.hetzner is not None and pool.hetzner.placement_group
+            if spread and (pool.max is None or pool.max > SPREAD_LIMIT):
+                found.append((f"pools[{i}].max", spread_refusal(pool.name, pool.max)))
             if pool.max is not None and pool.max < pool.size:
                 found.append(
                     (
@@ -174,23 +200,29 @@ class BaseDeployment(Model):
         """The runtime's settings for this deployment, as variables."""
         raise NotImplementedError
 
+    def created_names(self) -> frozenset[str]:
+        """Cloud names of what the stack itself creates and pools may join (networks,
+        placement groups): not looked for in the cloud before the stack is up."""
+        return frozenset()
+
+    def runtime_pool(self, pool: PoolConfig) -> Pool:
+        """The runtime's settings of ``pool`` (``ORCA_POOLS``); a cloud maps the names of
+        what the stack creates to their cloud names here."""
+        return Pool(
+            name=pool.name,
+            machine_type=pool.machine_type,
+            location=pool.location,
+            market=pool.market,
+            max=pool.max,
+            ec2=pool.ec2,
+            hetzner=pool.hetzner,
+        )
+
     def catalogue_env(self) -> dict[str, str]:
         """The runtime's settings before the stack has made what it creates: enough for a
         provider that only reads the cloud's catalogue (``arch``, ``sells``)."""
         return self.env()
 
-    def pool_max(self) -> dict[str, int]:
-        """Each pool's max, for pools that have one (the ``ORCA_POOL_MAX`` variable)."""
-        return {pool.name: pool.max for pool in self.pools if pool.max is not None}
-
-    def pool_market(self) -> dict[str, Market]:
-        """Each pool's market (the ``ORCA_POOL_MARKET`` variable leaves on-demand out)."""
-        return {pool.name: pool.market for pool in self.pools}
-
     def runtime_env(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """The cloud's ``settings`` with what the pools add: their max and their market."""
-        return {
-            **settings,
-            **pool_max_env(self.pool_max()),
-            **pool_market_env(self.pool_market()),
-        }
+        """The cloud's ``settings`` with the pools' (``ORCA_POOLS``)."""
+        return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools)}

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from machines.errors import SettingsError
+from machines.pool import Ec2Options, HetznerOptions
 from machines.program.clouds import deployments
 from machines.program.config.models import BaseDeployment, PoolConfig
 
@@ -48,16 +49,17 @@ def problem(error: ErrorDetails, cls: type[BaseDeployment]) -> tuple[str, str]:
     path = _path(error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
-        return path, unknown(str(error["loc"][-1]), len(error["loc"]) == 1, cls)
+        loc = error["loc"]
+        within = str(loc[-2]) if len(loc) >= 2 else ""
+        return path, unknown(str(loc[-1]), len(loc) == 1, cls, within)
     if kind == "missing" and path in cls.missing_hints:
         return path, f"is not set: {cls.missing_hints[path]} (pulumi config set {path} ...)"
     if kind == "greater_than_equal":
         return path, f"must be >= {error.get('ctx', {}).get('ge')}"
     if kind == "less_than_equal":
-        return path, (
-            f"must be <= {error.get('ctx', {}).get('le')}, the largest pool a stack keeps: "
-            "split a larger pool into several"
-        )
+        size = path.startswith("pools[") and path.endswith("].size")
+        largest = ", the largest pool a stack keeps: split a larger pool into several"
+        return path, f"must be <= {error.get('ctx', {}).get('le')}{largest if size else ''}"
     if kind in _MESSAGES:
         return path, _MESSAGES[kind]
     message = error["msg"].removeprefix("Value error, ")
@@ -70,9 +72,19 @@ def _aliases(cls: type[BaseModel]) -> set[str]:
     return {field.alias or name for name, field in cls.model_fields.items()}
 
 
-def unknown(key: str, top: bool, cls: type[BaseDeployment]) -> str:
+OPTIONS: dict[str, type[BaseModel]] = {"ec2": Ec2Options, "hetzner": HetznerOptions}
+"""Each cloud's pool options, under the pool key of its name."""
+
+
+def unknown(key: str, top: bool, cls: type[BaseDeployment], within: str = "") -> str:
     """Why ``key`` is refused: another provider's setting, or a typo of a key (``top``: of
-    the deployment itself)."""
+    the deployment itself; ``within``: the key it is under, e.g. a pool's ``hetzner``)."""
+    for kind, options in OPTIONS.items():
+        if within in OPTIONS and kind != within and key in _aliases(options):
+            return (
+                f"is an option of {kind} pools ({kind}.{key}), and {within} has none such: "
+                "remove it"
+            )
     if top:
         for kind, other in deployments().items():
             if other is not cls and key in _aliases(other):
@@ -84,7 +96,7 @@ def unknown(key: str, top: bool, cls: type[BaseDeployment]) -> str:
 
 def _all_keys() -> list[str]:
     """Every key a stack file may use, for 'did you mean' hints."""
-    models: list[type[BaseModel]] = [PoolConfig]
+    models: list[type[BaseModel]] = [PoolConfig, *OPTIONS.values()]
     for cls in deployments().values():
         models += [cls, *cls.models]
     return sorted(set().union(*(_aliases(model) for model in models)))

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from machines.arch import UBUNTU_OWNER, preferred_arch, ubuntu_ami_name
+from machines.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
+from machines.clouds.ec2.machine import ebs, launch, metadata_options
 from machines.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
 from machines.labels import owner_labels
 from machines.models import Market, machine_address
@@ -31,8 +32,10 @@ EC2_ASSUME_ROLE = {
 
 
 class Ec2Cloud:
-    """EC2 instances like the runtime's: Ubuntu 24.04 for the type's architecture (or the
-    configured image), the location's subnet, the security group and instance profile.
+    """EC2 instances like the runtime's, from the same launch (``clouds.ec2.machine``):
+    the pool's AMI (by id, by owner and name filter, else Ubuntu 24.04 for the type's
+    architecture or the configured image), the location's subnet, the security group and
+    instance profile, the root volume, metadata options and shutdown behaviour.
     """
 
     def __init__(
@@ -53,20 +56,37 @@ class Ec2Cloud:
         )
         return instance_type.supported_architectures.apply(preferred_arch)
 
-    def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
-        if self._image:
-            return pulumi.Output.from_input(self._image)
+    def _by_id(self, pool: PoolConfig) -> str:
+        """The AMI id the pool names (its ``ec2.image``, else the deployment's), or empty
+        when it is looked up by a name filter."""
+        options = pool.ec2_options()
+        if options.image:
+            return options.image
+        return "" if options.image_name else self._image
 
-        def newest_ubuntu(name: str) -> pulumi.Output[str]:
+    def image(
+        self, pool: PoolConfig, arch: pulumi.Output[str], parent: pulumi.Resource
+    ) -> pulumi.Output[str]:
+        by_id = self._by_id(pool)
+        if by_id:
+            return pulumi.Output.from_input(by_id)
+        options = pool.ec2_options()
+
+        def newest(docker: str) -> pulumi.Output[str]:
             ami = aws.ec2.get_ami_output(
-                owners=[UBUNTU_OWNER],
+                owners=[options.image_owner or UBUNTU_OWNER],
                 most_recent=True,
-                filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[ubuntu_ami_name(name)])],
+                filters=[
+                    aws.ec2.GetAmiFilterArgs(
+                        name="name", values=[options.image_name or ubuntu_ami_name(docker)]
+                    ),
+                    aws.ec2.GetAmiFilterArgs(name="architecture", values=[ec2_arch(docker)]),
+                ],
                 opts=pulumi.InvokeOptions(parent=parent),
             )
             return ami.id
 
-        return arch.apply(newest_ubuntu)
+        return arch.apply(newest)
 
     def machine(
         self,
@@ -78,9 +98,9 @@ class Ec2Cloud:
         *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-        tags = {"Name": name, **labels}
-        # A newer Ubuntu image must not replace running instances; a configured one may.
-        keep_image = [] if self._image else ["ami"]
+        chosen = launch(pool.ec2_options(), name, labels, "", runtime=False)
+        # A newer image of a filter must not replace running instances; an AMI by id may.
+        keep_image = [] if self._by_id(pool) else ["ami"]
         instance = aws.ec2.Instance(
             key,
             ami=image,
@@ -90,14 +110,40 @@ class Ec2Cloud:
             iam_instance_profile=self._instance_profile,
             user_data=secret_user_data(pool),
             instance_market_options=_market_options(pool),
-            tags=tags,
-            volume_tags=tags,
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                **{EBS_ARGS[k]: v for k, v in ebs(chosen.volume).items()}
+            ),
+            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                **{METADATA_ARGS[k]: v for k, v in metadata_options(chosen.metadata).items()}
+            ),
+            instance_initiated_shutdown_behavior=chosen.shutdown,
+            tags=chosen.tags,
+            volume_tags=chosen.tags,
             opts=named(parent, ignore_changes=keep_image),
         )
         address = pulumi.Output.all(instance.public_ip, instance.private_ip).apply(
             lambda ips: machine_address(*ips)
         )
         return instance.id, address
+
+
+EBS_ARGS = {
+    "VolumeSize": "volume_size",
+    "VolumeType": "volume_type",
+    "Iops": "iops",
+    "Throughput": "throughput",
+    "Encrypted": "encrypted",
+    "KmsKeyId": "kms_key_id",
+    "DeleteOnTermination": "delete_on_termination",
+}
+"""RunInstances' ``Ebs`` keys as the Instance's ``rootBlockDevice`` arguments."""
+
+METADATA_ARGS = {
+    "HttpEndpoint": "http_endpoint",
+    "HttpTokens": "http_tokens",
+    "HttpPutResponseHopLimit": "http_put_response_hop_limit",
+}
+"""RunInstances' ``MetadataOptions`` keys as the Instance's ``metadataOptions`` arguments."""
 
 
 def _market_options(pool: PoolConfig) -> aws.ec2.InstanceInstanceMarketOptionsArgs | None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
 from machines.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
 from machines.models import Market
+from machines.pool import Ec2Options, Metadata, RootVolume
 from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
@@ -136,7 +137,14 @@ class Ec2Deployment(BaseDeployment):
             "useFipsEndpoint",
         }
     )
-    models: ClassVar[tuple[type[BaseModel], ...]] = (SecurityGroup, IngressRule, InstanceProfile)
+    models: ClassVar[tuple[type[BaseModel], ...]] = (
+        SecurityGroup,
+        IngressRule,
+        InstanceProfile,
+        Ec2Options,
+        RootVolume,
+        Metadata,
+    )
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
 

@@ -8,13 +8,13 @@ here while the program is evaluated, before the engine touches a server.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_hcloud as hcloud
 
-from machines.arch import docker_arch
+from machines.arch import docker_arch, hetzner_arch
+from machines.clouds.hetzner.machine import Server, shape
 from machines.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.models import machine_address
 from machines.program.components import Built, named, secret_user_data
@@ -29,27 +29,49 @@ class ArchitectureChangeError(Exception):
 
 
 class HetznerCloud:
-    """Hetzner servers like the runtime's: image by name, keys by name, firewall by id."""
+    """Hetzner servers like the runtime's, from the same shape (``clouds.hetzner.machine``):
+    image by name, id or newest snapshot of a selector, keys by name, firewall by id, public
+    addresses, network and placement group as the pool's options say."""
 
     def __init__(
         self,
         archs: pulumi.Output[dict[str, str]],
-        image: str,
-        ssh_keys: Sequence[pulumi.Input[str]],
-        firewall_ids: pulumi.Input[Sequence[pulumi.Input[int]]] | None,
+        deployment: HetznerDeployment,
+        shared: HetznerShared,
     ) -> None:
         self._archs = archs
-        self._image = image
-        self._ssh_keys = ssh_keys
-        self._firewall_ids = firewall_ids
+        self._deployment = deployment
+        self._shared = shared
 
     def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         return self._archs.apply(lambda archs: archs[pool.name])
 
-    def image(self, arch: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
-        """The image by name; it waits for ``arch``, so no server is declared before the
+    def _shape(self, pool: PoolConfig) -> Server:
+        runtime = self._deployment.runtime_pool(pool).hetzner_options()
+        return shape(runtime, self._deployment.image, "image", {})
+
+    def image(
+        self, pool: PoolConfig, arch: pulumi.Output[str], parent: pulumi.Resource
+    ) -> pulumi.Output[str]:
+        """The pool's image: by name (the plugin picks it for the server type's
+        architecture), by id, or the newest snapshot of the selector for the pool's
+        architecture (``getImage`` with ``withSelector``, ``mostRecent``,
+        ``withArchitecture``). It waits for ``arch``, so no server is declared before the
         pool's architecture check has passed."""
-        return arch.apply(lambda _: self._image)
+        choice = self._shape(pool).image
+
+        def chosen(docker: str) -> pulumi.Output[str]:
+            if choice.selector:
+                found = hcloud.get_image_output(
+                    with_selector=choice.selector,
+                    most_recent=True,
+                    with_architecture=hetzner_arch(docker),
+                    opts=pulumi.InvokeOptions(parent=parent),
+                )
+                return found.id.apply(str)
+            return pulumi.Output.from_input(str(choice.id) if choice.id else choice.name)
+
+        return arch.apply(chosen)
 
     def machine(
         self,
@@ -61,22 +83,54 @@ class HetznerCloud:
         *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        chosen = self._shape(pool)
+        network = self._shared.network(chosen.network)
+        group = self._shared.placement_group(chosen.placement_group)
         server = hcloud.Server(
             key,
             name=name,
             server_type=pool.machine_type,
             location=pool.location,
             image=image,
-            ssh_keys=self._ssh_keys,
-            firewall_ids=self._firewall_ids,
+            ssh_keys=self._shared.ssh_keys,
+            firewall_ids=self._shared.firewall_ids,
             user_data=secret_user_data(pool),
-            labels=labels,
-            opts=named(parent),
+            labels={**chosen.labels, **labels},
+            public_nets=(
+                None
+                if chosen.default_public_net
+                else [
+                    hcloud.ServerPublicNetArgs(ipv4_enabled=chosen.ipv4, ipv6_enabled=chosen.ipv6)
+                ]
+            ),
+            networks=(
+                None if network is None else [hcloud.ServerNetworkArgs(network_id=network.id)]
+            ),
+            placement_group_id=group,
+            opts=named(parent, depends_on=[] if network is None else network.ready),
         )
-        address = pulumi.Output.all(server.ipv4_address, server.ipv6_network).apply(
-            lambda ips: machine_address(*ips)
-        )
+        address = pulumi.Output.all(
+            server.ipv4_address, server.ipv6_network, server.networks
+        ).apply(lambda ips: machine_address(ips[0], ips[1], _private_ip(ips[2])))
         return server.id, address
+
+
+def _private_ip(networks: object) -> str | None:
+    """The first network's address of a server's ``networks`` output, if any."""
+    if not isinstance(networks, list) or not networks:
+        return None
+    first = networks[0]
+    ip = first.get("ip") if isinstance(first, dict) else getattr(first, "ip", None)
+    return str(ip) if ip else None
+
+
+@dataclass(frozen=True)
+class JoinedNetwork:
+    """A network the servers join: its id, and what must exist before they do (a network
+    the stack creates needs its subnet first)."""
+
+    id: pulumi.Output[int]
+    ready: list[pulumi.Resource]
 
 
 def _type_arch(machine_type: str) -> pulumi.Output[str]:
@@ -166,13 +220,63 @@ class HetznerShared(pulumi.ComponentResource):
             )
             self.ssh_keys.append(created.name)
         self.firewall_ids = self._firewall(d.firewall, d.firewall_name(), labels)
+        self._networks: dict[str, JoinedNetwork] = {}
+        for net in d.networks:
+            network_name = d.owned(net.name)
+            made = hcloud.Network(
+                network_name,
+                name=network_name,
+                ip_range=net.ip_range,
+                labels=labels,
+                opts=named(self),
+            )
+            subnet = hcloud.NetworkSubnet(
+                f"{network_name}-subnet",
+                network_id=made.id.apply(int),
+                type="cloud",
+                network_zone=net.zone,
+                ip_range=net.subnet,
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+            )
+            self._networks[network_name] = JoinedNetwork(made.id.apply(int), [subnet])
+        self._groups: dict[str, pulumi.Output[int]] = {}
+        for group in d.placement_groups:
+            group_name = d.owned(group.name)
+            spread = hcloud.PlacementGroup(
+                group_name, name=group_name, type="spread", labels=labels, opts=named(self)
+            )
+            self._groups[group_name] = spread.id.apply(int)
         self.register_outputs(
             {
                 "sshKeys": self.ssh_keys,
                 "firewall": d.firewall_name(),
                 "firewallIds": self.firewall_ids,
+                "networks": {name: n.id for name, n in self._networks.items()},
+                "placementGroups": self._groups,
             }
         )
+
+    def network(self, name: str) -> JoinedNetwork | None:
+        """The network of that cloud name: the stack's own, else an existing one looked up
+        by name (``getNetwork``); None for none."""
+        if not name:
+            return None
+        if name not in self._networks:
+            found = hcloud.get_network_output(name=name, opts=pulumi.InvokeOptions(parent=self))
+            self._networks[name] = JoinedNetwork(found.id.apply(int), [])
+        return self._networks[name]
+
+    def placement_group(self, name: str) -> pulumi.Output[int] | None:
+        """The placement group of that cloud name: the stack's own, else an existing one
+        (``getPlacementGroup``); None for none."""
+        if not name:
+            return None
+        if name not in self._groups:
+            found = hcloud.get_placement_group_output(
+                name=name, opts=pulumi.InvokeOptions(parent=self)
+            )
+            self._groups[name] = found.id.apply(int)
+        return self._groups[name]
 
     def _firewall(
         self, firewall: str | Firewall | None, name: str, labels: pulumi.Output[dict[str, str]]
@@ -201,5 +305,5 @@ def build(deployment: HetznerDeployment) -> Built:
     """The deployment's shared keys and firewall, and a cloud that makes its servers."""
     archs = pool_archs(deployment)
     shared = HetznerShared("shared", HetznerSharedArgs(deployment, archs))
-    cloud = HetznerCloud(archs, deployment.image, shared.ssh_keys, shared.firewall_ids)
+    cloud = HetznerCloud(archs, deployment, shared)
     return Built(cloud, deployment.env())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ipaddress import ip_network
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
@@ -9,11 +10,13 @@ from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 from machines.arch import DEFAULT_HETZNER_IMAGE
 from machines.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
 from machines.models import Market
+from machines.pool import SPREAD_LIMIT, HetznerOptions, Pool, shared_spread
 from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
     Model,
     Name,
+    PoolConfig,
     either,
     owned_name,
 )
@@ -74,6 +77,42 @@ class SshKey(Model):
         return key.strip()
 
 
+NETWORK_ZONES = ("eu-central", "us-east", "us-west", "ap-southeast")
+"""Hetzner's network zones: eu-central holds fsn1, nbg1 and hel1; us-east ash; us-west hil;
+ap-southeast sin."""
+
+
+class Network(Model):
+    """A private network the stack creates, named ``<owner>-<name>``, with one cloud
+    subnet in ``zone``: pools join it by ``hetzner.network: <name>``."""
+
+    name: str
+    ip_range: Name = "10.0.0.0/16"
+    subnet: Name = "10.0.1.0/24"
+    zone: Literal["eu-central", "us-east", "us-west", "ap-southeast"] = "eu-central"
+
+    _name = field_validator("name")(owned_name)
+
+    @model_validator(mode="after")
+    def _inside(self) -> Network:
+        try:
+            outer, inner = ip_network(self.ip_range), ip_network(self.subnet)
+        except ValueError as error:
+            raise ValueError(f"{error}: write ipRange and subnet like 10.0.0.0/16") from None
+        if not (inner.version == outer.version and inner.subnet_of(outer)):  # type: ignore[arg-type]
+            raise ValueError(f"subnet {self.subnet} is not inside ipRange {self.ip_range}")
+        return self
+
+
+class PlacementGroup(Model):
+    """A spread placement group the stack creates, named ``<owner>-<name>``: pools join it
+    by ``hetzner.placementGroup: <name>`` (at most 10 servers in all)."""
+
+    name: str
+
+    _name = field_validator("name")(owned_name)
+
+
 FirewallItem = Annotated[ExistingName | Annotated[Firewall, Tag("<new>")], either("firewall")]
 SshKeyItem = Annotated[ExistingName | Annotated[SshKey, Tag("<new>")], either("SSH key")]
 
@@ -87,7 +126,14 @@ class HetznerDeployment(BaseDeployment):
     provider_config: ClassVar[frozenset[str]] = frozenset(
         {"token", "endpoint", "pollInterval", "pollFunction", "endpointHetzner"}
     )
-    models: ClassVar[tuple[type[BaseModel], ...]] = (Firewall, FirewallRule, SshKey)
+    models: ClassVar[tuple[type[BaseModel], ...]] = (
+        Firewall,
+        FirewallRule,
+        SshKey,
+        Network,
+        PlacementGroup,
+        HetznerOptions,
+    )
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
 
@@ -96,6 +142,8 @@ class HetznerDeployment(BaseDeployment):
     image: Name = DEFAULT_HETZNER_IMAGE
     ssh_keys: tuple[SshKeyItem, ...] = ()
     firewall: FirewallItem | None = None
+    networks: tuple[Network, ...] = ()
+    placement_groups: tuple[PlacementGroup, ...] = ()
 
     @field_validator("endpoint")
     @classmethod
@@ -112,6 +160,31 @@ class HetznerDeployment(BaseDeployment):
             return self.firewall or ""
         return self.owned(self.firewall.name)
 
+    def network_name(self, name: str) -> str:
+        """A pool's network's cloud name: ``<owner>-<name>`` for one the stack creates."""
+        return self.owned(name) if name in {n.name for n in self.networks} else name
+
+    def placement_group_name(self, name: str) -> str:
+        """A pool's placement group's cloud name, ``<owner>-<name>`` for one it creates."""
+        return self.owned(name) if name in {g.name for g in self.placement_groups} else name
+
+    def created_names(self) -> frozenset[str]:
+        made = [n.name for n in self.networks] + [g.name for g in self.placement_groups]
+        return frozenset(self.owned(name) for name in made)
+
+    def runtime_pool(self, pool: PoolConfig) -> Pool:
+        """The pool with the cloud names of the network and placement group it joins."""
+        runtime = super().runtime_pool(pool)
+        if pool.hetzner is None:
+            return runtime
+        options = pool.hetzner.model_copy(
+            update={
+                "network": self.network_name(pool.hetzner.network),
+                "placement_group": self.placement_group_name(pool.hetzner.placement_group),
+            }
+        )
+        return runtime.model_copy(update={"hetzner": options})
+
     def env(self) -> dict[str, str]:
         """The runtime's settings for this deployment (``settings.hetzner_env``)."""
         return hetzner_env(self.endpoint, self.image, self.ssh_key_names(), self.firewall_name())
@@ -122,7 +195,24 @@ class HetznerDeployment(BaseDeployment):
         for i, name in enumerate(names):
             if name in names[:i]:
                 found.append((f"sshKeys[{i}]", f"SSH key {name!r} is already in the list"))
+        for what, items in (
+            ("networks", self.networks),
+            ("placementGroups", self.placement_groups),
+        ):
+            seen = [item.name for item in items]
+            for i, item_name in enumerate(seen):
+                if item_name in seen[:i]:
+                    found.append((f"{what}[{i}].name", f"{item_name!r} is already in the list"))
+        shared = shared_spread(self.runtime_pool(p) for p in self.pools if _spread_ok(p))
+        if shared:
+            found.append(("pools", shared))
         return found
+
+
+def _spread_ok(pool: PoolConfig) -> bool:
+    """Whether the pool's own spread check passes (one that fails is reported by itself)."""
+    spread = pool.hetzner is not None and pool.hetzner.placement_group
+    return not spread or (pool.max is not None and pool.max <= SPREAD_LIMIT)
 
 
 DEPLOYMENT = HetznerDeployment

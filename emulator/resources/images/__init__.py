@@ -1,0 +1,1 @@
+"""Images: state (snapshots and backups) and handlers (/images routes, system images included)."""

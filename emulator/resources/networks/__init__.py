@@ -1,0 +1,1 @@
+"""Networks: state (networks, subnets, attached servers) and handlers (/networks routes)."""
