@@ -313,9 +313,26 @@ LAUNCHED = (
 )
 
 
+TYPES = (
+    "<DescribeInstanceTypesResponse><instanceTypeSet><item><instanceType>t3.micro</instanceType>"
+    "<processorInfo><supportedArchitectures><item>x86_64</item></supportedArchitectures>"
+    "</processorInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>"
+)
+IMAGES = (
+    "<DescribeImagesResponse><imagesSet><item><imageId>ami-0abc</imageId>"
+    "<creationDate>2026-11-01T00:00:00.000Z</creationDate><architecture>x86_64</architecture>"
+    "<rootDeviceName>/dev/sda1</rootDeviceName><blockDeviceMapping><item>"
+    "<deviceName>/dev/sda1</deviceName><ebs><volumeSize>8</volumeSize></ebs></item>"
+    "</blockDeviceMapping></item></imagesSet></DescribeImagesResponse>"
+)
+"""What a create reads before it launches (the type's architecture, the AMI's root device
+and size), answered as EC2 does: the faults below are RunInstances' own."""
+
+
 class FakeEc2:
-    """A loopback server that lists no instances and answers RunInstances with an error
-    ``errors`` times (None: always), then with a launched instance."""
+    """A loopback server that lists no instances, knows ``t3.micro`` and ``ami-0abc``, and
+    answers RunInstances with an error ``errors`` times (None: always), then with a launched
+    instance."""
 
     def __init__(self) -> None:
         self.code = "InternalError"
@@ -337,6 +354,10 @@ class FakeEc2:
                         200,
                         "<DescribeInstancesResponse><reservationSet/></DescribeInstancesResponse>",
                     )
+                elif action == "DescribeInstanceTypes":
+                    self.answer(200, TYPES)
+                elif action == "DescribeImages":
+                    self.answer(200, IMAGES)
                 elif fake.errors == 0:
                     self.answer(200, LAUNCHED)
                 else:
