@@ -282,9 +282,8 @@ class Provider(ABC):
         the paid time ends a kept machine is due for release. Asks the cloud nothing."""
         moment = self._moment(now)
         advice = advise(idle, moment, self.paid_until, margin)
-        importlib.import_module("machines.telemetry").advised(
-            self, advice, lambda: self._moment(None)
-        )
+        clock = self._clock  # not self: the gauges' memory must not keep the provider alive
+        importlib.import_module("machines.telemetry").advised(self, advice, lambda: utc(clock()))
         return advice
 
     def committed(

@@ -1,6 +1,9 @@
 """The Hetzner provider's metrics and spans, read with the SDK's in-memory reader against the
 emulator, faults included: every try of a request is counted once, by what it came to."""
 
+import gc
+import weakref
+
 import pytest
 
 from machines import CloudError, ForeignMachineError, Provider
@@ -218,3 +221,15 @@ def test_a_foreign_delete_is_refused_and_counted(recorded, quick, hcloud):
         quick.delete(str(server))
 
     assert recorded.total("orca.machines.deletes", {OUTCOME: "refused"}) == 1
+
+
+def test_a_provider_that_advised_is_not_kept_alive_by_the_gauges(recorded, hetzner_env):
+    """The paid-time gauges remember what a provider's advice kept, weakly: a provider the
+    autoscaler drops is freed, and its gauges go with it (a strong reference leaked every
+    provider that ever advised, and reported it for ever)."""
+    provider = Provider.of("hetzner", owner=OWNER_NAME)
+    provider.keep_advice([])
+    gone = weakref.ref(provider)
+    del provider
+    gc.collect()
+    assert gone() is None
