@@ -15,8 +15,10 @@ call at its simulated time, and EC2's token buckets (``ec2_buckets``) say whethe
 would have been throttled.
 
 Then the profile's pools run CI jobs (``testkit.simulation.ci_jobs``: seeded, 40 jobs an
-hour in bursts as pushes bring them, each needing a machine of its pool for 5 to 15
-minutes; a finished job leaves its machine idle) twice on the simulated clock: deleting idle
+hour as pushes bring them, each needing a machine of its pool for 5 to 15 minutes; a
+finished job leaves its machine idle; ``--jobs-model``: single-stage pushes, each a burst of
+one pool, or pipelines whose stages arrive when the previous stage's jobs have ended, over a
+few pools, or both) twice on the simulated clock: deleting idle
 machines at once, and following ``Provider.keep_advice`` (an idle machine is kept while
 its paid time lasts and given to the pool's next job). Money is each machine's bill by its
 cloud's rule (``Provider.billing``) at the cloud's prices: the emulator's ``/pricing`` on
@@ -25,7 +27,7 @@ too), moto's spot price on EC2 (moto has no on-demand price list, so the EC2 poo
 per-second billing is the same for both markets).
 
     python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2] [--jobs-only]
-        [--jobs-hours 4] [--jobs-ec2-hours 1]
+        [--jobs-hours 4] [--jobs-ec2-hours 1] [--jobs-model both|pushes|pipelines]
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.labels import pool_labels
 from machines.models import Market
+from machines.pool import Pool
 from machines.settings import Freshness
 from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
@@ -588,7 +591,7 @@ def ec2_jobs(
     environ = {**world.env, "AWS_ENDPOINT_URL": proxy.url}
     clock = ManualClock()
     ec2 = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
-    ec2.pool_market = {pool: Market.SPOT for pool in POOLS}
+    ec2.set_pools(Pool(name=pool, market=Market.SPOT) for pool in POOLS)
     prices = ec2.prices()
 
     def rate_of(zone: str) -> Rate:
