@@ -15,8 +15,10 @@ call at its simulated time, and EC2's token buckets (``ec2_buckets``) say whethe
 would have been throttled.
 
 Then the profile's pools run CI jobs (``testkit.simulation.ci_jobs``: seeded, 40 jobs an
-hour in bursts as pushes bring them, each needing a machine of its pool for 5 to 15
-minutes; a finished job leaves its machine idle) twice on the simulated clock: deleting idle
+hour as pushes bring them, each needing a machine of its pool for 5 to 15 minutes; a
+finished job leaves its machine idle; ``--jobs-model``: single-stage pushes, each a burst of
+one pool, or pipelines whose stages arrive when the previous stage's jobs have ended, over a
+few pools, or both) twice on the simulated clock: deleting idle
 machines at once, and following ``Provider.keep_advice`` (an idle machine is kept while
 its paid time lasts and given to the pool's next job). Money is each machine's bill by its
 cloud's rule (``Provider.billing``) at the cloud's prices: the emulator's ``/pricing`` on
@@ -25,7 +27,7 @@ too), moto's spot price on EC2 (moto has no on-demand price list, so the EC2 poo
 per-second billing is the same for both markets).
 
     python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2] [--jobs-only]
-        [--jobs-hours 4] [--jobs-ec2-hours 1]
+        [--jobs-hours 4] [--jobs-ec2-hours 1] [--jobs-model both|pushes|pipelines]
 """
 
 from __future__ import annotations
@@ -53,11 +55,12 @@ from machines.clouds.hetzner.provider import HetznerProvider
 from machines.clouds.hetzner.settings import HetznerSettings
 from machines.labels import pool_labels
 from machines.models import Market
+from machines.pool import Pool
 from machines.settings import Freshness
 from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
 from testkit.fault_proxy import Fault, FaultProxy
-from testkit.simulation import Job, ci_jobs
+from testkit.simulation import Job, Pipeline, StageGate, ci_jobs
 
 OWNER = "bench"
 POOLS = [f"p{i:02d}" for i in range(20)]
@@ -429,10 +432,14 @@ class JobsOutcome:
     made: int = 0
     jobs: int = 0
     waits: list[float] = field(default_factory=list)
+    reused: int = 0
+    """Jobs given a machine that an earlier job had left idle."""
     requests: int = 0
     kept_billing: int = 0
     """Machines the advice kept idle while the cloud billed for it (EC2 must have none)."""
     unfinished: int = 0
+    hours: float = 0.0
+    """Simulated hours run: the run's hours, and on until every job had its machine."""
     wall: float = 0.0
 
     def bill(self, billing: Billing, lease: Lease, ended: float) -> None:
@@ -467,10 +474,13 @@ def run_jobs(
     start = clock()
     leases: dict[str, Lease] = {}
     waiting: dict[str, list[Job]] = {pool: [] for pool in POOLS}
-    pending = list(jobs)
+    gate = StageGate(jobs)
     serial = 0
     short_on = False
-    for _tick in range(round(hours * 3600 / TICK)):
+    ticks, last = 0, round(hours * 3600 / TICK)
+    # past the hours, on until every job has its machine (a pipeline's last stages), bounded
+    while ticks < last or (ticks < 2 * last and (gate.held() or any(waiting.values()))):
+        ticks += 1
         now = clock()
         elapsed = now - start
         tick_hook(now)
@@ -478,8 +488,7 @@ def run_jobs(
         if want_short != short_on:
             short(want_short)
             short_on = want_short
-        while pending and pending[0].at <= elapsed:
-            job = pending.pop(0)
+        for job in gate.arrived(elapsed):
             waiting[job.pool].append(job)
         for pool in POOLS:
             listed = [m for m in provider.machines(pool) if m.status != Status.DELETING]
@@ -492,6 +501,8 @@ def run_jobs(
                 machine = idle.pop(0)
                 leases[machine.id].busy_until = now + job.seconds
                 out.waits.append(elapsed - job.at)
+                out.reused += 1
+                gate.started(job, elapsed + job.seconds)
             for job in list(waiting[pool]):
                 serial += 1
                 spec = MachineSpec(
@@ -508,6 +519,7 @@ def run_jobs(
                 leases[made] = Lease(now, rate_of(where), now + BOOT + job.seconds)
                 out.made += 1
                 out.waits.append(elapsed - job.at + BOOT)
+                gate.started(job, elapsed + BOOT + job.seconds)
             still_idle = {m.id for m in idle}
             let_go = [a.machine for a in advice if a.release] if keep else idle
             for machine in let_go:
@@ -523,9 +535,10 @@ def run_jobs(
                     out.kept_billing += 1  # kept idle although the cloud bills on for it
         clock.advance(TICK)
     end = clock()
+    out.hours = ticks * TICK / 3600
     for lease in leases.values():
         out.bill(billing, lease, end)
-    out.unfinished = sum(len(w) for w in waiting.values()) + len(pending)
+    out.unfinished = sum(len(w) for w in waiting.values()) + gate.held()
     return out
 
 
@@ -578,7 +591,7 @@ def ec2_jobs(
     environ = {**world.env, "AWS_ENDPOINT_URL": proxy.url}
     clock = ManualClock()
     ec2 = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
-    ec2.pool_market = {pool: Market.SPOT for pool in POOLS}
+    ec2.set_pools(Pool(name=pool, market=Market.SPOT) for pool in POOLS)
     prices = ec2.prices()
 
     def rate_of(zone: str) -> Rate:
@@ -611,9 +624,7 @@ def ec2_jobs(
     return out
 
 
-def jobs_rows(
-    label: str, runs: list[tuple[str, JobsOutcome]], hours: float, currency: str
-) -> list[str]:
+def jobs_rows(label: str, runs: list[tuple[str, JobsOutcome]], currency: str) -> list[str]:
     """The side-by-side rows of one cloud's two runs, the advice's as ratios of the first."""
     first = runs[0][1]
     rows = []
@@ -621,11 +632,14 @@ def jobs_rows(
         waits = sorted(o.waits) or [0.0]
         p95 = waits[min(len(waits) - 1, int(0.95 * len(waits)))]
         ratio = "" if o is first else f" ({o.money / first.money:.2f}x)"
+        requests = "" if o is first else f" ({o.requests / first.requests:.2f}x)"
+        hours = o.hours
         rows.append(
             f"| {label} | {name} | {o.money / Decimal(str(hours)):.4g} {currency}{ratio} | "
             f"{o.billed_hours / Decimal(str(hours)):.1f} | "
-            f"{o.made / hours:.1f} | {o.requests / hours:.0f} | {statistics.mean(waits):.0f} s | "
-            f"{p95:.0f} s | {o.kept_billing} | {o.unfinished} | {o.wall:.0f} s |"
+            f"{o.made / hours:.1f} | {o.requests / hours:.0f}{requests} | "
+            f"{statistics.mean(waits):.0f} s | {p95:.0f} s | {o.reused / o.jobs:.0%} | "
+            f"{o.kept_billing} | {o.unfinished} | {o.wall:.0f} s |"
         )
     return rows
 
@@ -644,6 +658,12 @@ def main() -> int:
         "--jobs-hours", type=float, default=4.0, help="simulated, Hetzner (0: skip it)"
     )
     parser.add_argument("--jobs-ec2-hours", type=float, default=1.0, help="simulated, EC2")
+    parser.add_argument(
+        "--jobs-model",
+        choices=[*sorted(MODELS), "both"],
+        default="both",
+        help="the jobs' model: single-stage pushes, pipelines, or both side by side",
+    )
     args = parser.parse_args()
     if args.jobs_only:
         logging.basicConfig(level=logging.ERROR)
@@ -759,24 +779,48 @@ def main() -> int:
     return 0
 
 
+MODELS: dict[str, Pipeline | None] = {"pushes": None, "pipelines": Pipeline()}
+"""The jobs' models: single-stage pushes (each to one pool, 1-7 jobs within 2 minutes) and
+pipelines (``Pipeline()``: 1-3 stages of 1-4 jobs each, over 1-3 pools)."""
+
+
+def next_within(jobs: list[Job], seconds: float = 3600 - 120) -> float:
+    """The share of jobs after which their pool's next job arrives within ``seconds`` of the
+    job's end (a machine kept on its paid hour, released 2 min before it ends, is there
+    for it); a later stage's arrival as if no job waited."""
+    by_pool: dict[str, list[Job]] = {}
+    for job in sorted(jobs, key=lambda j: j.at):
+        by_pool.setdefault(job.pool, []).append(job)
+    near = 0
+    for pool_jobs in by_pool.values():
+        for i, job in enumerate(pool_jobs):
+            ends = job.at + job.seconds
+            near += any(ends <= j.at <= job.at + seconds for j in pool_jobs[i + 1 :])
+    return near / max(1, len(jobs))
+
+
 def print_jobs(args: argparse.Namespace) -> None:
-    """Both runs of the jobs on each cloud, side by side."""
+    """Both runs of the jobs on each cloud and each model, side by side."""
     hetzner_hours, ec2_hours = args.jobs_hours, args.jobs_ec2_hours
+    models = sorted(MODELS) if args.jobs_model == "both" else [args.jobs_model]
+    models.sort(key=lambda m: m != "pushes")
+    ways = (("idle deleted at once", False), ("keep_advice", True))
     token = hetzner.token("budget")
     rows: list[str] = []
     sizes: list[str] = []
     with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
         env = {"HCLOUD_TOKEN": token, "HCLOUD_ENDPOINT": emulator.url}
-        currency = "EUR"
-        variants = (("Hetzner", POOLS), ("Hetzner, the jobs over 5 pools", POOLS[:5]))
-        for label, pools in variants if hetzner_hours > 0 else ():
-            jobs = ci_jobs(pools, hetzner_hours)
-            sizes.append(f"{label}: {len(jobs)} jobs in {hetzner_hours:g} h")
-            runs = [
-                (name, hetzner_jobs(emulator, env, jobs, keep, hetzner_hours))
-                for name, keep in (("idle deleted at once", False), ("keep_advice", True))
-            ]
-            rows += jobs_rows(label, runs, hetzner_hours, currency)
+        variants = [(f"Hetzner, {m}", POOLS, m) for m in models]
+        if "pushes" in models:
+            variants.insert(1, ("Hetzner, pushes over 5 pools", POOLS[:5], "pushes"))
+        for label, pools, model in variants if hetzner_hours > 0 else ():
+            jobs = ci_jobs(pools, hetzner_hours, pipeline=MODELS[model])
+            sizes.append(
+                f"{label}: {len(jobs)} jobs in {hetzner_hours:g} h, the pool's next job "
+                f"within the paid hour after {next_within(jobs):.0%}"
+            )
+            runs = [(n, hetzner_jobs(emulator, env, jobs, k, hetzner_hours)) for n, k in ways]
+            rows += jobs_rows(label, runs, "EUR")
     if not args.skip_ec2:
         with (
             tempfile.TemporaryDirectory() as workdir,
@@ -784,24 +828,25 @@ def print_jobs(args: argparse.Namespace) -> None:
             FaultProxy(moto.url).serving() as proxy,
         ):
             os.environ.update(moto_server.CREDENTIALS)
-            jobs = ci_jobs(POOLS, ec2_hours)
-            sizes.append(f"EC2: {len(jobs)} jobs in {ec2_hours:g} h")
-            runs = [
-                (name, ec2_jobs(moto, proxy, jobs, keep, ec2_hours))
-                for name, keep in (("idle deleted at once", False), ("keep_advice", True))
-            ]
-            rows += jobs_rows("EC2 (spot, moto)", runs, ec2_hours, "USD")
+            for model in models:
+                jobs = ci_jobs(POOLS, ec2_hours, pipeline=MODELS[model])
+                sizes.append(f"EC2, {model}: {len(jobs)} jobs in {ec2_hours:g} h")
+                runs = [(n, ec2_jobs(moto, proxy, jobs, k, ec2_hours)) for n, k in ways]
+                rows += jobs_rows(f"EC2 (spot, moto), {model}", runs, "USD")
     print(
-        f"Jobs: {len(POOLS)} pools, tick {TICK:.0f} s, 40 jobs an hour in bursts of 1-7 within "
-        f"2 min, 5-15 min each, a new machine boots {BOOT:.0f} s; " + "; ".join(sizes)
+        f"Jobs: {len(POOLS)} pools, tick {TICK:.0f} s, 40 jobs an hour, 5-15 min each, a new "
+        f"machine boots {BOOT:.0f} s; pushes: 1-7 jobs of one pool within 2 min; pipelines: "
+        f"{MODELS['pipelines']}"
     )
+    for line in sizes:
+        print(f"- {line}")
     print()
     print(
-        "| cloud | idle machines | money / h | billed machine-hours / h | machines made / h | "
-        "requests / h | job wait (mean) | job wait (p95) | kept idle while billed | "
-        "jobs left waiting | wall |"
+        "| cloud, jobs | idle machines | money / h | billed machine-hours / h | "
+        "machines made / h | requests / h | job wait (mean) | job wait (p95) | "
+        "jobs on an idle machine | kept idle while billed | jobs left waiting | wall |"
     )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(row)
 

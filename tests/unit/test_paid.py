@@ -8,7 +8,7 @@ import pytest
 
 from machines.models import Machine, Status
 from machines.paid import advise
-from testkit.simulation import ci_jobs
+from testkit.simulation import Pipeline, StageGate, ci_jobs
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -92,3 +92,67 @@ def test_a_pool_name_or_one_machine_instead_of_machines_is_one_clear_error():
         advise(machine("1"), NOW, paid_for({}))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Machine values, not '4711'"):
         advise(["4711"], NOW, paid_for({}))  # type: ignore[list-item]
+
+
+POOLS = [f"p{i:02d}" for i in range(20)]
+
+
+def test_pipelines_are_seeded_about_forty_jobs_an_hour_in_stages_over_a_few_pools():
+    jobs = ci_jobs(POOLS, hours=20, pipeline=Pipeline())
+
+    assert jobs == ci_jobs(POOLS, hours=20, pipeline=Pipeline())
+    assert jobs != ci_jobs(POOLS, hours=20, pipeline=Pipeline(), seed=29)
+    assert 20 * 30 <= len(jobs) <= 20 * 50
+    assert all(300 <= j.seconds <= 900 for j in jobs)
+    stages: dict[tuple[int, int], list] = {}
+    for job in jobs:
+        stages.setdefault((job.pipeline, job.stage), []).append(job)
+    pipelines = {job.pipeline for job in jobs}
+    assert {s for _, s in stages} == {0, 1, 2}
+    assert all(1 <= len(stage) <= 4 for stage in stages.values())
+    assert all(len({j.at for j in stage}) == 1 for stage in stages.values())
+    pools_of = {p: {j.pool for j in jobs if j.pipeline == p} for p in pipelines}
+    assert max(len(pools) for pools in pools_of.values()) == 3
+    assert any(len(pools) > 1 for pools in pools_of.values())
+
+
+def test_a_later_stage_comes_at_the_earliest_when_the_previous_stage_ends():
+    jobs = ci_jobs(POOLS, hours=10, pipeline=Pipeline())
+    stages: dict[tuple[int, int], list] = {}
+    for job in jobs:
+        stages.setdefault((job.pipeline, job.stage), []).append(job)
+
+    for (pipeline, stage), stage_jobs in stages.items():
+        if stage > 0:
+            before = stages[(pipeline, stage - 1)]
+            assert stage_jobs[0].at == max(j.at + j.seconds for j in before)
+
+
+def test_the_gate_lets_a_stage_through_when_the_last_job_of_the_previous_one_ends():
+    jobs = [j for j in ci_jobs(POOLS, hours=10, pipeline=Pipeline()) if j.pipeline == 1]
+    first = [j for j in jobs if j.stage == 0]
+    second = [j for j in jobs if j.stage == 1]
+    assert second, "pipeline 1 of this seed has two stages"
+    gate = StageGate(jobs)
+
+    assert gate.arrived(first[0].at - 1) == []
+    assert gate.arrived(first[0].at) == first
+    for n, job in enumerate(first):  # each started late, after a wait for a machine
+        gate.started(job, first[0].at + 2000 + n)
+        if n < len(first) - 1:
+            assert gate.arrived(10**9) == []
+    ends = first[0].at + 2000 + len(first) - 1
+    assert gate.arrived(ends - 1) == []
+    assert [(j.at, j.pool, j.stage) for j in gate.arrived(ends)] == [
+        (ends, j.pool, 1) for j in second
+    ]
+    assert gate.held() == len(jobs) - len(first) - len(second)
+
+
+def test_single_stage_jobs_pass_the_gate_at_their_time():
+    jobs = ci_jobs(POOLS, hours=2)
+    gate = StageGate(jobs)
+
+    assert all(j.stage == 0 and j.pipeline == -1 for j in jobs)
+    assert gate.arrived(jobs[-1].at) == jobs
+    assert gate.held() == 0
