@@ -14,7 +14,7 @@ import pytest
 from machines import automation
 from testkit import moto_server
 from testkit.commands import operator_pulumi
-from tests.engine.conftest import EC2_PASSPHRASE, EC2_STACK
+from tests.engine.conftest import EC2_PASSPHRASE, EC2_STACK, ENGINE_VARIABLES
 
 pytestmark = pytest.mark.engine
 
@@ -115,6 +115,10 @@ def test_plain_pulumi_in_the_checkout_uses_its_state_with_nothing_exported(
     the checkout for plain ``pulumi`` too (``Pulumi.yaml``'s ``backend: url:``), in a
     ``PULUMI_HOME`` that was never logged in anywhere."""
     checkout = automation.copy_project(tmp_path / "checkout")
+    # Nothing but the README's variables: not the EC2 module fixture's passphrase either,
+    # which stays exported for the rest of this module once an EC2 test has run.
+    for name in ENGINE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("PULUMI_BACKEND_URL")
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(checkout))
     automation.set_config("local", {"hcloud:endpoint": deployment.emulator.url, POOLS: []})
