@@ -47,16 +47,16 @@ from typing import Any
 
 from emulator.process import Emulator, running_emulator
 from machines import MachineSpec, Provider, Status
-from machines.billing import Billing, Rate, utc
-from machines.budget import BudgetMeter
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.clouds.hetzner.settings import HetznerSettings
-from machines.labels import pool_labels
-from machines.models import Market
-from machines.pool import Pool
-from machines.settings import Freshness
+from machines.runtime.billing import Billing, Rate, utc
+from machines.runtime.budget import BudgetMeter
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.clouds.hetzner.settings import HetznerSettings
+from machines.runtime.labels import pool_labels
+from machines.runtime.models import Market
+from machines.runtime.pool import Pool
+from machines.runtime.settings import Freshness
 from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
 from testkit.fault_proxy import Fault, FaultProxy
@@ -204,7 +204,7 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
     clock = ManualClock()
     hetzner = provider(env, clock)
     counter = Count429()
-    logging.getLogger("machines.retry").addHandler(counter)
+    logging.getLogger("machines.runtime.retry").addHandler(counter)
     emulator.control.reset_requests()
 
     def short(on: bool) -> None:
@@ -214,7 +214,7 @@ def profile(emulator: Emulator, env: Mapping[str, str], hours: float) -> Outcome
     try:
         out = autoscale(hetzner, clock, short, TYPE, LOCATIONS, hours)
     finally:
-        logging.getLogger("machines.retry").removeHandler(counter)
+        logging.getLogger("machines.runtime.retry").removeHandler(counter)
     counts = emulator.control.requests()
     out.requests, out.routes = counts.total, counts.routes
     out.rate_limited = counter.seen
@@ -330,11 +330,11 @@ def ec2_profile(
             proxy.set_faults()
 
     counter = Count429()
-    logging.getLogger("machines.retry").addHandler(counter)
+    logging.getLogger("machines.runtime.retry").addHandler(counter)
     try:
         out = autoscale(ec2, clock, short, EC2_TYPE, zones, hours)
     finally:
-        logging.getLogger("machines.retry").removeHandler(counter)
+        logging.getLogger("machines.runtime.retry").removeHandler(counter)
     out.rate_limited = counter.seen
     out.routes = dict(Counter(operation for _, operation in calls))
     out.requests = len(calls)

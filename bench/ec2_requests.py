@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from machines.clouds.ec2 import provider as ec2
-from machines.clouds.ec2.provider import Ec2Provider
+from machines.runtime.clouds.ec2 import provider as ec2
+from machines.runtime.clouds.ec2.provider import Ec2Provider
 from testkit.moto_server import OLD_AMD64, build_world, count_calls, ec2_provider, running
 from testkit.specs import ec2_spec
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from machines.automation.cost import money, price_list
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.models import Market
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.models import Market
 from testkit.fault_proxy import FaultProxy, no_spot_capacity
 from testkit.moto_server import CREDENTIALS, build_world, count_calls, ec2_provider, running
 from testkit.specs import ec2_spec

@@ -105,7 +105,7 @@ def main() -> int:
 
     baseline = import_seconds("sys", args.repeat)
     light = import_seconds("machines", args.repeat)
-    with_hetzner = import_seconds("machines.clouds.hetzner.provider", args.repeat)
+    with_hetzner = import_seconds("machines.runtime.clouds.hetzner.provider", args.repeat)
 
     print("| operation | requests | routes |")
     print("| --- | ---: | --- |")
@@ -121,7 +121,7 @@ def main() -> int:
         f"(+{(light - baseline) * 1000:.0f} ms over start) |"
     )
     print(
-        "| python -c 'import machines.clouds.hetzner.provider' (hcloud loaded) | "
+        "| python -c 'import machines.runtime.clouds.hetzner.provider' (hcloud loaded) | "
         f"{with_hetzner * 1000:.0f} ms "
         f"(+{(with_hetzner - baseline) * 1000:.0f} ms) |"
     )

@@ -6,7 +6,7 @@ Each thread owns a pool and repeats create -> machines(pool) -> delete until its
 from an empty cloud. Every run is made once with one thread and once with ``--threads``,
 so the table shows what sharing a provider between threads buys.
 
-Retries are the WARNING records of ``machines.retry``; API requests
+Retries are the WARNING records of ``machines.runtime.retry``; API requests
 are the emulator's count (Hetzner) or the provider's client's sends (EC2, retries included).
 ``--faults`` switches on a modest mix of errors, lost answers and throttling.
 
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator, running_emulator
-from machines.models import MachineSpec
-from machines.provider import Provider
+from machines.runtime.models import MachineSpec
+from machines.runtime.provider import Provider
 from testkit import hetzner, moto_server
 from testkit.fault_proxy import Fault, FaultProxy
 from testkit.specs import ec2_spec, spec
@@ -96,7 +96,7 @@ class RetryCounter(logging.Handler):
 @contextmanager
 def counting_retries() -> Iterator[RetryCounter]:
     counter = RetryCounter()
-    loggers = [logging.getLogger(name) for name in ("machines.retry",)]
+    loggers = [logging.getLogger(name) for name in ("machines.runtime.retry",)]
     for logger in loggers:
         logger.addHandler(counter)
         logger.setLevel(logging.WARNING)

@@ -89,7 +89,7 @@ def worker(mode: str, endpoint: str, calls: int, repeat: int) -> dict[str, float
 def micro(mode: str, calls: int) -> float:
     """Seconds the instrumentation of one request takes alone (span, duration, try)."""
     _install(mode)
-    from machines import telemetry
+    from machines.runtime import telemetry
 
     def one() -> None:
         with telemetry.http_request(
@@ -178,8 +178,11 @@ def main() -> int:
                 "import opentelemetry.metrics, opentelemetry.trace",
                 ROOT,
             ),
-            "the Hetzner provider, before": ("import machines.clouds.hetzner.provider", before),
-            "the Hetzner provider": ("import machines.clouds.hetzner.provider", ROOT),
+            "the Hetzner provider, before": (
+                "import machines.runtime.clouds.hetzner.provider",
+                before,
+            ),
+            "the Hetzner provider": ("import machines.runtime.clouds.hetzner.provider", ROOT),
         }
         took = import_seconds(imports, 15)
         for name, seconds in took.items():

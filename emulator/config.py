@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass, field
 
 from emulator.auth import TokenError, check_token
+from emulator.capacity import OutOfStock, StockRuleError
 from emulator.faults import FaultRule, FaultRuleError
 from emulator.ratelimit import DEFAULT_LIMIT
-from emulator.stock import OutOfStock, StockRuleError
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from emulator.capacity import Stock
 from emulator.resources.actions.state import Actions
 from emulator.resources.firewalls.state import Firewalls
 from emulator.resources.images.state import Images
@@ -23,7 +24,6 @@ from emulator.resources.placement_groups.state import PlacementGroups
 from emulator.resources.primary_ips.state import PrimaryIPs
 from emulator.resources.servers.state import Servers
 from emulator.resources.ssh_keys.state import SSHKeys
-from emulator.stock import Stock
 
 
 @dataclass

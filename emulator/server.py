@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
 from emulator.auth import Tokens
+from emulator.capacity import Stock
 from emulator.config import Config
 from emulator.control import handlers as control
 from emulator.counts import UNMATCHED, RequestCounter
@@ -28,7 +29,6 @@ from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
 from emulator.resources.registry import api_routes
 from emulator.routing import Match, Request, Response, router_for
-from emulator.stock import Stock
 
 API_PREFIX = "/v1"
 CONTROL_PREFIX = "/_emulator"

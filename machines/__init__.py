@@ -5,8 +5,8 @@ created = provider.create(MachineSpec(name="ci-1", machine_type="cax11",
                                       location="fsn1", pool="ci"))
 """
 
-from machines.arch import docker_arch
-from machines.errors import (
+from machines.runtime.arch import docker_arch
+from machines.runtime.errors import (
     CloudError,
     ForeignMachineError,
     InvalidMachineIdError,
@@ -17,9 +17,9 @@ from machines.errors import (
     UnknownMachineTypeError,
     UnknownProviderError,
 )
-from machines.labels import MANAGED_BY_LABEL, OWNER_LABEL, POOL_LABEL
-from machines.models import Created, Machine, MachineSpec, Status
-from machines.provider import Provider
+from machines.runtime.labels import MANAGED_BY_LABEL, OWNER_LABEL, POOL_LABEL
+from machines.runtime.models import Created, Machine, MachineSpec, Status
+from machines.runtime.provider import Provider
 
 __all__ = [
     "MANAGED_BY_LABEL",

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
 
-from machines.errors import MachinesError
-from machines.labels import check_pool
-from machines.models import Machine, MachineSpec
-from machines.provider import Provider, kinds
-from machines.secrets import mask
-from machines.settings import ORCA_CI_STACKS, ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.errors import MachinesError
+from machines.runtime.labels import check_pool
+from machines.runtime.models import Machine, MachineSpec
+from machines.runtime.provider import Provider, kinds
+from machines.runtime.secrets import mask
+from machines.runtime.settings import ORCA_CI_STACKS, ORCA_OWNER, ORCA_PROVIDER
 
 if TYPE_CHECKING:
     from machines.automation import Diff

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from machines.errors import MachinesError
-from machines.provider import Provider
+from machines.runtime.errors import MachinesError
+from machines.runtime.provider import Provider
 
 DEFAULT_PORT = 9464
 """The port OpenTelemetry's Prometheus exporter uses by default."""

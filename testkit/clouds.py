@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from emulator.process import Emulator
-from machines.models import MachineSpec, Market
-from machines.prices import Priced
-from machines.provider import Provider
+from machines.runtime.models import MachineSpec, Market
+from machines.runtime.prices import Priced
+from machines.runtime.provider import Provider
 from testkit import hetzner, moto_server
 from testkit.fault_proxy import Fault, FaultProxy
 from testkit.specs import OWNER, spec

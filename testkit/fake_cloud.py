@@ -3,7 +3,7 @@
 ``FakeProvider`` implements only the hooks ``Provider`` leaves to a cloud (``from_env``,
 ``arch``, ``offers``, ``sells`` and the five ``_`` steps) against a ``Store`` that stands
 for the cloud's API, counting each request as a cloud would bill it. ``register`` adds the
-one line to ``machines.clouds.PROVIDERS`` (monkeypatched), so the test reaches it through
+one line to ``machines.runtime.clouds.PROVIDERS`` (monkeypatched), so the test reaches it through
 ``Provider.of`` alone. Prices and stock are left to extend it with.
 """
 
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from machines.clouds import PROVIDERS
-from machines.errors import InvalidMachineIdError, SettingsError, UnknownMachineTypeError
-from machines.labels import belongs_to, pool_labels
-from machines.models import Created, Machine, MachineSpec, Status, mismatch
-from machines.provider import Found, Provider
-from machines.settings import Freshness
+from machines.runtime.clouds import PROVIDERS
+from machines.runtime.errors import InvalidMachineIdError, SettingsError, UnknownMachineTypeError
+from machines.runtime.labels import belongs_to, pool_labels
+from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.runtime.provider import Found, Provider
+from machines.runtime.settings import Freshness
 
 KIND = "fake"
 TYPES = {"f1.small": "amd64", "f1.arm": "arm64"}
@@ -65,7 +65,7 @@ STORE = Store()
 
 
 def register(monkeypatch: pytest.MonkeyPatch) -> Store:
-    """The one line a cloud adds to ``machines.clouds.PROVIDERS``; an empty store."""
+    """The one line a cloud adds to ``machines.runtime.clouds.PROVIDERS``; an empty store."""
     monkeypatch.setitem(PROVIDERS, KIND, f"{__name__}:FakeProvider")
     store = Store()
     monkeypatch.setattr(sys.modules[__name__], "STORE", store)

@@ -15,11 +15,11 @@ import pytest
 from hcloud import Client
 
 from emulator.process import Emulator
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.clouds.hetzner.settings import HetznerSettings
-from machines.provider import Provider
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.clouds.hetzner.settings import HetznerSettings
+from machines.runtime.provider import Provider
 from testkit import clouds, hetzner, metrics_endpoint, moto_server, telemetry
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.provider import Provider
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.provider import Provider
 
 if TYPE_CHECKING:
     import pytest

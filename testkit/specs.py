@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from machines.models import MachineSpec
+from machines.runtime.models import MachineSpec
 
 OWNER = "prod"
 """The owner of the providers the fixtures build."""

@@ -1,6 +1,6 @@
 """The runtime's instruments and spans read back with the SDK's in-memory reader and exporter.
 
-``recording()`` points ``machines.telemetry`` at a meter provider with an
+``recording()`` points ``machines.runtime.telemetry`` at a meter provider with an
 ``InMemoryMetricReader`` and a tracer provider with an ``InMemorySpanExporter``, and back at
 the global (no-op) providers afterwards. ``Recorded`` answers in the terms a test asks:
 the value of a counter for some attributes, the spans of a name, every attribute value seen.
@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from machines import telemetry
+from machines.runtime import telemetry
 
 
 class Recorded:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from emulator.capacity import OutOfStock, Stock, StockRuleError
 from emulator.counts import RequestCounter
 from emulator.errors import ApiError
 from emulator.faults import FaultRule, FaultRuleError, Faults
@@ -21,7 +22,6 @@ from emulator.ratelimit import TokenBucket
 from emulator.resources.actions.state import ActionFailure, ActionFailureError
 from emulator.resources.catalogue import data as catalogue
 from emulator.routing import Endpoint, Request, Response
-from emulator.stock import OutOfStock, Stock, StockRuleError
 
 MAX_BULK = 100_000
 

@@ -61,7 +61,7 @@ from machines.automation.stacks import (
     up,
 )
 from machines.automation.stock import NoStockError
-from machines.settings import (
+from machines.runtime.settings import (
     ORCA_PULUMI_PROJECT,
     PULUMI_BACKEND_URL,
     PULUMI_CONFIG_PASSPHRASE,

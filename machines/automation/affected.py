@@ -18,8 +18,8 @@ from pathlib import Path
 
 from machines.automation.engine import LOCAL_STACK
 from machines.automation.project import project_root
-from machines.errors import MachinesError
-from machines.settings import ORCA_CI_STACKS
+from machines.runtime.errors import MachinesError
+from machines.runtime.settings import ORCA_CI_STACKS
 
 STACKS_DIR = "stacks"
 EXAMPLE_SUFFIX = "-example"

@@ -21,8 +21,8 @@ from typing import IO
 from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
 
-from machines.errors import MachinesError
-from machines.settings import PULUMI_AUTOMATION_API
+from machines.runtime.errors import MachinesError
+from machines.runtime.settings import PULUMI_AUTOMATION_API
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -17,12 +17,17 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from machines.automation.project import project_root, read_yaml, stack_file
-from machines.errors import CloudError, MachinesError, SettingsError, UnknownMachineTypeError
 from machines.program.config.loader import CREDENTIALS, load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
-from machines.provider import Provider
+from machines.runtime.errors import (
+    CloudError,
+    MachinesError,
+    SettingsError,
+    UnknownMachineTypeError,
+)
+from machines.runtime.provider import Provider
 
 
 def stack_config(stack: str, project: str | Path | None = None) -> StackConfig:

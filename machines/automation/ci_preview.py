@@ -21,10 +21,10 @@ from machines.automation.diff import Diff
 from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.project import scratch_copy
 from machines.automation.stacks import OnOutput, in_backend, preview_with_snapshot
-from machines.errors import MachinesError
-from machines.models import Market
-from machines.secrets import mask
-from machines.settings import PULUMI_BACKEND_URL
+from machines.runtime.errors import MachinesError
+from machines.runtime.models import Market
+from machines.runtime.secrets import mask
+from machines.runtime.settings import PULUMI_BACKEND_URL
 
 MARKER = "<!-- orca-machines-preview -->"
 """Hidden in the comment; the workflows update the comment that carries it."""

@@ -1,7 +1,7 @@
 """What machines cost per month, for automation: the provider's own price list.
 
 Each cloud's provider reads its prices through its own client, retries and deadline
-(``Provider.prices``, ``machines.clouds.<kind>.prices``); here a provider that cannot be
+(``Provider.prices``, ``machines.runtime.clouds.<kind>.prices``); here a provider that cannot be
 made leaves every price unknown, saying why. Prices are net (without VAT), in the
 currency the cloud states.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from machines.errors import MachinesError
-from machines.prices import NoPrices, PriceList, brief, money
-from machines.provider import Provider
+from machines.runtime.errors import MachinesError
+from machines.runtime.prices import NoPrices, PriceList, brief, money
+from machines.runtime.provider import Provider
 
 __all__ = ["PriceList", "money", "price_list"]
 

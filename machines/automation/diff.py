@@ -27,10 +27,10 @@ from typing import Literal
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
-from machines.labels import is_machine_key, is_stack_name
-from machines.models import Machine, Status
 from machines.program.reaper import REAPER_TYPE, reaper_name
-from machines.reaping import autoscaled
+from machines.runtime.labels import is_machine_key, is_stack_name
+from machines.runtime.models import Machine, Status
+from machines.runtime.reaping import autoscaled
 
 Op = Literal["create", "update", "replace", "delete"]
 OPS: tuple[Op, ...] = ("create", "update", "replace", "delete")

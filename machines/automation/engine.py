@@ -22,8 +22,8 @@ from machines.automation.project import (
     short_name,
     stack_file,
 )
-from machines.errors import MachinesError, SettingsError
-from machines.settings import (
+from machines.runtime.errors import MachinesError, SettingsError
+from machines.runtime.settings import (
     ORCA_PULUMI_PROJECT,
     PATH,
     PULUMI_BACKEND_URL,

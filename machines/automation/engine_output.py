@@ -7,8 +7,8 @@ import re
 from machines.automation.project import (
     INSTALL_HINT,
 )
-from machines.secrets import mask
-from machines.settings import (
+from machines.runtime.secrets import mask
+from machines.runtime.settings import (
     PULUMI_CONFIG_PASSPHRASE,
 )
 

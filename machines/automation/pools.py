@@ -23,14 +23,14 @@ from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Diff
 from machines.automation.snapshot import StackSnapshot
 from machines.automation.stacks import snapshot_of
-from machines.errors import SettingsError
-from machines.labels import is_machine_key
-from machines.models import Machine, Market
-from machines.pool import Pool, option_changes, pools_of
 from machines.program.components import POOL_TYPE
 from machines.program.reaper import REAPER_TYPE
-from machines.reaping import autoscaled
-from machines.secrets import mask
+from machines.runtime.errors import SettingsError
+from machines.runtime.labels import is_machine_key
+from machines.runtime.models import Machine, Market
+from machines.runtime.pool import Pool, option_changes, pools_of
+from machines.runtime.reaping import autoscaled
+from machines.runtime.secrets import mask
 
 
 class PoolSide(BaseModel):

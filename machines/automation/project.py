@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from machines.errors import SettingsError
-from machines.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
+from machines.runtime.errors import SettingsError
+from machines.runtime.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 STATE_DIR = ".pulumi-state"
 """The checkout's own state directory (``Pulumi.yaml``'s ``backend: url:``) and, whatever

@@ -31,10 +31,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from machines.automation.engine import EngineError, engine_command, engine_errors
-from machines.labels import MANAGED_BY_PULUMI
-from machines.models import Machine
 from machines.program.pending import MACHINE_TYPES, PendingCreate
-from machines.provider import Provider
+from machines.runtime.labels import MANAGED_BY_PULUMI
+from machines.runtime.models import Machine
+from machines.runtime.provider import Provider
 
 Notify = Callable[[str], object]
 

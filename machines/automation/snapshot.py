@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from machines.automation.engine import EngineError
-from machines.errors import MachinesError
-from machines.models import Machine
 from machines.program.config.models import BaseDeployment
-from machines.provider import Provider
+from machines.runtime.errors import MachinesError
+from machines.runtime.models import Machine
+from machines.runtime.provider import Provider
 
 
 class StackRuntime(BaseModel):

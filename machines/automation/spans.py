@@ -1,7 +1,7 @@
 """Automation's stack operations as spans: ``automation.preview``, ``.up``, ``.destroy``,
 ``.refresh`` and ``.resize``, with the stack and the change summary as attributes.
 
-The spans come from the runtime's tracer (``machines.telemetry``), so an application that
+The spans come from the runtime's tracer (``machines.runtime.telemetry``), so an application that
 installs an SDK sees a resize's refresh and targeted update beneath it. An operation that
 fails has the error's type on its span, never its message: the engine's lines may quote
 configuration.
@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 
-from machines import telemetry
 from machines.automation.diff import OPS, Diff
+from machines.runtime import telemetry
 
 STACK = "orca.stack"
 CHANGES = "orca.changes"

@@ -44,15 +44,15 @@ from machines.automation.recovery import release_stale_locks, settle_pending_cre
 from machines.automation.snapshot import StackRuntime, StackSnapshot, take
 from machines.automation.spans import traced
 from machines.automation.stock import no_stock_refused, stock_warnings
-from machines.errors import SettingsError
-from machines.labels import machine_key
-from machines.models import Status
 from machines.program.components import POOL_TYPE
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
-from machines.provider import Provider
-from machines.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.errors import SettingsError
+from machines.runtime.labels import machine_key
+from machines.runtime.models import Status
+from machines.runtime.provider import Provider
+from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 
 OnOutput = Callable[[str], object]
 """Receives each line the engine prints while it runs."""

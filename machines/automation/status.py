@@ -27,11 +27,11 @@ from machines.automation.pools import is_kept, unpriced
 from machines.automation.snapshot import take
 from machines.automation.stacks import last_operation, outputs_now
 from machines.automation.stock import Stock, stock
-from machines.errors import MachinesError
-from machines.models import Machine, Market, Status
-from machines.pool import Pool
-from machines.provider import Provider
-from machines.secrets import mask
+from machines.runtime.errors import MachinesError
+from machines.runtime.models import Machine, Market, Status
+from machines.runtime.pool import Pool
+from machines.runtime.provider import Provider
+from machines.runtime.secrets import mask
 
 
 class PoolStatus(BaseModel):

@@ -19,13 +19,13 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.diff import Diff
 from machines.automation.engine_output import resource_errors
 from machines.automation.snapshot import StackSnapshot
-from machines.clouds.ec2.settings import NO_STOCK_CODES as EC2_NO_STOCK
-from machines.clouds.hetzner.settings import NO_STOCK_CODES as HETZNER_NO_STOCK
-from machines.errors import MachinesError
-from machines.labels import is_machine_key
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.provider import Provider
-from machines.secrets import mask
+from machines.runtime.clouds.ec2.settings import NO_STOCK_CODES as EC2_NO_STOCK
+from machines.runtime.clouds.hetzner.settings import NO_STOCK_CODES as HETZNER_NO_STOCK
+from machines.runtime.errors import MachinesError
+from machines.runtime.labels import is_machine_key
+from machines.runtime.provider import Provider
+from machines.runtime.secrets import mask
 
 
 class Stock(BaseModel):

@@ -15,11 +15,11 @@ from typing import Any, Protocol
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from machines.labels import machine_host, machine_name, stack_labels
 from machines.program.clouds import CLOUDS
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.program.config.stack_config import StackConfig
 from machines.program.reaper import Reaper, reapers_provider
+from machines.runtime.labels import machine_host, machine_name, stack_labels
 
 POOL_TYPE = "orca:machines:Pool"
 """The pool component's type token: part of every stack's URNs, so never renamed (a new
@@ -117,7 +117,7 @@ class Pool(pulumi.ComponentResource):
     ``PoolConfig`` asks.
 
     A machine is ``<owner>-<pool>-<n>`` in the stack (its host name too) and
-    ``<owner>-<pool>-<n>.stack`` in the cloud (``machines.labels.machine_name``). Names
+    ``<owner>-<pool>-<n>.stack`` in the cloud (``machines.runtime.labels.machine_name``). Names
     depend on the index only, so a new size adds or removes machines at the end and leaves
     the others alone. The stack's machines carry ``orca-managed-by=pulumi``; the
     reaper (``<pool>-autoscaled``) deletes the autoscaler's machines of the pool when the

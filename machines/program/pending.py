@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from machines.labels import POOL_LABEL
-from machines.settings import PULUMI_AUTOMATION_API, PULUMI_BACKEND_URL
+from machines.runtime.labels import POOL_LABEL
+from machines.runtime.settings import PULUMI_AUTOMATION_API, PULUMI_BACKEND_URL
 
 MACHINE_TYPES = {
     "hcloud:index/server:Server": "labels",

@@ -3,7 +3,7 @@
 Each ``Pool`` component holds one (a Pulumi dynamic resource, so it runs from plain
 ``pulumi destroy`` and ``pulumi up`` as well as through automation). Creating it makes
 nothing; deleting it (the stack destroyed, or the pool removed from the stack) runs
-``machines.reaping.reap`` with the runtime provider of the stack's kind, owner and settings,
+``machines.runtime.reaping.reap`` with the runtime provider of the stack's kind, owner and settings,
 which deletes every machine of that owner and pool without ``orca-managed-by=pulumi`` and
 waits until each is gone or deleting.
 
@@ -64,8 +64,8 @@ class PoolReaper(ResourceProvider):
         return ReadResult(id_, props)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        from machines.provider import Provider  # noqa: PLC0415 (the plugin's process only)
-        from machines.reaping import reap  # noqa: PLC0415
+        from machines.runtime.provider import Provider  # noqa: PLC0415 (the plugin's process only)
+        from machines.runtime.reaping import reap  # noqa: PLC0415
 
         environ = {**os.environ, **dict(props.get("env") or {})}
         environ.update(dict(props.get("credentials") or {}))

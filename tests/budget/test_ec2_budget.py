@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from machines import MachineSpec, Status
-from machines.labels import pool_labels
+from machines.runtime.labels import pool_labels
 from testkit.fault_proxy import Fault
 from testkit.moto_server import ZONES, count_calls, launch_tagged
 from testkit.specs import OWNER

@@ -7,7 +7,7 @@ import threading
 from hcloud import Client
 
 from machines import MachineSpec, Status
-from machines.labels import pool_labels
+from machines.runtime.labels import pool_labels
 from testkit.specs import OWNER
 
 GET_SERVERS = "GET /v1/servers"

@@ -8,8 +8,8 @@ import pytest
 from hcloud import Client
 
 from machines import MachineSpec, SettingsError, UnknownMachineTypeError
-from machines.labels import pool_labels
-from machines.settings import Freshness
+from machines.runtime.labels import pool_labels
+from machines.runtime.settings import Freshness
 from testkit.specs import OWNER
 
 SERVER_TYPES = "GET /v1/server_types"

@@ -1,4 +1,4 @@
-"""The shared listing on its own (``machines/listing.py``), as the cluster-autoscaler tests
+"""The shared listing on its own (``machines/runtime/listing.py``), as the cluster-autoscaler tests
 its caches: a listing function of the test's, a clock the test moves."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from machines.errors import CloudError
-from machines.listing import Listing
-from machines.models import Machine, Status
+from machines.runtime.errors import CloudError
+from machines.runtime.listing import Listing
+from machines.runtime.models import Machine, Status
 from testkit.clock import ManualClock
 
 

@@ -14,7 +14,7 @@ from machines.automation.affected import (
     ci_stacks,
     stacks_of,
 )
-from machines.errors import MachinesError
+from machines.runtime.errors import MachinesError
 from testkit.commands import commit, git
 
 STACKS = ("Pulumi.prod.yaml", "Pulumi.staging.yaml", "Pulumi.local.yaml")

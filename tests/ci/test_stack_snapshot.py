@@ -10,7 +10,7 @@ from machines.automation.pools import pool_changes
 from machines.automation.snapshot import take
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig
-from machines.provider import Provider
+from machines.runtime.provider import Provider
 
 
 def test_the_pools_of_the_ci_comment_are_counted_on_the_previews_snapshot(

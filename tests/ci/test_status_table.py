@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from machines.automation.status import PoolStatus, StackStatus
 from machines.automation.stock import Stock
-from machines.models import Market
+from machines.runtime.models import Market
 
 
 def test_a_spot_pools_status_shows_its_market_and_the_on_demand_cost_beside() -> None:

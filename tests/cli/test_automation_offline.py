@@ -13,9 +13,9 @@ from pulumi import automation as auto
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff, EngineError, diff, engine, engine_summary, stacks
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.errors import SettingsError
-from machines.models import Machine, Status
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.errors import SettingsError
+from machines.runtime.models import Machine, Status
 
 SERVER = "hcloud:index/server:Server"
 FIREWALL = "hcloud:index/firewall:Firewall"

@@ -15,7 +15,7 @@ from machines.automation import Change, Diff
 from machines.automation.cancel import explicit_refresh
 from machines.automation.ci_preview import StackResult, render
 from machines.cli import main
-from machines.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
+from machines.runtime.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff, PoolCount, engine, stacks
 from machines.cli import CHANGES, ERROR, OK, main
-from machines.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 from testkit.specs import OWNER, spec
 
 SERVER = "hcloud:index/server:Server"

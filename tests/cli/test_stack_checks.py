@@ -17,8 +17,8 @@ from machines import Provider, automation
 from machines.automation import checks, engine
 from machines.automation.status import status as stack_status
 from machines.cli import ERROR, TERMINATED
-from machines.errors import SettingsError
 from machines.program.config.problems import StackConfigError
+from machines.runtime.errors import SettingsError
 from testkit.specs import spec
 
 ENGINE_COMMAND = engine.engine_command

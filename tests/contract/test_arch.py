@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from machines.errors import UnknownMachineTypeError
+from machines.runtime.errors import UnknownMachineTypeError
 from testkit.clouds import Cloud
 
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from machines.models import Status
+from machines.runtime.models import Status
 from testkit.clouds import Cloud
 
 SECRET = "#cloud-config\nwrite_files: [{path: /etc/token, content: s3cr3t-t0ken}]\n"

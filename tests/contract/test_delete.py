@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from machines.errors import ForeignMachineError, InvalidMachineIdError
-from machines.models import Ending, Status
+from machines.runtime.errors import ForeignMachineError, InvalidMachineIdError
+from machines.runtime.models import Ending, Status
 from testkit.clouds import Cloud
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from machines.errors import InvalidNameError
-from machines.models import Machine
+from machines.runtime.errors import InvalidNameError
+from machines.runtime.models import Machine
 from testkit.clouds import Cloud
 
 

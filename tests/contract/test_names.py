@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from machines.labels import machine_name, stack_labels
+from machines.runtime.labels import machine_name, stack_labels
 from testkit.clouds import Cloud
 
 

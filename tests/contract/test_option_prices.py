@@ -11,7 +11,7 @@ from botocore.stub import Stubber
 
 from emulator.process import Emulator
 from machines.automation.cost import price_list
-from machines.pool import Ec2Options, HetznerOptions, Pool, RootVolume
+from machines.runtime.pool import Ec2Options, HetznerOptions, Pool, RootVolume
 from testkit import hetzner
 from testkit.clouds import Cloud
 

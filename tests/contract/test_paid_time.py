@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from machines.models import Machine, Status
-from machines.telemetry import POOL, PROVIDER
+from machines.runtime.models import Machine, Status
+from machines.runtime.telemetry import POOL, PROVIDER
 from testkit.clouds import Cloud
 from testkit.telemetry import Recorded
 

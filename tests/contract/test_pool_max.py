@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from machines.models import Created
+from machines.runtime.models import Created
 from testkit.clouds import Cloud
 
 MAX = 3

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from machines import SettingsError
-from machines.models import Market
+from machines.runtime.models import Market
 from testkit.clouds import Cloud
 from testkit.specs import TYPICAL
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from machines.errors import InvalidNameError
+from machines.runtime.errors import InvalidNameError
 from testkit.clouds import Cloud
 
 

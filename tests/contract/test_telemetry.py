@@ -3,7 +3,7 @@ with one per HTTP request beneath, the stock memory, and no secret or machine in
 
 from __future__ import annotations
 
-from machines.telemetry import (
+from machines.runtime.telemetry import (
     LOCATION,
     MACHINE_ID,
     MACHINE_TYPE,

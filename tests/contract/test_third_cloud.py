@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from machines import ForeignMachineError, MachineSpec, Provider, StackMachineError, Status
-from machines.labels import pool_labels
+from machines.runtime.labels import pool_labels
 from testkit import fake_cloud
 from testkit.fake_cloud import Store
 from testkit.specs import OWNER

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.errors import UnknownMachineTypeError
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.errors import UnknownMachineTypeError
 from testkit.moto_server import count_calls
 
 

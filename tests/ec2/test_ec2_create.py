@@ -14,8 +14,8 @@ import pytest
 from botocore.exceptions import ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.models import Created, MachineSpec
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.models import Created, MachineSpec
 from testkit.moto_server import (
     NEW_AMD64,
     NEW_ARM64,

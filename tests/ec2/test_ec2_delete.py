@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.errors import ForeignMachineError, InvalidMachineIdError
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.errors import ForeignMachineError, InvalidMachineIdError
 from testkit.moto_server import count_calls, launch_tagged
 from testkit.specs import ec2_spec
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from machines.clouds.ec2 import provider as ec2
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.models import Machine, Status
+from machines.runtime.clouds.ec2 import provider as ec2
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.models import Machine, Status
 from testkit.moto_server import ZONES, count_calls
 from testkit.specs import ec2_spec
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.errors import SettingsError
-from machines.provider import Provider
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.errors import SettingsError
+from machines.runtime.provider import Provider
 from testkit.moto_server import CANONICAL, NEW_AMD64, NEW_ARM64, OLD_AMD64, count_calls
 from testkit.specs import ec2_spec
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.errors import StackMachineError
-from machines.models import Status
-from machines.reaping import reap
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.errors import StackMachineError
+from machines.runtime.models import Status
+from machines.runtime.reaping import reap
 from testkit.moto_server import count_calls, launch_tagged
 from testkit.specs import ec2_spec as spec
 

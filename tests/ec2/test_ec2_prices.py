@@ -9,8 +9,8 @@ import pytest
 
 from machines.automation.cost import money, price_list
 from machines.automation.stock import stock
-from machines.clouds.ec2.prices import Ec2Prices, region_of
-from machines.models import Market
+from machines.runtime.clouds.ec2.prices import Ec2Prices, region_of
+from machines.runtime.models import Market
 from testkit.moto_server import free_port
 
 

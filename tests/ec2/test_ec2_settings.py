@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.errors import NOT_THE_API, CloudError, SettingsError
-from machines.provider import Provider
-from machines.settings import Timeouts
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.errors import NOT_THE_API, CloudError, SettingsError
+from machines.runtime.provider import Provider
+from machines.runtime.settings import Timeouts
 from testkit.moto_server import World, free_port
 from testkit.specs import ec2_spec
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.answers import SPOT_NO_STOCK_CODES
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.models import Ending, Market, Status
+from machines.runtime.clouds.ec2.answers import SPOT_NO_STOCK_CODES
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.models import Ending, Market, Status
 from testkit.fault_proxy import Fault, FaultProxy, no_spot_capacity
 from testkit.moto_server import MotoServer, World, count_calls, ec2_provider, sent_params
 from testkit.specs import OWNER, ec2_spec

@@ -19,9 +19,9 @@ from machines import automation
 from machines.automation.ci_preview import StackResult, render
 from machines.automation.pools import pool_changes
 from machines.cli import ERROR, OK
-from machines.labels import machine_name
-from machines.models import Ending, Market
-from machines.pool import pools_of
+from machines.runtime.labels import machine_name
+from machines.runtime.models import Ending, Market
+from machines.runtime.pool import pools_of
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
 from testkit.specs import spec

@@ -18,7 +18,7 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli import CHANGES, OK
-from machines.pool import pools_of
+from machines.runtime.pool import pools_of
 from testkit import moto_server
 from testkit.specs import spec
 from tests.engine.conftest import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config

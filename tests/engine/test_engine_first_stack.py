@@ -21,7 +21,7 @@ import yaml
 
 from emulator.process import PROJECT_ROOT, Emulator
 from machines import automation
-from machines.labels import machine_name
+from machines.runtime.labels import machine_name
 from testkit import hetzner, readme
 from testkit.commands import commit, git
 

@@ -13,7 +13,7 @@ import pytest
 
 from machines import Status, automation
 from machines.automation import EngineError
-from machines.labels import machine_name
+from machines.runtime.labels import machine_name
 
 pytestmark = pytest.mark.engine
 

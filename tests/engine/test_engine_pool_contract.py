@@ -26,8 +26,8 @@ from hcloud.server_types import ServerType
 
 from emulator.process import PROJECT_ROOT
 from machines import MachineSpec, StackMachineError, automation
-from machines.pool import pools_of
-from machines.provider import Provider
+from machines.runtime.pool import pools_of
+from machines.runtime.provider import Provider
 from testkit.commands import operator_pulumi
 
 pytestmark = pytest.mark.engine

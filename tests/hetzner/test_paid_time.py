@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from emulator.process import Emulator
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.models import Machine
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.models import Machine
 from testkit.hetzner import RawApi
 from testkit.specs import spec
 

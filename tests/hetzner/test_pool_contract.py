@@ -9,8 +9,8 @@ from hcloud.server_types import ServerType
 
 from emulator.process import Emulator
 from machines import MachineSpec, Provider, SettingsError, StackMachineError
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.reaping import reap
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.reaping import reap
 from testkit.specs import OWNER
 
 STACK = {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER, "orca-managed-by": "pulumi"}

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 from machines.automation.cost import money, price_list
 from machines.automation.stock import stock
-from machines.clouds.hetzner.prices import HetznerPrices
-from machines.models import Market
+from machines.runtime.clouds.hetzner.prices import HetznerPrices
+from machines.runtime.models import Market
 
 ON_DEMAND = Market.ON_DEMAND
 

@@ -15,8 +15,8 @@ from machines import (
     UnknownMachineTypeError,
     UnknownProviderError,
 )
-from machines.clouds.hetzner.answers import status_of
-from machines.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.clouds.hetzner.answers import status_of
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from testkit.hetzner import foreign_server
 from testkit.specs import OWNER, spec
 

@@ -13,7 +13,7 @@ from hcloud.actions import ActionFailedException
 
 from emulator import Emulator
 from machines import MachineSpec, Status
-from machines.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
 
 
 def spec(name: str, machine_type: str, location: str) -> MachineSpec:

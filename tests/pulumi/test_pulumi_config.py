@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from machines.errors import SettingsError
-from machines.labels import machine_name
 from machines.program.config.loader import _provider_config_problems, load, plain_user_data
 from machines.program.config.models import MAX_POOL_SIZE
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, SECRET_PLACEHOLDER, StackConfig
+from machines.runtime.errors import SettingsError
+from machines.runtime.labels import machine_name
 from testkit.program_harness import ec2, hetzner, run
 
 POOLS = f"{PROJECT}:pools"

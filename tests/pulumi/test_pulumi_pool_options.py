@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.machine import launch, run_instances
-from machines.pool import Ec2Options, pools_of
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT
 from machines.program.ec2.components import EBS_ARGS, METADATA_ARGS
+from machines.runtime.clouds.ec2.machine import launch, run_instances
+from machines.runtime.pool import Ec2Options, pools_of
 from testkit.program_harness import (
     CUSTOM_AMI,
     NETWORK_IDS,

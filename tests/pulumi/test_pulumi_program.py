@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from machines.arch import UBUNTU_OWNER, ubuntu_ami_name
-from machines.labels import stack_labels
-from machines.pool import pools_of
 from machines.program.config.stack_config import PROJECT
+from machines.runtime.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.runtime.labels import stack_labels
+from machines.runtime.pool import pools_of
 from testkit.program_harness import (
     AMIS,
     FIREWALL_IDS,

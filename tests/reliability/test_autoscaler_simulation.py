@@ -4,7 +4,7 @@ import pytest
 from hcloud import Client
 
 from machines import Provider
-from machines.labels import ORCA_LABEL, OWNER_LABEL, POOL_LABEL
+from machines.runtime.labels import ORCA_LABEL, OWNER_LABEL, POOL_LABEL
 from testkit import timeouts
 from testkit.hetzner import TOKEN
 from testkit.simulation import simulate

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from emulator.process import Emulator
-from machines.errors import CloudError, SettingsError
+from machines.runtime.errors import CloudError, SettingsError
 from testkit import moto_server
 from testkit.clouds import Cloud
 from testkit.moto_server import ZONES

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from machines.clouds.ec2.client import AWS_LOGGERS
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.errors import CloudError
-from machines.models import Created
-from machines.provider import Provider
-from machines.secrets import RedactSecrets
+from machines.runtime.clouds.ec2.client import AWS_LOGGERS
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.errors import CloudError
+from machines.runtime.models import Created
+from machines.runtime.provider import Provider
+from machines.runtime.secrets import RedactSecrets
 from testkit import moto_server, timeouts
 from testkit.fault_proxy import Fault, FaultProxy, throttled
 from testkit.moto_server import World

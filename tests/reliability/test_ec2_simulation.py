@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from machines import retry
-from machines.labels import OWNER_LABEL, POOL_LABEL
-from machines.provider import Provider
+from machines.runtime import retry
+from machines.runtime.labels import OWNER_LABEL, POOL_LABEL
+from machines.runtime.provider import Provider
 from testkit import moto_server, timeouts
 from testkit.fault_proxy import Fault, FaultProxy, throttled, unavailable
 from testkit.moto_server import ZONES, launch_tagged

@@ -9,7 +9,7 @@ import pytest
 from hcloud import Client
 
 from machines import CloudError, Provider
-from machines.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from testkit import timeouts
 from testkit.hetzner import TOKEN
 from testkit.specs import OWNER, spec

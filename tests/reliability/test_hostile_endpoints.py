@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from machines import CloudError, MachineSpec, Provider
-from machines.errors import CONNECTION, NOT_THE_API, TIMEOUT
+from machines.runtime.errors import CONNECTION, NOT_THE_API, TIMEOUT
 from testkit.hetzner import TOKEN
 from testkit.hostile_server import (
     EC2_SETTINGS,

@@ -27,17 +27,17 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from emulator.label_selector import parse
-from machines import retry
-from machines.clouds.ec2.answers import NO_STOCK_CODES as EC2_NO_STOCK_CODES
-from machines.clouds.ec2.answers import STATUSES as EC2_STATUSES
-from machines.clouds.ec2.answers import status_of as ec2_status_of
-from machines.clouds.ec2.provider import Ec2Provider
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.clouds.hetzner import answers as hetzner
-from machines.clouds.hetzner.answers import NO_STOCK_CODES, RETRY_CODES
-from machines.clouds.hetzner.provider import HetznerProvider
-from machines.errors import InvalidNameError
-from machines.labels import (
+from machines.runtime import retry
+from machines.runtime.clouds.ec2.answers import NO_STOCK_CODES as EC2_NO_STOCK_CODES
+from machines.runtime.clouds.ec2.answers import STATUSES as EC2_STATUSES
+from machines.runtime.clouds.ec2.answers import status_of as ec2_status_of
+from machines.runtime.clouds.ec2.provider import Ec2Provider
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.clouds.hetzner import answers as hetzner
+from machines.runtime.clouds.hetzner.answers import NO_STOCK_CODES, RETRY_CODES
+from machines.runtime.clouds.hetzner.provider import HetznerProvider
+from machines.runtime.errors import InvalidNameError
+from machines.runtime.labels import (
     HOST_NAME_RULE,
     ORCA_LABEL,
     ORCA_VALUE,
@@ -49,8 +49,8 @@ from machines.labels import (
     machine_name,
     pool_selector,
 )
-from machines.models import Created, Status
-from machines.settings import Freshness, Timeouts
+from machines.runtime.models import Created, Status
+from machines.runtime.settings import Freshness, Timeouts
 from testkit import timeouts
 from testkit.specs import spec
 

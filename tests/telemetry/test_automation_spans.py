@@ -6,7 +6,7 @@ import pytest
 from machines import automation
 from machines.automation import Change, Diff, PoolCount
 from machines.automation.spans import summary
-from machines.errors import SettingsError
+from machines.runtime.errors import SettingsError
 
 SERVER = "hcloud:index/server:Server"
 
@@ -49,6 +49,6 @@ def test_a_refused_resize_has_a_failed_span_naming_the_pool(recorded):
     assert span.attributes["orca.stack"] == "prod"
     assert span.attributes["orca.pool"] == "ci"
     assert span.attributes["orca.size"] == -1
-    assert span.attributes["error.type"] == "machines.errors.SettingsError"
+    assert span.attributes["error.type"] == "machines.runtime.errors.SettingsError"
     assert not span.status.is_ok
     assert span.events == ()

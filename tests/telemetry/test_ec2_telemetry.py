@@ -4,7 +4,7 @@ server behind the fault proxy: throttling, 5xx and lost answers counted try by t
 import pytest
 
 from machines import CloudError, Provider
-from machines.telemetry import (
+from machines.runtime.telemetry import (
     CALL,
     HTTP_STATUS,
     LOCATION,

@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 from machines import CloudError, ForeignMachineError, Provider
-from machines.telemetry import (
+from machines.runtime.telemetry import (
     CALL,
     ERROR_TYPE,
     HTTP_METHOD,

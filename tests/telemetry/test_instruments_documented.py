@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from machines.telemetry import INSTRUMENTS, OUTCOMES
+from machines.runtime.telemetry import INSTRUMENTS, OUTCOMES
 from testkit.telemetry import prometheus_name
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -3,7 +3,7 @@ scraped over HTTP, as Prometheus does, during a short workload against the emula
 
 import pytest
 
-from machines.telemetry import INSTRUMENTS
+from machines.runtime.telemetry import INSTRUMENTS
 from testkit.commands import machines_cli
 from testkit.metrics_endpoint import samples, serving
 from testkit.telemetry import prometheus_name

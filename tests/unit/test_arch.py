@@ -1,7 +1,7 @@
 import pytest
 
 from machines import docker_arch
-from machines.arch import ec2_arch, hetzner_arch, ubuntu_ami_name
+from machines.runtime.arch import ec2_arch, hetzner_arch, ubuntu_ami_name
 
 
 @pytest.mark.parametrize(

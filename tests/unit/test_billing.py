@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import pytest
 
-from machines.billing import Rate
-from machines.clouds.ec2.billing import BILLING as EC2
-from machines.clouds.hetzner.billing import BILLING as HETZNER
-from machines.clouds.hetzner.billing import CAP_FLOOR
+from machines.runtime.billing import Rate
+from machines.runtime.clouds.ec2.billing import BILLING as EC2
+from machines.runtime.clouds.hetzner.billing import BILLING as HETZNER
+from machines.runtime.clouds.hetzner.billing import CAP_FLOOR
 
 MADE = datetime(2026, 3, 10, 9, 20, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)

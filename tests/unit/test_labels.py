@@ -1,8 +1,8 @@
 import pytest
 
 from machines import OWNER_LABEL, POOL_LABEL
-from machines.errors import InvalidNameError
-from machines.labels import (
+from machines.runtime.errors import InvalidNameError
+from machines.runtime.labels import (
     belongs_to,
     check_host_name,
     check_pool,

@@ -2,7 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from machines import Created, Machine, MachineSpec, Status
-from machines.models import machine_address
+from machines.runtime.models import machine_address
 from testkit.specs import spec
 
 

@@ -1,4 +1,4 @@
-"""``machines.paid``: the advice's order, margin and what it leaves out; the jobs the
+"""``machines.runtime.paid``: the advice's order, margin and what it leaves out; the jobs the
 benchmark runs (``testkit.simulation.ci_jobs``)."""
 
 import itertools
@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from machines.models import Machine, Status
-from machines.paid import advise
+from machines.runtime.models import Machine, Status
+from machines.runtime.paid import advise
 from testkit.simulation import Pipeline, StageGate, ci_jobs
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

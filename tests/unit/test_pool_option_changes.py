@@ -1,12 +1,19 @@
 """A preview says each option a change makes to a pool, and whether it replaces the stack's
-machines (``machines.pool.option_changes``, ``PoolChange.sentence``)."""
+machines (``machines.runtime.pool.option_changes``, ``PoolChange.sentence``)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from machines.automation.pools import PoolChange, PoolSide
-from machines.pool import Ec2Options, HetznerOptions, Metadata, Pool, RootVolume, option_changes
+from machines.runtime.pool import (
+    Ec2Options,
+    HetznerOptions,
+    Metadata,
+    Pool,
+    RootVolume,
+    option_changes,
+)
 
 
 def change(before: Pool, after: Pool, kept: int = 3) -> str:

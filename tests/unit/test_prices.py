@@ -1,4 +1,4 @@
-"""Prices and stock of a cloud registered by its line in ``machines.clouds.PROVIDERS``
+"""Prices and stock of a cloud registered by its line in ``machines.runtime.clouds.PROVIDERS``
 alone: a cloud without a price list of its own says so, its stock is its ``offers``."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from machines.automation.cost import price_list
 from machines.automation.stock import stock
-from machines.models import Market
-from machines.prices import money
+from machines.runtime.models import Market
+from machines.runtime.prices import money
 from testkit import fake_cloud
 
 

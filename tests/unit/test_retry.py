@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from machines import deadline, retry
+from machines.runtime import deadline, retry
 
 
 class Flaky(Exception):

@@ -2,11 +2,11 @@ import re
 
 import pytest
 
-from machines.clouds.ec2.settings import Ec2Settings
-from machines.clouds.hetzner.settings import HetznerSettings
-from machines.errors import SettingsError
-from machines.models import Market
-from machines.settings import (
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.clouds.hetzner.settings import HetznerSettings
+from machines.runtime.errors import SettingsError
+from machines.runtime.models import Market
+from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOL_MAX,
     Timeouts,

@@ -1,4 +1,4 @@
-"""Every variable the code reads is named in ``machines.settings`` and in the README's one
+"""Every variable the code reads is named in ``machines.runtime.settings`` and in the README's one
 settings table, once each."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from machines import settings
+from machines.runtime import settings
 from testkit.readme import README
 
 VARIABLES = sorted(

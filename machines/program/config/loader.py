@@ -15,7 +15,7 @@ from machines.program.clouds import deployments
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError, problem
 from machines.program.config.stack_config import PROJECT, StackConfig, decode
-from machines.settings import (
+from machines.runtime.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,

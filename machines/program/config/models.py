@@ -21,10 +21,17 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from machines.labels import check_host_name, check_owner, check_pool, machine_name
-from machines.models import Market
-from machines.pool import SPREAD_LIMIT, Ec2Options, HetznerOptions, Pool, pools_env, spread_refusal
-from machines.settings import unsold_market
+from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
+from machines.runtime.models import Market
+from machines.runtime.pool import (
+    SPREAD_LIMIT,
+    Ec2Options,
+    HetznerOptions,
+    Pool,
+    pools_env,
+    spread_refusal,
+)
+from machines.runtime.settings import unsold_market
 
 
 class Model(BaseModel):
@@ -63,8 +70,8 @@ class PoolConfig(Model):
     ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
     together: the runtime's ``create`` refuses to pass it. ``market`` is where the pool's
     machines, kept and autoscaled, are bought. ``ec2`` / ``hetzner``: the cloud's options
-    (``machines.pool``), the runtime's own objects; the other cloud's is refused. All of
-    it reaches the runtime as the pool's ``machines.pool.Pool`` (``ORCA_POOLS``).
+    (``machines.runtime.pool``), the runtime's own objects; the other cloud's is refused. All of
+    it reaches the runtime as the pool's ``machines.runtime.pool.Pool`` (``ORCA_POOLS``).
     """
 
     name: str

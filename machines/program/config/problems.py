@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from machines.errors import SettingsError
-from machines.pool import Ec2Options, HetznerOptions
 from machines.program.clouds import deployments
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.errors import SettingsError
+from machines.runtime.pool import Ec2Options, HetznerOptions
 
 
 class StackConfigError(SettingsError):

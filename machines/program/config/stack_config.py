@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from machines.secrets import MASK
+from machines.runtime.secrets import MASK
 
 PROJECT = "orca-machines"
 """The Pulumi project, so the namespace of this program's configuration keys."""

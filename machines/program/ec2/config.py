@@ -7,9 +7,6 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
-from machines.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
-from machines.models import Market
-from machines.pool import Ec2Options, Metadata, RootVolume
 from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
@@ -19,6 +16,9 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
+from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
+from machines.runtime.models import Market
+from machines.runtime.pool import Ec2Options, Metadata, RootVolume
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"

@@ -7,10 +7,6 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
 
-from machines.arch import DEFAULT_HETZNER_IMAGE
-from machines.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
-from machines.models import Market
-from machines.pool import SPREAD_LIMIT, HetznerOptions, Pool, shared_spread
 from machines.program.config.models import (
     BaseDeployment,
     ExistingName,
@@ -21,7 +17,11 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
-from machines.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
+from machines.runtime.arch import DEFAULT_HETZNER_IMAGE
+from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
+from machines.runtime.models import Market
+from machines.runtime.pool import SPREAD_LIMIT, HetznerOptions, Pool, shared_spread
+from machines.runtime.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
 
 HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
 

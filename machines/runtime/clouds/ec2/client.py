@@ -1,0 +1,179 @@
+"""boto3 set up for the provider: its own session, no retries of its own, quiet about secrets.
+
+botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
+package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
+reach a log.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import boto3.session
+import botocore.session
+from botocore.config import Config
+from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
+
+from machines.runtime import deadline, telemetry
+from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.secrets import redact_logs
+from machines.runtime.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_PROFILE,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    Timeouts,
+)
+
+POOL_CONNECTIONS = 32
+
+_ACTION = re.compile(rb"(?:^|&)Action=([A-Za-z0-9]+)")
+
+CREDENTIAL_VARIABLES = {
+    AWS_ACCESS_KEY_ID: "aws_access_key_id",
+    AWS_SECRET_ACCESS_KEY: "aws_secret_access_key",
+    AWS_SESSION_TOKEN: "aws_session_token",
+    AWS_PROFILE: "profile_name",
+}
+"""Variables that may carry credentials, and boto3's name for each."""
+
+AWS_LOGGERS = (
+    "botocore.auth",
+    "botocore.awsrequest",
+    "botocore.client",
+    "botocore.credentials",
+    "botocore.endpoint",
+    "botocore.hooks",
+    "botocore.httpsession",
+    "botocore.parsers",
+    "botocore.retries.standard",
+    "botocore.retryhandler",
+    "urllib3.connection",
+    "urllib3.connectionpool",
+)
+"""Loggers of the AWS libraries that may log a request's parameters, headers or answer."""
+
+
+PRICING_REGION = "us-east-1"
+"""A region serving the AWS Price List Query API (it serves every region's prices)."""
+
+
+def client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """An EC2 client from its own session (sessions are not thread-safe, clients are).
+
+    botocore gets one try per request: ``machines.runtime.retry`` retries, within the call's time,
+    as it does for every cloud. ``credentials`` may hold the ``CREDENTIAL_VARIABLES``; what
+    it lacks, boto3's default chain finds.
+    """
+    return _client("ec2", settings.region, settings, credentials)
+
+
+def pricing_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """A client of AWS's Price List Query API (``pricing``) in ``PRICING_REGION``, set up as
+    ``client`` is: the same credentials, one try per request, the call's deadline; at
+    ``AWS_ENDPOINT_URL`` when that is set (boto3's meaning: every service's endpoint)."""
+    return _client("pricing", PRICING_REGION, settings, credentials)
+
+
+def _client(
+    service: str, region: str, settings: Ec2Settings, credentials: Mapping[str, str] | None
+) -> Any:
+    redact_logs(AWS_LOGGERS)
+    given = credentials or {}
+    session = boto3.session.Session(
+        botocore_session=_botocore_session(),
+        region_name=region,
+        **{arg: given[name] for name, arg in CREDENTIAL_VARIABLES.items() if given.get(name)},
+    )
+    made = session.client(
+        service,
+        region_name=region,
+        endpoint_url=settings.endpoint_url or None,
+        config=_config(settings.timeouts),
+    )
+    # botocore offers no switch for this; a test pins that the attribute exists.
+    http = made._endpoint.http_session
+    http.send = functools.partial(_send_within_deadline, http.send, settings.timeouts.request)
+    return made
+
+
+def action(body: object, target: object = None) -> str:
+    """The action of a request: of its form body (EC2's ``DescribeInstances``), else of its
+    ``X-Amz-Target`` header (the JSON services', ``AWSPriceListService.GetProducts``), else
+    ``unknown``."""
+    raw = body.encode() if isinstance(body, str) else body
+    found = _ACTION.search(raw) if isinstance(raw, bytes) else None
+    if found:
+        return found.group(1).decode()
+    named = target.decode() if isinstance(target, bytes) else target
+    if isinstance(named, str) and "." in named:
+        return named.rpartition(".")[2]
+    return "unknown"
+
+
+def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> Any:
+    """botocore's send held to the call's deadline (``machines.runtime.deadline``): the read timeout
+    is cut to the time left and the body is read within it, not one socket read at a time.
+    Each request is timed and traced (``machines.runtime.telemetry.http_request``)."""
+    target = request.headers.get("X-Amz-Target")
+    name = action(request.body, target)
+    service = "EC2" if target is None else "Pricing"
+    with telemetry.http_request(
+        "ec2",
+        request.method,
+        request.url,
+        name,
+        span_name=f"{service}.{name}",
+        rpc={
+            telemetry.RPC_SYSTEM: "aws-api",
+            telemetry.RPC_SERVICE: service,
+            telemetry.RPC_METHOD: name,
+        },
+    ) as traced:
+        response = _send_bounded(send, request_timeout, request)
+        traced.answered(response.status_code)
+        return response
+
+
+def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
+    request.context["read_timeout"] = deadline.timeout(request_timeout)
+    wanted_stream = request.stream_output
+    request.stream_output = True
+    response = send(request)
+    if not wanted_stream:
+        try:
+            response._content = deadline.read_body(response.raw, request_timeout, decode=False)
+        except deadline.BodyTimeout as error:
+            raise ReadTimeoutError(endpoint_url=request.url, error=error) from None
+        except Exception as error:
+            raise ConnectionClosedError(
+                error=error, request=request, endpoint_url=request.url
+            ) from None
+    return response
+
+
+def _botocore_session() -> Any:
+    """A new botocore session that shares the process's loader of botocore's JSON models."""
+    session = botocore.session.Session()
+    session.register_component("data_loader", _shared_loader())
+    return session
+
+
+@functools.cache
+def _shared_loader() -> Any:
+    """botocore's model loader, made once: a session would otherwise parse megabytes of JSON
+    again, a tenth of a second per provider. It only reads files and caches what it read."""
+    return botocore.session.Session().get_component("data_loader")
+
+
+def _config(timeouts: Timeouts) -> Config:
+    """Timeouts of each request, and one try (``total_max_attempts`` counts the first)."""
+    return Config(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=timeouts.request,
+        read_timeout=timeouts.request,
+        max_pool_connections=POOL_CONNECTIONS,
+    )

@@ -1,0 +1,118 @@
+"""Settings of the EC2 provider, from environment variables and back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from machines.runtime.errors import SettingsError
+from machines.runtime.models import Market
+from machines.runtime.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_DEFAULT_REGION,
+    AWS_ENDPOINT_URL,
+    AWS_PROFILE,
+    AWS_REGION,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
+    Freshness,
+    Timeouts,
+    mapping,
+    region,
+    required,
+    single,
+    url,
+)
+
+CLOUD = "EC2"
+
+NO_STOCK_CODES = frozenset(
+    {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
+)
+"""RunInstances errors that mean no capacity for the type in that zone now, not a mistake
+(here, beside the settings, so automation reads a failed engine run by them without boto3)."""
+NAME_TAG = "Name"
+"""EC2's name of an instance, a tag: the runtime's and the stack's machines carry it."""
+MARKETS = frozenset(Market)
+"""EC2 sells on-demand and spot capacity: every market."""
+
+SPOT_INSTANCE_TYPE = "one-time"
+SPOT_INTERRUPTION_BEHAVIOR = "terminate"
+"""A pool's spot machine, the runtime's and the stack's alike: a one-time spot request that
+terminates the instance on interruption, so no persistent request relaunches it behind the
+autoscaler's back and no stopped instance is left to bill its volumes."""
+
+
+class Ec2Settings(BaseModel):
+    """Settings of the EC2 provider. Credentials come from boto3's default chain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    region: str
+    endpoint_url: str = ""
+    subnets: dict[str, str]
+    security_group: str
+    instance_profile: str
+    image: str = ""
+    timeouts: Timeouts = Timeouts()
+    freshness: Freshness = Freshness()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Ec2Settings:
+        env = os.environ if environ is None else environ
+        for credential in (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN):
+            single(env, credential, secret=True)
+        single(env, AWS_PROFILE)
+        region_name = region(env, AWS_REGION) or region(env, AWS_DEFAULT_REGION)
+        if not region_name:
+            raise SettingsError(
+                f"{AWS_REGION} is not set: name the EC2 region, e.g. {AWS_REGION}=eu-central-1"
+            )
+        return cls(
+            region=region_name,
+            endpoint_url=url(env, AWS_ENDPOINT_URL),
+            subnets=mapping(env, ORCA_EC2_SUBNETS, "eu-central-1a=subnet-0abc"),
+            security_group=required(env, ORCA_EC2_SECURITY_GROUP),
+            instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),
+            image=single(env, ORCA_EC2_IMAGE),
+            timeouts=Timeouts.from_env(env),
+            freshness=Freshness.from_env(env),
+        )
+
+    def env(self) -> dict[str, str]:
+        """The variables that reproduce these settings (credentials are left out)."""
+        return ec2_env(
+            self.region,
+            self.subnets,
+            self.security_group,
+            self.instance_profile,
+            self.image,
+            endpoint_url=self.endpoint_url,
+        )
+
+
+def ec2_env(
+    region: str,
+    subnets: Mapping[str, str],
+    security_group: str,
+    instance_profile: str,
+    image: str = "",
+    *,
+    endpoint_url: str = "",
+) -> dict[str, str]:
+    """Variables for an EC2 deployment."""
+    env = {
+        AWS_REGION: region,
+        AWS_ENDPOINT_URL: endpoint_url,
+        ORCA_EC2_SUBNETS: ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
+        ORCA_EC2_SECURITY_GROUP: security_group,
+        ORCA_EC2_INSTANCE_PROFILE: instance_profile,
+        ORCA_EC2_IMAGE: image,
+    }
+    return {k: v for k, v in env.items() if v}

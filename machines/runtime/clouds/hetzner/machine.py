@@ -1,0 +1,80 @@
+"""A pool's Hetzner server, written once: what the runtime's ``POST /servers`` and the
+stack's ``hcloud.Server`` both make for the pool's options
+(``machines.runtime.pool.HetznerOptions``).
+
+``server`` turns (pool options, the deployment's image, the orca labels) into one ``Server``
+shape; the runtime resolves its names to ids and sends them (``provider.py``), the program
+declares the same through the official plugin (``publicNets``, ``networks``,
+``placementGroupId``, ``getImage``: ``machines.program.hetzner.components``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from machines.runtime.pool import HetznerOptions
+
+SNAPSHOT = "snapshot"
+NEWEST_FIRST = "created:desc"
+"""How an image by label selector is found: snapshots only, the newest first."""
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The image a pool's servers boot: by ``id``, by ``name`` (for the type's architecture)
+    or the newest snapshot matching ``selector`` for the type's architecture; ``key`` is
+    the setting that chose it, for messages."""
+
+    name: str = ""
+    id: int | None = None
+    selector: str = ""
+    key: str = ""
+
+    def describe(self) -> str:
+        if self.selector:
+            return f"the newest snapshot matching {self.selector!r}"
+        return f"image {self.id}" if self.id is not None else f"image {self.name!r}"
+
+
+@dataclass(frozen=True)
+class Server:
+    """One pool server's options, for either layer to render."""
+
+    ipv4: bool
+    ipv6: bool
+    network: str
+    placement_group: str
+    image: ImageChoice
+    labels: dict[str, str]
+
+    @property
+    def default_public_net(self) -> bool:
+        """Whether both public addresses are on: Hetzner's default, nothing to send."""
+        return self.ipv4 and self.ipv6
+
+
+def image_choice(options: HetznerOptions, deployment_image: str, image_key: str) -> ImageChoice:
+    """The pool's ``hetzner.image`` (a number is an id, else a name) or
+    ``hetzner.imageSelector``, else the deployment's image (``image_key`` names it)."""
+    if options.image_selector:
+        return ImageChoice(selector=options.image_selector, key="hetzner.imageSelector")
+    if options.image.isdigit():
+        return ImageChoice(id=int(options.image), key="hetzner.image")
+    if options.image:
+        return ImageChoice(name=options.image, key="hetzner.image")
+    return ImageChoice(name=deployment_image, key=image_key)
+
+
+def shape(
+    options: HetznerOptions, deployment_image: str, image_key: str, labels: dict[str, str]
+) -> Server:
+    """The server of a pool with these options: the pool's extra labels first, so the orca
+    labels always win."""
+    return Server(
+        ipv4=options.ipv4,
+        ipv6=options.ipv6,
+        network=options.network,
+        placement_group=options.placement_group,
+        image=image_choice(options, deployment_image, image_key),
+        labels={**options.labels, **labels},
+    )

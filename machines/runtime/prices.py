@@ -1,0 +1,102 @@
+"""What machines cost per month, from the cloud's own price list; never a table kept here.
+
+Each provider answers ``Provider.prices()`` with a ``PriceList`` read through its own
+client, retries and deadline (``machines.runtime.clouds.<kind>.prices``); where a price cannot be
+read it is unknown and the list says why, rather than a number that goes stale. Prices are
+net (without VAT), in the currency the cloud states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from machines.runtime.models import Market
+from machines.runtime.pool import Pool
+from machines.runtime.secrets import mask
+
+HOURS_PER_MONTH = Decimal(730)
+"""AWS's own month for monthly figures from hourly prices (365 * 24 / 12)."""
+
+Priced = tuple[str, str, Market]
+"""A machine as priced: its type, location and market."""
+
+
+class PriceList:
+    """Monthly prices per (machine type, location, market), each read once, or why unknown.
+
+    A cloud's list implements ``monthly`` and, when it can fail, ``unknown``; ``currency``
+    is the one its prices are in (known once a price was read).
+    """
+
+    currency: str = ""
+
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """The net monthly price of one machine, or None when unknown (see ``unknown``)."""
+        raise NotImplementedError
+
+    def hourly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """The net hourly price of one machine, None when unknown: the monthly one over
+        ``HOURS_PER_MONTH`` unless the cloud states its own (Hetzner's ``price_hourly``)."""
+        monthly = self.monthly(machine_type, location, market)
+        return None if monthly is None else monthly / HOURS_PER_MONTH
+
+    @property
+    def unknown(self) -> str:
+        """Why prices are unknown (empty when every price asked for was read)."""
+        return ""
+
+    def options(self, pool: Pool, location: str) -> Decimal | None:
+        """What the pool's options add to one machine's monthly price where the cloud bills
+        them apart (Hetzner's primary IPv4, EC2's root volume); None when unknown (see
+        ``unknown``). A cloud that bills none keeps this: nothing."""
+        return Decimal(0)
+
+    def saving(self, pool: Pool, location: str) -> Decimal:
+        """What the pool's options save on one machine a month against the cloud's default
+        (an IPv6-only Hetzner server has no primary IPv4 to pay): 0 when nothing, or unknown."""
+        return Decimal(0)
+
+    def total(self, machines: Iterable[Priced]) -> Decimal | None:
+        """The monthly price of these machines; None if any price is unknown."""
+        total = Decimal(0)
+        for machine_type, location, market in machines:
+            price = self.monthly(machine_type, location, market)
+            if price is None:
+                return None
+            total += price
+        return total
+
+
+class NoPrices(PriceList):
+    """A price list there is none of (no settings, a cloud without one): every price
+    unknown, for the reason given."""
+
+    def __init__(self, why: str) -> None:
+        self._why = why
+
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        return None
+
+    @property
+    def unknown(self) -> str:
+        return self._why
+
+
+def money(amount: Decimal | None, currency: str) -> str:
+    """``12.34 EUR``, or ``price unknown``."""
+    if amount is None:
+        return "price unknown"
+    return f"{amount.quantize(Decimal('0.01'))} {currency}".strip()
+
+
+def brief(error: Exception) -> str:
+    """An error as one short line for a note, secrets masked."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return mask(text)[:200]

@@ -1,0 +1,486 @@
+"""The provider interface: the few calls the autoscaler makes, the same on every cloud.
+
+Like the cluster-autoscaler's cloud provider, it is small on purpose, with one module per
+cloud behind it. ``Provider.of`` imports a cloud's module only when that cloud is asked
+for, so ``import machines`` never loads boto3, Pulumi or OpenTelemetry.
+
+``Provider`` owns the shape of ``create``, ``machines`` and ``delete`` (a pool's ``max``,
+one create per name at a time, the shared listing and this provider's writes laid over it,
+whose machine a delete may touch, telemetry); a cloud implements the steps only it knows:
+``_create`` (the request), ``_list`` (its pool machines, all pages), ``_look_up`` and
+``_remove`` (one machine by id), ``_machine_id`` (its form of id).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import logging
+import os
+import threading
+import time
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar, TypeVar
+
+from machines.runtime.billing import Billing, Rate, as_utc, utc
+from machines.runtime.budget import Budget, BudgetMeter
+from machines.runtime.clock import Clock
+from machines.runtime.clouds import PROVIDERS
+from machines.runtime.errors import (
+    ForeignMachineError,
+    MachinesError,
+    SettingsError,
+    StackMachineError,
+    UnknownProviderError,
+)
+from machines.runtime.labels import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_PULUMI,
+    POOL_LABEL,
+    belongs_to,
+    check_owner,
+    check_pool,
+    managed_by,
+    not_ours,
+    whose,
+)
+from machines.runtime.listing import Listing
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status
+from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
+from machines.runtime.pool import Pool, pools_of
+from machines.runtime.prices import NoPrices, PriceList
+from machines.runtime.settings import (
+    ORCA_POOL_MARKET,
+    ORCA_POOLS,
+    Freshness,
+    unsold_market,
+)
+from machines.runtime.shortages import StockMemory
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _traced(call: str) -> Callable[[F], F]:
+    """``machines.runtime.telemetry.traced_<call>`` around the method, built at its first call:
+    OpenTelemetry loads with the first provider's call, never with ``import machines``
+    (imported by name, as ``Provider.of`` imports a cloud)."""
+
+    def decorate(method: F) -> F:
+        traced: list[Callable[..., Any]] = []
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not traced:
+                telemetry = importlib.import_module("machines.runtime.telemetry")
+                traced.append(getattr(telemetry, f"traced_{call}")(method))
+            # The document's parameter names work as keywords (``delete(id=...)``).
+            return traced[0](*signature.bind(*args, **kwargs).args)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Found:
+    """One machine as the cloud answers it by id: the machine and all its labels (tags)."""
+
+    machine: Machine
+    labels: Mapping[str, str]
+
+
+def kinds() -> tuple[str, ...]:
+    """The provider kinds ``Provider.of`` knows."""
+    return tuple(PROVIDERS)
+
+
+class Provider(ABC):
+    """One cloud account's machines for one owner (a deployment, i.e. a Pulumi stack).
+
+    Subclasses set ``kind``, ``cloud`` and ``noun``, build themselves from settings in
+    ``from_env``, and implement the cloud's steps (the abstract ``_`` methods); ``create``,
+    ``machines`` and ``delete`` are written once, here.
+    """
+
+    kind: ClassVar[str]
+    cloud: ClassVar[str]
+    markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
+    """The markets the cloud sells (``clouds.<kind>.settings.MARKETS``)."""
+    offers_stock: ClassVar[bool] = True
+    """Whether ``offers`` knows the cloud's stock now (Hetzner's ``available``), or only
+    where a type is offered at all (EC2 publishes no stock)."""
+    noun: ClassVar[str] = "machine"
+    """What the cloud calls a machine, in messages (``server``, ``instance``)."""
+    label_word: ClassVar[str] = "label"
+    """What the cloud calls a label, in messages (``tag`` on EC2)."""
+    budget_note: ClassVar[str] = ""
+    """Why the cloud states no request budget, if it states none (``Budget.note``)."""
+    billing: ClassVar[Billing | None] = None
+    """How the cloud bills a machine's time (``clouds.<kind>.billing``); None: unknown."""
+
+    def __init__(
+        self, owner: str, image: str, freshness: Freshness, clock: Clock = time.time
+    ) -> None:
+        """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
+        self.owner = check_owner(owner)
+        self.image = image
+        self.ssh_keys: tuple[str, ...] = ()
+        """The SSH keys every machine gets, by name (the design document's ``ssh_keys``)."""
+        self.firewall = ""
+        """The firewall every machine is put behind, by name or id; empty for none."""
+        self._pools: Mapping[str, Pool] = {}
+        self._freshness = freshness
+        self._clock = clock
+        self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
+        self._stock = StockMemory(freshness.no_stock_ttl, clock)
+        """The cloud's ``no_stock`` answers, remembered per type, location and market."""
+        self._pages = 1
+        """Requests one listing of the owner took last (``_list`` sets it)."""
+        self._rates: PriceList | None = None
+        """The price list the billing rule asks, read once when first needed."""
+        self._listing = Listing(
+            lambda: self._list(None),
+            lambda: self._meter.window(self._pages),
+            clock,
+        )
+        self._creates_lock = threading.Lock()
+        self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+        importlib.import_module("machines.runtime.telemetry").watch(self)
+
+    @staticmethod
+    def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
+        """The provider ``kind`` configured from ``environ`` (default: this process's)."""
+        target = PROVIDERS.get(kind)
+        if target is None:
+            raise UnknownProviderError(
+                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
+            )
+        env = os.environ if environ is None else environ
+        pools = pools_of(env, kind)
+        module_name, _, class_name = target.partition(":")
+        cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+        source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
+        for pool in pools.values():
+            refused = unsold_market(cls.cloud, cls.markets, pool.name, pool.market)
+            if refused:
+                raise SettingsError(f"{source}: {refused}")
+        provider = cls.from_env(owner, environ)
+        provider.set_pools(pools.values())
+        return provider
+
+    def set_pools(self, pools: Iterable[Pool]) -> None:
+        """The pools' settings this provider's ``create`` keeps (``Provider.of`` sets those of
+        ``ORCA_POOLS``)."""
+        self._pools = {pool.name: pool for pool in pools}
+
+    def pool(self, name: str) -> Pool:
+        """Pool ``name``'s settings (type, location, market, max, the cloud's options), as the
+        stack exported them; a pool the deployment does not name has the defaults."""
+        return self._pools.get(name) or Pool(name=check_pool(name))
+
+    def pools(self) -> list[Pool]:
+        """Every pool the deployment names, by name: what an autoscaler scales."""
+        return [self._pools[name] for name in sorted(self._pools)]
+
+    @property
+    def pool_max(self) -> dict[str, int]:
+        """Each pool's max, for pools that have one."""
+        return {p.name: p.max for p in self._pools.values() if p.max is not None}
+
+    @property
+    def pool_market(self) -> dict[str, Market]:
+        """Each pool's market."""
+        return {p.name: p.market for p in self._pools.values()}
+
+    @classmethod
+    @abstractmethod
+    def from_env(cls, owner: str, environ: Mapping[str, str] | None = None) -> Provider:
+        """Build the provider from environment variables; raise ``SettingsError`` if short."""
+
+    @abstractmethod
+    def arch(self, machine_type: str) -> str:
+        """Docker's architecture name of a machine type (``amd64``, ``arm64``), cached."""
+
+    @_traced("create")
+    def create(self, spec: MachineSpec) -> Created:
+        """Ask for one machine; return at once, without waiting for it to boot.
+
+        Never raises for the cloud's trouble: a refusal is ``no_stock`` or ``failed`` with
+        the reason. A pool at its ``max`` is refused before the cloud is asked; creates of
+        one name wait for each other, so a create retried after a lost answer makes one
+        machine; the machine made is listed by ``machines`` at once.
+        """
+        limit = self.pool(spec.pool).max
+        if limit is not None:
+            full = self._max_check(spec, limit)
+            if full is not None:
+                return full
+        try:
+            with self._name_lock(spec.name):
+                try:
+                    created = self._create(spec)
+                except MachinesError as error:
+                    return Created.failure(str(error))
+                if created.machine is not None:
+                    self._listing.created(created.machine)
+                    paid = self.paid_until(created.machine)
+                    machine = created.machine.model_copy(update={"paid_until": paid})
+                    created = created.model_copy(update={"machine": machine})
+                return created
+        finally:
+            if limit is not None:
+                self._listing.release(spec.pool, spec.name)
+
+    @_traced("machines")
+    def machines(self, pool: str) -> list[Machine]:
+        """Every machine of ``pool`` that belongs to this owner, and no other, by name.
+
+        Answered from one listing of the owner's machines for every pool while it is fresh
+        (``ORCA_LIST_TTL``, stretched to spend at most ``ORCA_LIST_SHARE`` of the budget and
+        indefinitely while it is low, never past ``ORCA_LIST_MAX_AGE`` otherwise); this
+        provider's own creates and deletes show at once, other processes' changes once the
+        listing is renewed. ``ORCA_LIST_TTL=0`` lists the pool at every call.
+        """
+        check_pool(pool)
+        each = self._freshness.list_ttl <= 0
+        found = self._list(pool) if each else self._listing.machines(pool)
+        now = utc(self._clock())
+        paid = [m.model_copy(update={"paid_until": self.paid_until(m, now)}) for m in found]
+        return sorted(paid, key=lambda m: (m.name, m.id))
+
+    def paid_until(self, machine: Machine, now: datetime | float | None = None) -> datetime | None:
+        """Until when the cloud bills ``machine`` whatever happens at ``now`` (default: this
+        provider's clock), by the cloud's billing rule; None when the cloud did not say when
+        it was made. Asks the cloud nothing, except the price list once where the rule needs
+        a price (Hetzner's monthly cap, for a server billed a day or more this month)."""
+        if machine.created is None or self.billing is None:
+            return None
+        return self.billing.paid_until(
+            machine.created, self._moment(now), lambda: self._rate(machine)
+        )
+
+    def keep_advice(
+        self,
+        idle: Iterable[Machine],
+        now: datetime | float | None = None,
+        margin: float = DEFAULT_MARGIN,
+    ) -> list[Advice]:
+        """For the machines the autoscaler has no work for: which to let go first and how
+        long each can still be kept at no extra cost (``machines.runtime.paid``), the first to
+        release first. ``now`` defaults to this provider's clock; ``margin`` seconds before
+        the paid time ends a kept machine is due for release. Asks the cloud nothing."""
+        moment = self._moment(now)
+        advice = advise(idle, moment, self.paid_until, margin)
+        clock = self._clock  # not self: the gauges' memory must not keep the provider alive
+        importlib.import_module("machines.runtime.telemetry").advised(
+            self, advice, lambda: utc(clock())
+        )
+        return advice
+
+    def committed(
+        self,
+        machines: Iterable[Machine],
+        now: datetime | float | None = None,
+        prices: PriceList | None = None,
+    ) -> Decimal | None:
+        """The money the cloud bills for ``machines`` whatever happens now (each one's time
+        until its ``paid_until``), in the price list's currency; None when a creation time
+        or a price is unknown. ``prices``: a list already read (default: ``prices()``,
+        read once)."""
+        billing = self.billing
+        if billing is None:
+            return None
+        moment = self._moment(now)
+
+        def rate_of(machine: Machine) -> Rate | None:
+            return self._rate(machine, prices)
+
+        def paid_until(machine: Machine, at: datetime) -> datetime | None:
+            if machine.created is None:
+                return None
+            return billing.paid_until(machine.created, at, lambda: rate_of(machine))
+
+        return committed(machines, moment, billing, rate_of, paid_until)
+
+    def _moment(self, now: datetime | float | None) -> datetime:
+        """``now`` as an aware UTC datetime: the clock's when None, seconds as the clock
+        counts them, a naive datetime taken as UTC."""
+        if now is None:
+            return utc(self._clock())
+        if isinstance(now, datetime):
+            return as_utc(now)
+        if isinstance(now, int | float) and not isinstance(now, bool):
+            return utc(now)
+        raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
+
+    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
+        """``machine``'s hourly and monthly price, from ``prices`` or the list read once."""
+        if prices is None:
+            if self._rates is None:
+                self._rates = self.prices()
+            prices = self._rates
+        where = (machine.machine_type, machine.location, machine.market)
+        hourly, monthly = prices.hourly(*where), prices.monthly(*where)
+        return None if hourly is None or monthly is None else Rate(hourly, monthly)
+
+    @_traced("delete")
+    def delete(self, id: str) -> bool:
+        """Delete this owner's pool machine; True once it is gone, now or before.
+
+        A machine this provider made, or the fresh listing shows as this owner's and not
+        kept by the stack, is deleted with one request (ids are never reused); any other is
+        looked up first: another owner's or no pool machine raises ``ForeignMachineError``,
+        one the stack keeps ``StackMachineError``, both without a delete request.
+        """
+        machine_id = self._machine_id(id)  # ``id``: the design document's parameter name
+        known = self._listing.known(machine_id)
+        if known is not None and not known.managed_by:
+            if known.status == Status.DELETING:
+                self._listing.deleted(machine_id)
+                log.debug("%s %s (%s) is already going", self.noun, machine_id, known.name)
+                return True
+            return self._delete(known)
+        found = self._look_up(machine_id)
+        if found is None:
+            return True
+        labels, name = found.labels, found.machine.name
+        if not belongs_to(labels, self.owner):
+            raise ForeignMachineError(self._foreign(found))
+        if found.machine.status == Status.DELETING:
+            self._listing.deleted(machine_id)
+            log.debug("%s %s (%s) is already going", self.noun, machine_id, name)
+            return True
+        if managed_by(labels) == MANAGED_BY_PULUMI:
+            raise StackMachineError(
+                f"{self.noun} {machine_id} ({name}) is kept by stack {self.owner} "
+                f"({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} {self.label_word}): it was left "
+                f"alone; to remove it, lower the size of pool {labels.get(POOL_LABEL, '')} in "
+                f"stack {self.owner} (orca-machines resize)"
+            )
+        return self._delete(found.machine)
+
+    def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
+        None with a place held for the create (the listing's ``reserve``; ``create``
+        releases it). The count is ``machines(pool)``, the shared listing with this
+        provider's writes laid over it, plus its creates in flight."""
+        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        if count is None:
+            return None
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
+            f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
+            "raise the pool's max in the stack"
+        )
+
+    def _foreign(self, found: Found) -> str:
+        """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
+        why = not_ours(found.labels, self.owner, self.label_word)
+        return (
+            f"{self.noun} {found.machine.id} ({found.machine.name}) {why}: it is not a pool "
+            f"machine of {whose(self.owner)}, so it was left alone"
+        )
+
+    def _delete(self, machine: Machine) -> bool:
+        now = utc(self._clock())
+        paid = self.paid_until(machine, now)
+        self._remove(machine.id)
+        self._listing.deleted(machine.id)
+        if paid is not None:
+            unused = max(0.0, (paid - now).total_seconds())
+            importlib.import_module("machines.runtime.telemetry").paid_unused(self, machine, unused)
+        log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
+        return True
+
+    def _name_lock(self, name: str) -> threading.Lock:
+        """One lock per machine name, while a create of it holds it."""
+        with self._creates_lock:
+            lock = self._creates.get(name)
+            if lock is None:
+                lock = threading.Lock()
+                self._creates[name] = lock
+            return lock
+
+    # The cloud's steps
+
+    @abstractmethod
+    def _create(self, spec: MachineSpec) -> Created:
+        """Make the machine: the cloud's checks and its create request(s); a name this owner's
+        pool machine already has returns that machine. A ``MachinesError`` raised is the
+        create's ``failed`` reason; the machine returned is listed by ``machines`` at once."""
+
+    @abstractmethod
+    def _list(self, pool: str | None) -> list[Machine]:
+        """Every pool machine of this owner (of ``pool`` when given) the cloud lists, over all
+        its pages; when ``pool`` is None, what the shared listing keeps (a cloud whose listing
+        takes several requests sets ``self._pages``, which paces the listing)."""
+
+    @abstractmethod
+    def _machine_id(self, machine_id: object) -> str:
+        """``machine_id`` in the cloud's form, else ``InvalidMachineIdError`` naming it."""
+
+    @abstractmethod
+    def _look_up(self, machine_id: str) -> Found | None:
+        """The machine of that id with its labels, None when the cloud does not know it."""
+
+    @abstractmethod
+    def _remove(self, machine_id: str) -> None:
+        """Ask the cloud to delete the machine; one already gone is no error."""
+
+    @abstractmethod
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
+        """Locations where ``machine_type`` can be created now, as the cloud says (cached
+        briefly), less those a recent ``no_stock`` answer is remembered for in the market
+        of ``pool`` (default: on-demand); for ``spot-then-on-demand``, in both markets."""
+
+    @abstractmethod
+    def sells(self, machine_type: str, location: str) -> str | None:
+        """Why the cloud never makes ``machine_type`` in ``location`` whatever its stock (a
+        type it lacks, a location it does not sell or offer it in), or None when it can:
+        what a stack's pools are checked against before the engine runs."""
+
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """What a create of ``pool`` would refuse in its options, looked up read-only as the
+        create does (images, networks, placement groups): (key, why) each, none when all is
+        well; names in ``created`` are the stack's to make and not looked for. What a stack
+        is checked against before the engine runs. A cloud without options has none."""
+        return []
+
+    def budget(self) -> Budget:
+        """The cloud's request budget as its last answer stated it, and the listing's
+        freshness window it leads to now."""
+        return self._meter.budget(self._pages)
+
+    def prices(self) -> PriceList:
+        """The cloud's own price list, read through this provider's client and retries
+        when first asked. A cloud without one keeps this default: every price unknown,
+        saying so."""
+        return NoPrices(f"prices unknown: no price list for provider {self.kind}")
+
+    def listing_age(self) -> float | None:
+        """Seconds since the listing ``machines`` answers from began, None before the first
+        (the metrics report it; it asks nothing of the cloud)."""
+        return self._listing.age()
+
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
+        """(type, location, market, seconds left) of each ``no_stock`` answer remembered
+        now."""
+        return self._stock.remembered()
+
+    def market(self, pool: str) -> Market:
+        """The market ``pool``'s machines are bought in (``ORCA_POOLS``)."""
+        return self._pools[pool].market if pool in self._pools else Market.ON_DEMAND
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r})"
