@@ -32,6 +32,7 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)
 ``testkit.commands``       ``machines_cli`` (the CLI as CI runs it), ``git``, ``commit``
 ``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``
-``testkit.readme``          the README's sections and code blocks, for tests that run them
+``testkit.readme``         a section of the README or of ``docs/<name>.md`` (``doc``), its
+                           code blocks and tables, for tests that run or check them
 =========================  ==================================================================
 """

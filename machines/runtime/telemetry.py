@@ -4,7 +4,7 @@ Libraries instrument with ``opentelemetry-api`` and leave the SDK and the export
 application: until it installs an SDK every instrument and span here is the API's no-op.
 Only the cloud providers import this module (``import machines`` never loads OpenTelemetry).
 
-Every instrument is named in ``INSTRUMENTS`` (the README lists them). HTTP requests follow
+Every instrument is named in ``INSTRUMENTS`` (docs/metrics.md lists them). HTTP requests follow
 the semantic conventions of HTTP client metrics and spans; the rest is under ``orca.machines``.
 Attribute values are names, codes and counts, never a token or user data; metrics carry no
 attribute of one machine (its name or id would make their cardinality unbounded), while spans
@@ -86,7 +86,7 @@ CALL_DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 
 @dataclass(frozen=True)
 class Instrument:
-    """One instrument as the README lists it."""
+    """One instrument as docs/metrics.md lists it."""
 
     name: str
     kind: str

@@ -1,5 +1,5 @@
 """A pool's ``max``: counted from the shared listing, never passed by one provider's threads;
-processes racing within a listing's window can pass it, as the README says."""
+processes racing within a listing's window can pass it, as docs/runtime.md says."""
 
 from __future__ import annotations
 

@@ -1,27 +1,24 @@
-"""The README lists every instrument of the runtime, with the name Prometheus shows it by."""
+"""``docs/metrics.md`` lists every instrument of the runtime, with the name Prometheus shows
+it by."""
 
 import re
-from pathlib import Path
 
 from machines.runtime.telemetry import INSTRUMENTS, OUTCOMES
+from testkit import readme
 from testkit.telemetry import prometheus_name
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Metrics and traces (OpenTelemetry)")
-    return text[start : text.index("\n## ", start + 1)]
+    return readme.section("The instruments", readme.doc("metrics"))
 
 
-def test_the_readme_lists_every_instrument_and_no_other():
+def test_the_metrics_doc_lists_every_instrument_and_no_other():
     rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", section(), flags=re.MULTILINE)
 
     assert rows == [(i.name, prometheus_name(i)) for i in INSTRUMENTS]
 
 
-def test_the_readme_names_every_outcome_of_a_try():
+def test_the_metrics_doc_names_every_outcome_of_a_try():
     assert all(f"`{outcome}`" in section() for outcome in OUTCOMES)
 
 

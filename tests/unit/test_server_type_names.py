@@ -1,4 +1,5 @@
-"""Every Hetzner server type a committed stack, example or doc names is one the API serves today.
+"""Every Hetzner server type a committed stack, example or doc (the README, ``docs/``) names
+is one the API serves today.
 
 The emulator's catalogue is the reference (it follows the real API); a type the API removed
 may be named only on a line that says so ("removed" or "deprecated").
@@ -19,6 +20,7 @@ EXPLAINED = re.compile(r"removed|deprecated", re.IGNORECASE)
 COMMITTED = (
     "stacks/*.yaml",
     "*.md",
+    "docs/*.md",
     "*/README.md",
     "tools/*/README.md",
     "scripts/*",
@@ -33,10 +35,11 @@ def _committed_files() -> list[Path]:
     return sorted(p for p in found if ".venv" not in p.parts and ".pulumi-engine" not in p.parts)
 
 
-def test_the_files_checked_include_the_stacks_and_the_readme() -> None:
+def test_the_files_checked_include_the_stacks_and_the_docs() -> None:
     names = {p.relative_to(PROJECT_ROOT).as_posix() for p in _committed_files()}
 
     assert {"stacks/Pulumi.local.yaml", "stacks/Pulumi.hetzner-example.yaml", "README.md"} <= names
+    assert {"docs/runtime.md", "docs/operating.md", "docs/ci.md"} <= names
     assert "scripts/demo.py" in names
 
 
