@@ -43,7 +43,8 @@ class App:
         self.stock = Stock(list(config.out_of_stock))
         self.timing = Timing(config.boot_seconds, config.action_seconds)
         self.state = State(self.stock, self.timing, config.seed)
-        self.bucket = TokenBucket(config.rate_limit, config.refill)
+        # The bucket refills by the project's time, so a test moves it with the clock.
+        self.bucket = TokenBucket(config.rate_limit, config.refill, clock=self.state.now)
         self.faults = Faults(config.seed, list(config.faults))
         self.counts = RequestCounter()
         self._tokens = Tokens(config.tokens)
