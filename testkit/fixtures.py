@@ -20,7 +20,7 @@ from machines.runtime.clouds.ec2.settings import Ec2Settings
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from machines.runtime.clouds.hetzner.settings import HetznerSettings
 from machines.runtime.provider import Provider
-from testkit import clouds, hetzner, metrics_endpoint, moto_server, telemetry
+from testkit import clouds, hetzner, metrics_endpoint, moto_server, telemetry, timeouts
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
 from testkit.fault_proxy import FaultProxy
@@ -142,8 +142,10 @@ def spot_world(
 
 # Both clouds, for the contract tests
 
-CALL_TIMEOUT = "2"
-"""Seconds a call of a ``Cloud``'s provider may take: a call that fails, fails quickly."""
+CALL_TIMEOUT = str(timeouts.CALL)
+"""Seconds a call of a ``Cloud``'s provider may take: long enough that retries on a loaded
+machine (a busy answer twice, then backoff) end within it; a test of the call's own deadline
+sets a short one itself."""
 
 SECRET_ACCESS_KEY = "orcaS3cr3tAccessKey0000000000000000000000"
 """The AWS secret key of an ``ec2_cloud`` (moto takes any): nothing may show it."""
