@@ -26,7 +26,10 @@ from typing import IO
 from emulator.control.client import Control
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT = 20.0
+START_TIMEOUT = 120.0
+"""Seconds an emulator may stay silent before it counts as hung. Its start is bound by an
+event (the URL line, or the process's exit), so this only ends a start that will never
+come; a loaded machine can take well over 20 s to import and bind."""
 
 
 class EmulatorStartError(RuntimeError):
