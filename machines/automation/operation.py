@@ -139,7 +139,11 @@ class Operation:
         """The stack's state in its backend, read once (``machines.automation.state``)."""
         if self._state is None:
             self._state = read_state(
-                self.project.backend_url(), self.project.name, self.stack, self._export
+                self.project.backend_url(),
+                self.project.name,
+                self.stack,
+                self.root,
+                self._export,
             )
         return self._state
 
@@ -165,7 +169,11 @@ class Operation:
 
             try:
                 self._state = read_state(
-                    self.project.backend_url(), self.project.name, self.stack, engine_needed
+                    self.project.backend_url(),
+                    self.project.name,
+                    self.stack,
+                    self.root,
+                    engine_needed,
                 )
             except _EngineNeeded:
                 return None
@@ -214,10 +222,6 @@ class Operation:
         if key not in self._providers:
             self._providers[key] = Provider.of(runtime.provider, runtime.owner, settings)
         return self._providers[key]
-
-    def runtime(self, deployment: BaseDeployment | None) -> StackRuntime | None:
-        """The settings the snapshot's provider is made of (``snapshot.runtime_of``)."""
-        return runtime_of(self.stack, deployment, self.state().outputs)
 
     def early_provider(self, deployment: BaseDeployment) -> Provider | None:
         """For the checks: the snapshot's provider when it can be made before the engine

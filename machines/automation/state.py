@@ -72,12 +72,22 @@ def masked(value: object) -> object:
     return value
 
 
-def checkpoint_files(backend_url: str, project: str, stack: str) -> list[Path]:
-    """Where a ``file://`` backend may keep the stack's checkpoint; empty for other backends."""
+def checkpoint_files(backend_url: str, project: str, stack: str, root: Path) -> list[Path]:
+    """Where a ``file://`` backend may keep the stack's checkpoint; empty for other backends
+    and for a ``file://`` URL of a form not read here (the engine is asked then)."""
     url = urlparse(backend_url)
     if url.scheme != "file" or not project:
         return []
-    stacks = Path(unquote(url.path)) / ".pulumi" / "stacks"
+    path = unquote(url.path)
+    if url.netloc in ("", "localhost"):
+        base = Path(path)
+    elif url.netloc == "~":
+        base = Path.home() / path.lstrip("/")
+    elif url.netloc in (".", ".."):
+        base = root / url.netloc / path.lstrip("/")  # as the engine, run in the project
+    else:
+        return []
+    stacks = base / ".pulumi" / "stacks"
     name = short_name(stack)
     return [
         stacks / project / f"{name}.json",
@@ -102,10 +112,13 @@ def read_checkpoint(path: Path) -> Mapping[str, object] | None:
     return {"version": saved.get("version"), "deployment": latest or {}}
 
 
-def read_state(backend_url: str, project: str, stack: str, export: Export) -> StackState:
+def read_state(
+    backend_url: str, project: str, stack: str, root: Path, export: Export
+) -> StackState:
     """The stack's state: from its checkpoint file in a ``file://`` backend (a backend
-    without it holds no such stack), else by ``export``."""
-    files = checkpoint_files(backend_url, project, stack)
+    without it holds no such stack), else by ``export``. ``root``: the project's directory,
+    where the engine runs."""
+    files = checkpoint_files(backend_url, project, stack, root)
     if files:
         for path in files:
             if path.is_file():
