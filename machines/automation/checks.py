@@ -8,6 +8,11 @@ read from this environment and the stack's ``env``, and each pool's type and loc
 asked of the cloud (``Provider.sells``, one catalogue request), and its options' images,
 networks and placement groups looked up as a create would (``Provider.check_options``, read
 only): every problem is one line that names the stack, the key and the fix.
+
+A pool the stack's state already holds as its file has it (the same type, location, image
+and options, and no more machines) is not asked about again: the cloud took it when the
+stack was brought up, and the operation makes nothing new of it, so an unchanged stack's
+preview sends the cloud nothing before the engine starts (``deployed_as_written``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 
 from machines.automation.project import Project, read_yaml, stack_file
 from machines.errors import CloudError, MachinesError, SettingsError, UnknownMachineTypeError
+from machines.pool import pools_of
 from machines.program.config.loader import CREDENTIALS, load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
@@ -101,17 +107,22 @@ def check_deployment(
     settings: Mapping[str, object],
     environ: Mapping[str, str],
     shared: Callable[[BaseDeployment], Provider | None] | None = None,
+    *,
+    deployed: frozenset[str] = frozenset(),
 ) -> None:
-    """Ask the cloud about the stack's pools, as the module says. ``shared``: the
-    operation's provider, when it has one of these settings (else one is made here)."""
+    """Ask the cloud about the stack's pools, as the module says, but those ``deployed``
+    names (``deployed_as_written``). ``shared``: the operation's provider, when it has one
+    of these settings (else one is made here)."""
     config = config_of(stack, settings)
     if any(key in config.secret_keys and not environ.get(var) for key, var in CREDENTIALS.items()):
         return  # credentials only the engine can decrypt: the cloud is its to ask
+    if all(pool.name in deployed for pool in deployment.pools):
+        return  # nothing new to ask the cloud about
     provider = shared(deployment) if shared is not None else None
     if provider is None:
         provider = checking_provider(stack, deployment, environ)
     try:
-        problems = pool_problems(deployment, provider)
+        problems = pool_problems(deployment, provider, deployed)
     except CloudError as error:
         raise SettingsError(
             f"stack {stack}: its pools could not be checked with {deployment.provider}: {error}"
@@ -135,10 +146,44 @@ def checking_provider(
         ) from None
 
 
-def pool_problems(deployment: BaseDeployment, provider: Provider) -> list[tuple[str, str]]:
-    """Each pool's type, location and options the cloud refuses, as (key, why)."""
+def deployed_as_written(
+    deployment: BaseDeployment, outputs: Mapping[str, object]
+) -> frozenset[str]:
+    """The pools the stack's state (its ``outputs``) holds as ``deployment`` has them: the
+    runtime's settings the check reads (``catalogue_env``) unchanged, the pool's own
+    (``ORCA_POOLS``: type, location, market, max, options) the same, and its ``size`` no
+    larger. Anything else, or outputs that do not say, is asked again."""
+    env, pools = outputs.get("env"), outputs.get("pools")
+    if not isinstance(env, dict) or not isinstance(pools, dict):
+        return frozenset()
+    if any(env.get(key) != value for key, value in deployment.catalogue_env().items()):
+        return frozenset()
+    try:
+        before = pools_of({str(k): str(v) for k, v in env.items()}, deployment.provider)
+    except SettingsError:
+        return frozenset()
+    same = set()
+    for pool in deployment.pools:
+        shown = pools.get(pool.name)
+        size = shown.get("size") if isinstance(shown, dict) else None
+        if (
+            isinstance(size, int)
+            and pool.size <= size
+            and before.get(pool.name) == deployment.runtime_pool(pool)
+        ):
+            same.add(pool.name)
+    return frozenset(same)
+
+
+def pool_problems(
+    deployment: BaseDeployment, provider: Provider, deployed: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """Each pool's type, location and options the cloud refuses, as (key, why); the pools
+    ``deployed`` names are not asked about."""
     problems = []
     for i, pool in enumerate(deployment.pools):
+        if pool.name in deployed:
+            continue
         try:
             provider.arch(pool.machine_type)
         except UnknownMachineTypeError as error:

@@ -22,7 +22,7 @@ from pulumi import automation as auto
 from pulumi.automation._stack import StackInitMode  # not re-exported by the package
 
 from machines.automation import engine
-from machines.automation.checks import check_deployment, deployment_from
+from machines.automation.checks import check_deployment, deployed_as_written, deployment_from
 from machines.automation.engine import (
     WHERE_HINT,
     StackNotFoundError,
@@ -112,8 +112,17 @@ class Operation:
             return None
         deployment = self.deployment()
         if not self._checked:
+            state = self.early_state()
+            deployed = (
+                frozenset() if state is None else deployed_as_written(deployment, state.outputs)
+            )
             check_deployment(
-                self.stack, deployment, self.settings, self.environ, self.early_provider
+                self.stack,
+                deployment,
+                self.settings,
+                self.environ,
+                self.early_provider,
+                deployed=deployed,
             )
             self._checked = True
         return deployment
