@@ -21,6 +21,7 @@ become ``EngineError`` with the lines that say why. The only package importing
 ``pulumi.automation``: ``import machines`` never loads it.
 """
 
+from machines.automation.availability import NoStockError
 from machines.automation.cancel import EngineInterrupted
 from machines.automation.diff import OPS, Change, Diff, Op, PoolCount
 from machines.automation.engine import (
@@ -32,6 +33,7 @@ from machines.automation.engine import (
     engine_bin,
 )
 from machines.automation.engine_output import engine_summary
+from machines.automation.operation import OnOutput, print_progress
 from machines.automation.project import (
     CHECKOUT,
     ENGINE_DIR,
@@ -45,11 +47,9 @@ from machines.automation.project import (
 )
 from machines.automation.snapshot import StackRuntime
 from machines.automation.stacks import (
-    OnOutput,
     destroy,
     outputs,
     preview,
-    print_progress,
     provider,
     refresh,
     resize,
@@ -60,7 +60,6 @@ from machines.automation.stacks import (
     stack_lock,
     up,
 )
-from machines.automation.stock import NoStockError
 from machines.runtime.settings import (
     ORCA_PULUMI_PROJECT,
     PULUMI_BACKEND_URL,

@@ -8,15 +8,20 @@ read from this environment and the stack's ``env``, and each pool's type and loc
 asked of the cloud (``Provider.sells``, one catalogue request), and its options' images,
 networks and placement groups looked up as a create would (``Provider.check_options``, read
 only): every problem is one line that names the stack, the key and the fix.
+
+A pool the stack's state already holds as its file has it (the same type, location, image
+and options, and no more machines) is not asked about again: the cloud took it when the
+stack was brought up, and the operation makes nothing new of it, so an unchanged stack's
+preview sends the cloud nothing before the engine starts (``deployed_as_written``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from machines.automation.project import project_root, read_yaml, stack_file
+from machines.automation.project import Project, read_yaml, stack_file
 from machines.program.config.loader import CREDENTIALS, load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
@@ -27,27 +32,47 @@ from machines.runtime.errors import (
     SettingsError,
     UnknownMachineTypeError,
 )
+from machines.runtime.pool import pools_of
 from machines.runtime.provider import Provider
 
 
-def stack_config(stack: str, project: str | Path | None = None) -> StackConfig:
+def stack_config(stack: str, project: str | Path | Project | None = None) -> StackConfig:
     """The ``config:`` of the stack's file, as the program gets it (secrets not decrypted)."""
-    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
+    return config_of(stack, read_yaml(stack_file(stack, project)))
+
+
+def config_of(stack: str, settings: Mapping[str, object]) -> StackConfig:
+    """The ``config:`` of a stack file read (``settings``), as the program gets it."""
+    config = settings.get("config") or {}
     if not isinstance(config, Mapping):
         raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
     return StackConfig.from_stack_file(config)
 
 
-def deployment_of(stack: str, project: str | Path | None = None) -> BaseDeployment:
+def deployment_of(stack: str, project: str | Path | Project | None = None) -> BaseDeployment:
     """The stack's configuration from its stack file, validated (secrets not decrypted)."""
     return load(stack_config(stack, project), stack)
 
 
-def check_resize(stack: str, index: int, size: int, project: str | Path | None = None) -> None:
+def deployment_from(stack: str, settings: Mapping[str, object]) -> BaseDeployment:
+    """The configuration of a stack file read (``settings``), validated."""
+    return load(config_of(stack, settings), stack)
+
+
+def check_resize(
+    stack: str,
+    index: int,
+    size: int,
+    project: str | Path | Project | None = None,
+    settings: Mapping[str, object] | None = None,
+) -> None:
     """Refuse a resize the program would refuse, before anything runs or is written: the
     stack file's configuration with ``pools[index].size`` at ``size``, held to the
-    program's own rules (a pool's ``max``, its machines' names), one line per problem."""
-    config = read_yaml(stack_file(stack, project_root(project))).get("config") or {}
+    program's own rules (a pool's ``max``, its machines' names), one line per problem.
+    ``settings``: the stack file as the operation read it (else it is read here)."""
+    if settings is None:
+        settings = read_yaml(stack_file(stack, project))
+    config = settings.get("config") or {}
     if not isinstance(config, Mapping):
         raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
     pools = [dict(p) if isinstance(p, Mapping) else p for p in config[f"{PROJECT}:pools"]]
@@ -65,48 +90,115 @@ def check_resize(stack: str, index: int, size: int, project: str | Path | None =
 
 def check(
     stack: str,
-    project: str | Path | None = None,
+    project: str | Path | Project | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> BaseDeployment | None:
     """The stack's deployment, checked as the module says; None for a stack without a file
     (the backend's stack is the engine's to find). Raises ``SettingsError`` (for the stack
     file, ``StackConfigError``), one line per problem."""
-    root = project_root(project)
-    if not stack_file(stack, root).is_file():
+    path = stack_file(stack, project)
+    if not path.is_file():
         return None
-    config = stack_config(stack, root)
-    deployment = load(config, stack)
+    settings = read_yaml(path)
+    deployment = deployment_from(stack, settings)
     env = os.environ if environ is None else environ
-    if any(key in config.secret_keys and not env.get(var) for key, var in CREDENTIALS.items()):
-        return deployment  # credentials only the engine can decrypt: the cloud is its to ask
+    check_deployment(stack, deployment, settings, env)
+    return deployment
+
+
+def check_deployment(
+    stack: str,
+    deployment: BaseDeployment,
+    settings: Mapping[str, object],
+    environ: Mapping[str, str],
+    shared: Callable[[BaseDeployment], Provider | None] | None = None,
+    *,
+    deployed: frozenset[str] = frozenset(),
+) -> None:
+    """Ask the cloud about the stack's pools, as the module says, but those ``deployed``
+    names (``deployed_as_written``). ``shared``: the operation's provider, when it has one
+    of these settings (else one is made here)."""
+    config = config_of(stack, settings)
+    if any(key in config.secret_keys and not environ.get(var) for key, var in CREDENTIALS.items()):
+        return  # credentials only the engine can decrypt: the cloud is its to ask
+    if all(pool.name in deployed for pool in deployment.pools):
+        return  # nothing new to ask the cloud about
+    provider = shared(deployment) if shared is not None else None
+    if provider is None:
+        provider = checking_provider(stack, deployment, environ)
     try:
-        provider = Provider.of(
-            deployment.provider, deployment.owner, {**env, **deployment.catalogue_env()}
-        )
-    except SettingsError as error:
-        raise SettingsError(
-            f"stack {stack}: {error} (its provider, {deployment.provider}, reads it from the "
-            "environment)"
-        ) from None
-    problems = []
-    try:
-        for i, pool in enumerate(deployment.pools):
-            try:
-                provider.arch(pool.machine_type)
-            except UnknownMachineTypeError as error:
-                problems.append((f"pools[{i}].machineType", f"pool {pool.name}: {error}"))
-                continue
-            refusal = provider.sells(pool.machine_type, pool.location)
-            if refusal is not None:
-                problems.append((f"pools[{i}].location", f"pool {pool.name}: {refusal}"))
-            for key, why in provider.check_options(
-                deployment.runtime_pool(pool), deployment.created_names()
-            ):
-                problems.append((key if key == "image" else f"pools[{i}].{key}", why))
+        problems = pool_problems(deployment, provider, deployed)
     except CloudError as error:
         raise SettingsError(
             f"stack {stack}: its pools could not be checked with {deployment.provider}: {error}"
         ) from None
     if problems:
         raise StackConfigError(stack, problems)
-    return deployment
+
+
+def checking_provider(
+    stack: str, deployment: BaseDeployment, environ: Mapping[str, str]
+) -> Provider:
+    """A provider of the stack file's catalogue settings; a setting missing names the stack."""
+    try:
+        return Provider.of(
+            deployment.provider, deployment.owner, {**environ, **deployment.catalogue_env()}
+        )
+    except SettingsError as error:
+        raise SettingsError(
+            f"stack {stack}: {error} (its provider, {deployment.provider}, reads it from the "
+            "environment)"
+        ) from None
+
+
+def deployed_as_written(
+    deployment: BaseDeployment, outputs: Mapping[str, object]
+) -> frozenset[str]:
+    """The pools the stack's state (its ``outputs``) holds as ``deployment`` has them: the
+    runtime's settings the check reads (``catalogue_env``) unchanged, the pool's own
+    (``ORCA_POOLS``: type, location, market, max, options) the same, and its ``size`` no
+    larger. Anything else, or outputs that do not say, is asked again."""
+    env, pools = outputs.get("env"), outputs.get("pools")
+    if not isinstance(env, dict) or not isinstance(pools, dict):
+        return frozenset()
+    if any(env.get(key) != value for key, value in deployment.catalogue_env().items()):
+        return frozenset()
+    try:
+        before = pools_of({str(k): str(v) for k, v in env.items()}, deployment.provider)
+    except SettingsError:
+        return frozenset()
+    same = set()
+    for pool in deployment.pools:
+        shown = pools.get(pool.name)
+        size = shown.get("size") if isinstance(shown, dict) else None
+        if (
+            isinstance(size, int)
+            and pool.size <= size
+            and before.get(pool.name) == deployment.runtime_pool(pool)
+        ):
+            same.add(pool.name)
+    return frozenset(same)
+
+
+def pool_problems(
+    deployment: BaseDeployment, provider: Provider, deployed: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """Each pool's type, location and options the cloud refuses, as (key, why); the pools
+    ``deployed`` names are not asked about."""
+    problems = []
+    for i, pool in enumerate(deployment.pools):
+        if pool.name in deployed:
+            continue
+        try:
+            provider.arch(pool.machine_type)
+        except UnknownMachineTypeError as error:
+            problems.append((f"pools[{i}].machineType", f"pool {pool.name}: {error}"))
+            continue
+        refusal = provider.sells(pool.machine_type, pool.location)
+        if refusal is not None:
+            problems.append((f"pools[{i}].location", f"pool {pool.name}: {refusal}"))
+        for key, why in provider.check_options(
+            deployment.runtime_pool(pool), deployment.created_names()
+        ):
+            problems.append((key if key == "image" else f"pools[{i}].{key}", why))
+    return problems

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.cost import money
 from machines.automation.diff import Diff
-from machines.automation.pools import PoolChange, PoolSide, StackPools, pool_changes
-from machines.automation.project import scratch_copy
-from machines.automation.stacks import OnOutput, in_backend, preview_with_snapshot
+from machines.automation.operation import OnOutput, Operation
+from machines.automation.pool_report import PoolChange, PoolSide, StackPools, pool_changes
+from machines.automation.project import Project, scratch_copy
+from machines.automation.stacks import previewed
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Market
 from machines.runtime.secrets import mask
@@ -100,27 +101,37 @@ def _run(
     on_output: OnOutput | None,
     existing: frozenset[str],
 ) -> list[StackResult]:
+    """Each stack's result; the stacks share the project read once and one engine command
+    (one ``pulumi version``)."""
     results = []
+    command = None
+    shared = Project.of(project)
     for stack in stacks:
-        try:
-            held = in_backend(stack, project)
-            if stack in existing and not held:
-                results.append(StackResult(stack=stack, error=missing_from_backend(stack)))
-                continue
-            diff, snapshot = preview_with_snapshot(stack, project=project, on_output=on_output)
-        except MachinesError as error:
-            results.append(StackResult(stack=stack, error=one_line(str(error))))
-            continue
-        except Exception as error:  # one stack's surprise must not lose the others
-            said = f"preview of stack {stack} failed: {type(error).__name__}: {error}"
-            results.append(StackResult(stack=stack, error=one_line(said)))
-            continue
-        try:
-            pools = pool_changes(diff, snapshot, project=project)
-        except MachinesError as error:
-            pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
-        results.append(StackResult(stack=stack, diff=diff, pools=pools, new=not held))
+        op = Operation(stack, shared, on_output=on_output, command=command)
+        results.append(preview_stack(op, existing))
+        command = op.command
     return results
+
+
+def preview_stack(op: Operation, existing: Collection[str] = ()) -> StackResult:
+    """One stack's preview and its pools counted on the preview's snapshot; a failure is
+    its result."""
+    stack = op.stack
+    try:
+        held = op.state().exists
+        if stack in existing and not held:
+            return StackResult(stack=stack, error=missing_from_backend(stack))
+        diff, snapshot = previewed(op)
+    except MachinesError as error:
+        return StackResult(stack=stack, error=one_line(str(error)))
+    except Exception as error:  # one stack's surprise must not lose the others
+        said = f"preview of stack {stack} failed: {type(error).__name__}: {error}"
+        return StackResult(stack=stack, error=one_line(said))
+    try:
+        pools = pool_changes(diff, snapshot, project=op.project.root, environ=op.environ)
+    except MachinesError as error:
+        pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
+    return StackResult(stack=stack, diff=diff, pools=pools, new=not held)
 
 
 def render(results: Sequence[StackResult], *, summary_only: bool = False) -> str:

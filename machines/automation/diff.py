@@ -126,31 +126,42 @@ def pool_counts(
     change's steps: the stack's machines by their names in the stack
     (``<owner>-<pool>-<n>``), the autoscaler's by the pool's reaper (``<pool>-autoscaled``),
     the renamed by a stack machine of the old name form the change updates."""
-    counts = []
-    for pool, machines in listed.items():
-        deleted = [c for c in changes if c.op == "delete"]
-        stack_deletes = sum(
-            1 for c in deleted if c.type != REAPER_TYPE and is_machine_key(c.name, owner, pool)
-        )
-        theirs = autoscaled(machines)
-        reaping = any(c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in deleted)
-        reaped = tuple(sorted(m.name for m in theirs)) if reaping else ()
-        kept = [m for m in machines if m.managed_by and m.status != Status.DELETING]
-        updated = {c.name for c in changes if c.op == "update"}
-        counts.append(
-            PoolCount(
-                pool=pool,
-                kept=len(kept),
-                autoscaled=len(theirs),
-                deletes=stack_deletes + len(reaped),
-                reaped=reaped,
-                creates=sum(
-                    1 for c in changes if c.op == "create" and is_machine_key(c.name, owner, pool)
-                ),
-                renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
-            )
-        )
-    return tuple(counts)
+    return tuple(pool_count(changes, owner, pool, machines) for pool, machines in listed.items())
+
+
+def pool_count(
+    changes: tuple[Change, ...], owner: str, pool: str, machines: list[Machine]
+) -> PoolCount:
+    """One pool's counts (``pool_counts``)."""
+    theirs = autoscaled(machines)
+    reaped = tuple(sorted(m.name for m in theirs)) if reaps(changes, pool) else ()
+    kept = [m for m in machines if m.managed_by and m.status != Status.DELETING]
+    updated = {c.name for c in changes if c.op == "update"}
+    return PoolCount(
+        pool=pool,
+        kept=len(kept),
+        autoscaled=len(theirs),
+        deletes=stack_machines(changes, "delete", owner, pool) + len(reaped),
+        reaped=reaped,
+        creates=sum(1 for c in changes if c.op == "create" and is_machine_key(c.name, owner, pool)),
+        renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
+    )
+
+
+def stack_machines(changes: tuple[Change, ...], op: Op, owner: str, pool: str) -> int:
+    """How many of the pool's stack machines the change's steps ``op`` (reapers aside)."""
+    return sum(
+        1
+        for c in changes
+        if c.op == op and c.type != REAPER_TYPE and is_machine_key(c.name, owner, pool)
+    )
+
+
+def reaps(changes: tuple[Change, ...], pool: str) -> bool:
+    """Whether the change deletes the pool's reaper, and with it the autoscaler's machines."""
+    return any(
+        c.op == "delete" and c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in changes
+    )
 
 
 class Diff(BaseModel):
@@ -166,7 +177,7 @@ class Diff(BaseModel):
     """What a targeted update (``resize``) left for a later ``up``: the stack's other changes."""
     warnings: tuple[str, ...] = ()
     """What the change will meet that its resources do not show: a pool's type out of stock
-    where the change makes machines of it (``machines.automation.stock.stock_warnings``)."""
+    where the change makes machines of it (``machines.automation.availability.stock_warnings``)."""
 
     def notes(self) -> list[str]:
         """The ``warnings``, then what the change costs the machines it changes in place:
@@ -304,12 +315,19 @@ def _cell(text: str) -> str:
 
 
 class Changes:
-    """An ``on_event`` collecting each resource's step, once per resource."""
+    """An ``on_event`` collecting each resource's step, once per resource, and the run's
+    counts per op."""
 
     def __init__(self) -> None:
         self._changes: dict[str, Change] = {}
+        self.counts: dict[str, int] = {}
+        """The engine's own count per op, from the run's summary event."""
 
     def __call__(self, event: auto.EngineEvent) -> None:
+        summary = event.summary_event
+        if summary is not None:
+            changes = summary.resource_changes or {}
+            self.counts = {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
         pre = event.resource_pre_event
         if pre is None:
             return

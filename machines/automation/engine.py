@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,10 +17,10 @@ from machines.automation.project import (
     CHECKOUT,
     ENGINE_DIR,
     INSTALL_HINT,
+    Project,
     backend_url,
     read_yaml,
     short_name,
-    stack_file,
 )
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.settings import (
@@ -73,14 +73,18 @@ def engine_bin() -> Path | None:
     return None
 
 
-def passphrase_env(stack: str, root: Path) -> dict[str, str]:
-    """The passphrase variables the engine gets; an error if a stack needing one has none."""
+def passphrase_env(
+    stack: str, root: Path | Project, settings: Mapping[str, object] | None = None
+) -> dict[str, str]:
+    """The passphrase variables the engine gets; an error if a stack needing one has none.
+    ``settings``: the stack file as the operation read it (else it is read here)."""
     if PULUMI_CONFIG_PASSPHRASE in os.environ or os.environ.get(PULUMI_CONFIG_PASSPHRASE_FILE):
         return {}
     if short_name(stack) == LOCAL_STACK:
         return {PULUMI_CONFIG_PASSPHRASE: LOCAL_PASSPHRASE}
-    secrets = str(read_yaml(stack_file(stack, root)).get("secretsprovider") or "passphrase")
-    if secrets != "passphrase":
+    if settings is None:
+        settings = read_yaml(Project.of(root).stack_file(stack))
+    if secrets_provider(settings) != "passphrase":
         return {}
     raise SettingsError(
         f"{PULUMI_CONFIG_PASSPHRASE} is not set: stack {stack} keeps its secrets with a "
@@ -89,45 +93,81 @@ def passphrase_env(stack: str, root: Path) -> dict[str, str]:
     )
 
 
+def secrets_provider(settings: Mapping[str, object]) -> str:
+    """How the stack file says its secrets are kept (``secretsprovider``; a passphrase)."""
+    return str(settings.get("secretsprovider") or "passphrase")
+
+
 def engine_command(
-    stack: str, root: Path, *, need_passphrase: bool = True
+    stack: str,
+    root: Path | Project,
+    *,
+    need_passphrase: bool = True,
+    settings: Mapping[str, object] | None = None,
+    command: auto.PulumiCommand | None = None,
 ) -> tuple[auto.PulumiCommand, dict[str, str]]:
-    """The engine's command and the variables every run of it gets; settings checked first."""
+    """The engine's command and the variables every run of it gets; settings checked first.
+
+    ``command``: the one an operation made already, reused (making one runs ``pulumi
+    version``: an operation makes it once); ``settings``: the stack file it read."""
+    project = Project.of(root)
     local = short_name(stack) == LOCAL_STACK
-    passphrase = passphrase_env(stack, root) if need_passphrase or local else {}
+    passphrase = passphrase_env(stack, project, settings) if need_passphrase or local else {}
     binary = engine_bin()
     if binary is None:
         raise EngineMissingError(f"the Pulumi engine is not installed: {INSTALL_HINT}")
     env = {
         PATH: os.pathsep.join([str(binary), os.environ.get(PATH, "")]),
-        PULUMI_BACKEND_URL: backend_url(root),
+        PULUMI_BACKEND_URL: project.backend_url(),
         PULUMI_SKIP_UPDATE_CHECK: "true",
         **passphrase,
     }
     home = os.environ.get(PULUMI_HOME) or str(CHECKOUT / ENGINE_DIR / "home")
     if Path(home).is_dir():
         env[PULUMI_HOME] = home
+    if command is not None:
+        return command, env
     root_dir = str(binary.parent) if binary.name == "bin" else None
     try:
-        command = CancellableCommand(root=root_dir)
+        made = CancellableCommand(root=root_dir)
     except (OSError, subprocess.CalledProcessError, auto.InvalidVersionError) as error:
         raise EngineMissingError(
             f"the Pulumi engine in {binary} does not run ({error}): {INSTALL_HINT}"
         ) from None
-    return command, env
+    return made, env
 
 
-def workspace(stack: str, root: Path) -> auto.LocalWorkspace:
+class OperationWorkspace(auto.LocalWorkspace):
+    """A workspace whose stacks are never selected through the engine: every command of an
+    operation names its stack (``--stack``), so ``pulumi stack select`` would only start the
+    binary once more; whether the stack exists the operation knows from its state."""
+
+    def select_stack(self, stack_name: str) -> None:
+        return None
+
+
+def workspace(
+    stack: str,
+    root: Path | Project,
+    *,
+    settings: Mapping[str, object] | None = None,
+    command: auto.PulumiCommand | None = None,
+) -> auto.LocalWorkspace:
     """A workspace on the project; a stack it creates keeps secrets as its file says."""
-    command, env = engine_command(stack, root)
-    secrets = read_yaml(stack_file(stack, root)).get("secretsprovider") or "passphrase"
-    return auto.LocalWorkspace(
-        work_dir=str(root), env_vars=env, secrets_provider=str(secrets), pulumi_command=command
+    project = Project.of(root)
+    if settings is None:
+        settings = read_yaml(project.stack_file(stack))
+    made, env = engine_command(stack, project, settings=settings, command=command)
+    return OperationWorkspace(
+        work_dir=str(project.root),
+        env_vars=env,
+        secrets_provider=secrets_provider(settings),
+        pulumi_command=made,
     )
 
 
 @contextmanager
-def engine_errors(stack: str, action: str, project: str | Path | None) -> Iterator[None]:
+def engine_errors(stack: str, action: str, project: str | Path | Project | None) -> Iterator[None]:
     """Turn the automation API's errors into ``EngineError`` with the lines that say why."""
     try:
         yield

@@ -6,8 +6,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -29,46 +30,73 @@ PROJECT_FILES = ("Pulumi.yaml", "__main__.py", "requirements.txt")
 PROJECT_DIRS = ("machines", "stacks")
 
 
-def project_root(project: str | Path | None = None) -> Path:
+@dataclass(frozen=True)
+class Project:
+    """The Pulumi project of an operation: its directory and its ``Pulumi.yaml``, read once."""
+
+    root: Path
+    settings: Mapping[str, object]
+
+    @classmethod
+    def of(cls, project: str | Path | Project | None = None) -> Project:
+        """``project``, else ``$ORCA_PULUMI_PROJECT``, else this checkout; its settings read."""
+        if isinstance(project, Project):
+            return project
+        root = Path(project or os.environ.get(ORCA_PULUMI_PROJECT) or CHECKOUT).resolve()
+        if not (root / "Pulumi.yaml").is_file():
+            raise SettingsError(
+                f"{root} has no Pulumi.yaml: point {ORCA_PULUMI_PROJECT} at the orca-machines "
+                "project"
+            )
+        return cls(root, read_yaml(root / "Pulumi.yaml"))
+
+    @property
+    def name(self) -> str:
+        """The project's name (``name:``), under which a ``file://`` backend keeps its stacks."""
+        return str(self.settings.get("name") or "")
+
+    def stack_file(self, stack: str) -> Path:
+        """Where ``stack``'s settings live: ``Pulumi.<stack>.yaml`` in the ``stackConfigDir``."""
+        config_dir = self.settings.get("stackConfigDir") or "."
+        return self.root / str(config_dir) / f"Pulumi.{short_name(stack)}.yaml"
+
+    def backend_url(self) -> str:
+        """``$PULUMI_BACKEND_URL``, else the project's own backend, as its ``Pulumi.yaml`` says
+        (``backend: url:``, the one home of that default, which plain ``pulumi`` reads too): a
+        ``file://`` path relative to the project's directory, made on demand, as an absolute
+        URL (the engine takes a relative one from the directory it runs in)."""
+        given = os.environ.get(PULUMI_BACKEND_URL, "")
+        if given:
+            return given
+        backend = self.settings.get("backend")
+        url = str(backend.get("url") or "") if isinstance(backend, dict) else ""
+        if not url:
+            raise SettingsError(
+                f"{self.root / 'Pulumi.yaml'} names no backend (backend: url:) and "
+                f"{PULUMI_BACKEND_URL} is unset: set {PULUMI_BACKEND_URL}, or restore backend: "
+                f"url: file://{STATE_DIR}"
+            )
+        if not url.startswith(FILE_SCHEME):
+            return url
+        path, _, query = url.removeprefix(FILE_SCHEME).partition("?")
+        state = self.root / Path(path).expanduser()
+        state.mkdir(parents=True, exist_ok=True)
+        return state.as_uri() + (f"?{query}" if query else "")
+
+
+def project_root(project: str | Path | Project | None = None) -> Path:
     """The Pulumi project: ``project``, else ``$ORCA_PULUMI_PROJECT``, else this checkout."""
-    root = Path(project or os.environ.get(ORCA_PULUMI_PROJECT) or CHECKOUT).resolve()
-    if not (root / "Pulumi.yaml").is_file():
-        raise SettingsError(
-            f"{root} has no Pulumi.yaml: point {ORCA_PULUMI_PROJECT} at the orca-machines project"
-        )
-    return root
+    return Project.of(project).root
 
 
-def stack_file(stack: str, project: str | Path | None = None) -> Path:
+def stack_file(stack: str, project: str | Path | Project | None = None) -> Path:
     """Where ``stack``'s settings live: ``Pulumi.<stack>.yaml`` in the ``stackConfigDir``."""
-    root = project_root(project)
-    settings = read_yaml(root / "Pulumi.yaml")
-    config_dir = settings.get("stackConfigDir") or "."
-    return root / str(config_dir) / f"Pulumi.{short_name(stack)}.yaml"
+    return Project.of(project).stack_file(stack)
 
 
-def backend_url(project: str | Path | None = None) -> str:
-    """``$PULUMI_BACKEND_URL``, else the project's own backend, as its ``Pulumi.yaml`` says
-    (``backend: url:``, the one home of that default, which plain ``pulumi`` reads too): a
-    ``file://`` path relative to the project's directory, made on demand, as an absolute
-    URL (the engine takes a relative one from the directory it runs in)."""
-    given = os.environ.get(PULUMI_BACKEND_URL, "")
-    if given:
-        return given
-    root = project_root(project)
-    backend = read_yaml(root / "Pulumi.yaml").get("backend")
-    url = str(backend.get("url") or "") if isinstance(backend, dict) else ""
-    if not url:
-        raise SettingsError(
-            f"{root / 'Pulumi.yaml'} names no backend (backend: url:) and {PULUMI_BACKEND_URL} "
-            f"is unset: set {PULUMI_BACKEND_URL}, or restore backend: url: file://{STATE_DIR}"
-        )
-    if not url.startswith(FILE_SCHEME):
-        return url
-    path, _, query = url.removeprefix(FILE_SCHEME).partition("?")
-    state = root / Path(path).expanduser()
-    state.mkdir(parents=True, exist_ok=True)
-    return state.as_uri() + (f"?{query}" if query else "")
+def backend_url(project: str | Path | Project | None = None) -> str:
+    """The stack's backend (``Project.backend_url``)."""
+    return Project.of(project).backend_url()
 
 
 def copy_project(dest: str | Path, source: str | Path | None = None) -> Path:

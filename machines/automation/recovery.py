@@ -30,13 +30,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from machines.automation.engine import EngineError, engine_command, engine_errors
+from machines.automation.engine import EngineError
 from machines.program.pending import MACHINE_TYPES, PendingCreate
 from machines.runtime.labels import MANAGED_BY_PULUMI
 from machines.runtime.models import Machine
 from machines.runtime.provider import Provider
 
 Notify = Callable[[str], object]
+Cancel = Callable[[], object]
+"""Releases the stack's locks through the engine (``pulumi cancel``)."""
 
 PID_REUSE_MARGIN = timedelta(seconds=2)
 """A process of the holder's pid counts as another one only when it started this long after
@@ -104,11 +106,11 @@ def process_start(pid: int) -> datetime | None:
     return datetime.fromtimestamp(datetime.now(UTC).timestamp() - age, UTC)
 
 
-def release_stale_locks(stack: str, root: Path, lock_error: str, notify: Notify) -> bool:
+def release_stale_locks(stack: str, lock_error: str, notify: Notify, cancel: Cancel) -> bool:
     """Release the stack's locks when every holder is provably gone; True when released.
 
     A ``file://`` lock is deleted by its path; any other backend's through the engine
-    (``pulumi cancel``), after the holders were found gone.
+    (``cancel``: ``pulumi cancel``), after the holders were found gone.
     """
     found = holders(lock_error)
     if not found or not all(h.gone() for h in found):
@@ -118,9 +120,7 @@ def release_stale_locks(stack: str, root: Path, lock_error: str, notify: Notify)
         if url.scheme == "file":
             Path(unquote(url.path)).unlink(missing_ok=True)
     if any(urlparse(h.where).scheme != "file" for h in found):
-        command, env = engine_command(stack, root)
-        with engine_errors(stack, "cancel", root):
-            command.run(["cancel", "--yes", "--stack", stack], str(root), env)
+        cancel()
     who = "; ".join(h.text() for h in found)
     notify(
         f"stack {stack}: released the lock of an engine run that is gone ({who}): "
@@ -142,6 +142,19 @@ def settle_pending_creates(
     program's inputs as the pending operation recorded them (so the next diff against the
     program finds nothing to change) and the id the cloud gave it; the refresh before the
     operation reads the rest through the plugin."""
+    refuse_other_creates(stack, pending)
+    found = stack_machines(provider(), sorted({p.pool for p in pending}))
+    adopted = {p.urn: found[p.name] for p in pending if p.name in found}
+    settled = settled_deployment(deployment, {p.urn for p in pending}, adopted)
+    said = _said(
+        [(p, adopted[p.urn]) for p in pending if p.urn in adopted],
+        [p for p in pending if p.urn not in adopted],
+    )
+    return settled, f"stack {stack}: a killed run left {len(pending)} create(s) pending: {said}"
+
+
+def refuse_other_creates(stack: str, pending: list[PendingCreate]) -> None:
+    """Stop at a pending create of anything but a machine: clearing it could leave it behind."""
     others = [p for p in pending if p.type not in MACHINE_TYPES]
     if others:
         names = ", ".join(f"{p.type} {p.key}" for p in others)
@@ -150,14 +163,23 @@ def settle_pending_creates(
             f"check in the cloud whether each exists, then run `pulumi refresh --stack {stack}` "
             "and answer for each (import with its id, or clear)"
         )
-    listing = provider()
+
+
+def stack_machines(listing: Provider, pools: list[str]) -> dict[str, Machine]:
+    """The stack's own machines (``orca-managed-by=pulumi``) of ``pools``, by name."""
     found: dict[str, Machine] = {}
-    for pool in sorted({p.pool for p in pending}):
+    for pool in pools:
         for machine in listing.machines(pool):
             if machine.managed_by == MANAGED_BY_PULUMI:
                 found[machine.name] = machine
-    adopted = {p.urn: found[p.name] for p in pending if p.name in found}
-    settled = {p.urn for p in pending}
+    return found
+
+
+def settled_deployment(
+    deployment: Mapping[str, object], settled: set[str], adopted: Mapping[str, Machine]
+) -> dict[str, object]:
+    """``deployment`` with the pending operations of ``settled`` URNs gone and each of
+    ``adopted`` a resource with the cloud's id."""
     resources = _list(deployment.get("resources"))
     left = []
     for op in _list(deployment.get("pending_operations")):
@@ -170,14 +192,7 @@ def settle_pending_creates(
         if made is not None:
             inputs = resource.get("inputs")
             resources.append({**resource, "id": made.id, "outputs": inputs or {}})
-    settled_deployment = {**deployment, "resources": resources, "pending_operations": left}
-    said = _said(
-        [(p, adopted[p.urn]) for p in pending if p.urn in adopted],
-        [p for p in pending if p.urn not in adopted],
-    )
-    return settled_deployment, (
-        f"stack {stack}: a killed run left {len(pending)} create(s) pending: {said}"
-    )
+    return {**deployment, "resources": resources, "pending_operations": left}
 
 
 def _list(value: object) -> list[object]:

@@ -109,23 +109,42 @@ def take(
     deployment: BaseDeployment | None,
     outputs: Mapping[str, object],
     environ: Mapping[str, str],
+    *,
+    provider: Provider | None = None,
 ) -> StackSnapshot:
     """The stack's snapshot from its ``outputs``, read by the caller once: each pool of its
-    state and of ``deployment`` listed by one provider, its settings over ``environ``.
+    state and of ``deployment`` listed by one provider (``provider``, the operation's, else
+    one made of its settings over ``environ``).
 
     No pool: nothing is listed.
     """
-    state = outputs.get("pools")
-    names = [str(pool) for pool in state] if isinstance(state, dict) else []
-    if deployment is not None:
-        names += [p.name for p in deployment.pools if p.name not in names]
     try:
         runtime = runtime_of(stack, deployment, outputs)
         if runtime is None:
             return StackSnapshot(stack, deployment, outputs)
-        provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
+        if provider is None:
+            provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
     except MachinesError as error:
         return StackSnapshot(stack, deployment, outputs, refused=error)
+    listed, failures = listing(provider, pool_names(deployment, outputs))
+    return StackSnapshot(
+        stack, deployment, outputs, runtime.owner, provider, None, listed, failures
+    )
+
+
+def pool_names(deployment: BaseDeployment | None, outputs: Mapping[str, object]) -> list[str]:
+    """The pools of the stack's state, then those only its file has."""
+    state = outputs.get("pools")
+    names = [str(pool) for pool in state] if isinstance(state, dict) else []
+    if deployment is not None:
+        names += [p.name for p in deployment.pools if p.name not in names]
+    return names
+
+
+def listing(
+    provider: Provider, names: list[str]
+) -> tuple[dict[str, list[Machine] | None], dict[str, MachinesError]]:
+    """Each pool's machines (None, with its failure, when not listed)."""
     listed: dict[str, list[Machine] | None] = {}
     failures: dict[str, MachinesError] = {}
     for name in names:
@@ -134,6 +153,4 @@ def take(
         except MachinesError as error:
             listed[name] = None
             failures[name] = error
-    return StackSnapshot(
-        stack, deployment, outputs, runtime.owner, provider, None, listed, failures
-    )
+    return listed, failures

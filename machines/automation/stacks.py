@@ -13,39 +13,30 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from pulumi import automation as auto
 
-from machines.automation.checks import check, check_resize, deployment_of
+from machines.automation.availability import no_stock_refused, stock_warnings
+from machines.automation.checks import check_resize
 from machines.automation.diff import Changes, Diff, pool_counts
 from machines.automation.engine import (
-    WHERE_HINT,
     EngineError,
     StackNotFoundError,
     engine_command,
     engine_errors,
-    workspace,
 )
-from machines.automation.project import (
-    STATE_DIR,
-    backend_url,
-    project_root,
-    read_yaml,
-    short_name,
-    shown,
-    stack_file,
-)
+from machines.automation.operation import OnOutput, Operation
+from machines.automation.project import STATE_DIR, Project, project_root, short_name
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
-from machines.automation.snapshot import StackRuntime, StackSnapshot, take
+from machines.automation.snapshot import StackRuntime, StackSnapshot
 from machines.automation.spans import traced
-from machines.automation.stock import no_stock_refused, stock_warnings
+from machines.automation.state import resources
 from machines.program.components import POOL_TYPE
-from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
 from machines.runtime.errors import SettingsError
@@ -54,50 +45,12 @@ from machines.runtime.models import Status
 from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 
-OnOutput = Callable[[str], object]
-"""Receives each line the engine prints while it runs."""
-
 T = TypeVar("T")
-
-
-def print_progress(line: str) -> None:
-    """The default ``on_output``: the engine's progress, line by line, on stderr."""
-    print(line, file=sys.stderr, flush=True)
 
 
 def select(stack: str, *, project: str | Path | None = None, create: bool = False) -> auto.Stack:
     """The stack, selected; with ``create``, made first when its stack file exists."""
-    root = project_root(project)
-    if not stack_file(stack, root).is_file() and not in_backend(stack, root):
-        raise StackNotFoundError(
-            f"stack {stack} does not exist: it is not in {backend_url(root)} and has no "
-            f"stack file {shown(stack_file(stack, root), root)} in {root}; to make it, copy "
-            f"stacks/Pulumi.hetzner-example.yaml to that file and edit it, or {WHERE_HINT}"
-        )
-    space = workspace(stack, root)
-    with engine_errors(stack, "select", root):
-        try:
-            return auto.Stack.select(stack, space)
-        except auto.StackNotFoundError:
-            if not create:
-                raise
-        if not stack_file(stack, root).is_file():
-            raise StackNotFoundError(
-                f"stack {stack} has no stack file {shown(stack_file(stack, root), root)}: "
-                "copy stacks/Pulumi.hetzner-example.yaml to it and edit it"
-            )
-        return auto.Stack.create(stack, space)
-
-
-def in_backend(stack: str, root: Path) -> bool:
-    """Whether the backend has ``stack``: asked before any passphrase is, since listing
-    stacks needs none and a missing stack should say so, not ask for a secret."""
-    command, env = engine_command(stack, root, need_passphrase=False)
-    with engine_errors(stack, "select", root):
-        result = command.run(["stack", "ls", "--json"], str(root), env)
-    listed = json.loads(result.stdout or "[]")
-    names = {str(entry.get("name", "")) for entry in listed if isinstance(entry, dict)}
-    return stack in names or short_name(stack) in names
+    return Operation(stack, project).selected(create=create)
 
 
 @traced("preview")
@@ -113,31 +66,23 @@ def preview(
     With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
     behind the stack's back show as created again.
     """
-    return preview_with_snapshot(stack, project=project, on_output=on_output, refresh=refresh)[0]
+    return previewed(Operation(stack, project, on_output=on_output), refresh=refresh)[0]
 
 
-def preview_with_snapshot(
-    stack: str,
-    *,
-    project: str | Path | None = None,
-    on_output: OnOutput | None = None,
-    refresh: bool = True,
-) -> tuple[Diff, StackSnapshot]:
+def previewed(op: Operation, *, refresh: bool = True) -> tuple[Diff, StackSnapshot]:
     """``preview``'s diff and the snapshot of the stack it was counted against, for what
     reads the same stack next (the CI comment's pools and costs)."""
     return _diffed(
-        stack,
-        project,
+        op,
         "preview",
         lambda selected, collect, replace: selected.preview(
-            on_output=on_output or print_progress,
+            on_output=op.notify,
             on_event=collect,
             color="never",
             refresh=refresh,
             replace=replace or None,
         ),
         create=True,
-        on_output=on_output,
     )
 
 
@@ -154,24 +99,19 @@ def up(
     With ``refresh`` (the default) the engine first reads the cloud, so a machine someone
     deleted is made again instead of failing the update.
     """
-    with stack_lock(stack, project):
-        return _up(stack, project, on_output, refresh=refresh)[0]
+    op = Operation(stack, project, on_output=on_output)
+    with stack_lock(stack, op.project):
+        return _up(op, refresh=refresh)[0]
 
 
 def _up(
-    stack: str,
-    project: str | Path | None,
-    on_output: OnOutput | None,
-    *,
-    refresh: bool,
-    target: list[str] | None = None,
+    op: Operation, *, refresh: bool, target: list[str] | None = None
 ) -> tuple[Diff, StackSnapshot]:
     return _diffed(
-        stack,
-        project,
+        op,
         "up",
         lambda selected, collect, replace: selected.up(
-            on_output=on_output or print_progress,
+            on_output=op.notify,
             on_event=collect,
             color="never",
             refresh=refresh,
@@ -180,7 +120,6 @@ def _up(
             replace=replace or None,
         ),
         create=True,
-        on_output=on_output,
     )
 
 
@@ -190,30 +129,27 @@ def destroy(
 ) -> Diff:
     """Delete every resource of the stack, the autoscaler's machines of its pools too (each
     pool's reaper deletes them); the stack and its settings stay."""
-    with stack_lock(stack, project):
+    op = Operation(stack, project, on_output=on_output)
+    with stack_lock(stack, op.project):
         return _diffed(
-            stack,
-            project,
+            op,
             "destroy",
             lambda selected, collect, _replace: selected.destroy(
-                on_output=on_output or print_progress,
+                on_output=op.notify,
                 on_event=collect,
                 color="never",
                 refresh=True,
             ),
             create=False,
-            on_output=on_output,
         )[0]
 
 
 def _diffed(
-    stack: str,
-    project: str | Path | None,
+    op: Operation,
     action: str,
     run: Callable[[auto.Stack, Changes, list[str]], object],
     *,
     create: bool,
-    on_output: OnOutput | None = None,
 ) -> tuple[Diff, StackSnapshot]:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the stack's snapshot taken before it, per pool. A preview or an update also
@@ -224,52 +160,49 @@ def _diffed(
     listed as its file says when it can be (its credentials may be the engine's to
     decrypt: counts unknown).
     """
-    deployment = None if action == "destroy" else check(stack, project)
-    selected = select(stack, project=project, create=create)
-    notify = on_output or print_progress
+    deployment = None if action == "destroy" else op.check()
+    selected = op.selected(create=create)
     if action != "preview":
-        recover(stack, selected, project, notify)
-    taken = snapshot_of(stack, project, deployment)
+        recover(op)
+    taken = op.snapshot(deployment)
     error = taken.error()
     if taken.kept and error is not None:
         raise error
-    replace = [] if action == "destroy" else failed_machines(stack, selected, taken, notify)
+    replace = [] if action == "destroy" else failed_machines(op, taken)
     collect = Changes()
-    with engine_errors(stack, action, project), no_stock_refused(stack, action, deployment):
-        _unlocked(stack, project, notify, lambda: run(selected, collect, replace))
-    diff = _with_pools(collect.diff(stack), taken)
+    with (
+        engine_errors(op.stack, action, op.project),
+        no_stock_refused(op.stack, action, deployment),
+    ):
+        _unlocked(op, lambda: run(selected, collect, replace))
+    diff = _with_pools(collect.diff(op.stack), taken)
     if action == "preview":
         diff = diff.model_copy(update={"warnings": stock_warnings(diff, taken)})
     return diff, taken
 
 
-def failed_machines(
-    stack: str, selected: auto.Stack, taken: StackSnapshot, notify: OnOutput
-) -> list[str]:
+def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
     """URNs of the stack's machines the cloud could not make (``Status.FAILED``: a Hetzner
     server whose create action failed stays in the state, off and billed, and the official
     plugin never makes it again), said in one line; empty when there are none."""
     failed = {
-        (pool_target(stack, pool), machine_key(m.name)): m.name
+        (pool_target(op.stack, pool), machine_key(m.name)): m.name
         for pool, machines in taken.listed.items()
         for m in machines or ()
         if m.managed_by and m.status == Status.FAILED
     }
     if not failed:
         return []
-    with engine_errors(stack, "export", None):
-        resources = (selected.export_stack().deployment or {}).get("resources") or []
     urns = [
         str(r["urn"])
-        for r in resources
-        if isinstance(r, dict)
-        and (str(r.get("parent", "")), str(r["urn"]).rpartition("::")[2]) in failed
+        for r in resources(op.state().deployment)
+        if (str(r.get("parent", "")), str(r.get("urn", "")).rpartition("::")[2]) in failed
     ]
     if urns:
         names = ", ".join(sorted(failed.values()))
-        notify(
-            f"stack {stack}: replacing {len(urns)} of the stack's machines the cloud could not "
-            f"make ({names}: status failed)"
+        op.notify(
+            f"stack {op.stack}: replacing {len(urns)} of the stack's machines the cloud could "
+            f"not make ({names}: status failed)"
         )
     return urns
 
@@ -279,16 +212,22 @@ def refresh(
     stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
-    notify = on_output or print_progress
-    with stack_lock(stack, project):
-        selected = select(stack, project=project)
-        recover(stack, selected, project, notify)
-        with engine_errors(stack, "refresh", project):
-            result = _unlocked(
-                stack, project, notify, lambda: selected.refresh(on_output=notify, color="never")
-            )
-    changes = result.summary.resource_changes or {}
-    return {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
+    op = Operation(stack, project, on_output=on_output)
+    with stack_lock(stack, op.project):
+        selected = op.selected()
+        recover(op)
+        return _refreshed(op, selected)
+
+
+def _refreshed(op: Operation, selected: auto.Stack) -> dict[str, int]:
+    """Refresh the stack; the engine's counts per op (its summary event's)."""
+    collect = Changes()
+    with engine_errors(op.stack, "refresh", op.project):
+        _unlocked(
+            op,
+            lambda: selected.refresh(on_output=op.notify, on_event=collect, color="never"),
+        )
+    return collect.counts
 
 
 @traced("resize")
@@ -314,75 +253,72 @@ def resize(
     """
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
-    root = project_root(project)
-    index = _pool_index(stack, pool, root)
-    check_resize(stack, index, size, root)  # before the lock: a refusal waits for no run
-    with stack_lock(stack, root):
-        check(stack, root)
-        selected = select(stack, project=root)
-        notify = on_output or print_progress
-        recover(stack, selected, root, notify)
-        with engine_errors(stack, "refresh", root):
-            _unlocked(
-                stack, root, notify, lambda: selected.refresh(on_output=notify, color="never")
-            )
-        set_config(stack, {f"{PROJECT}:pools[{index}].size": size}, path=True, project=root)
-        done, _ = _up(stack, root, on_output, refresh=False, target=[pool_target(stack, pool)])
+    op = Operation(stack, project, on_output=on_output)
+    index = _pool_index(op, pool)
+    check_resize(stack, index, size, op.project, op.settings)  # before the lock
+    with stack_lock(stack, op.project):
+        op.read_file()  # as it is now, after any resize this one waited for
+        op.check()
+        selected = op.selected()
+        recover(op)
+        _refreshed(op, selected)
+        _set_config(op, {f"{PROJECT}:pools[{index}].size": size}, path=True)
+        op.read_file()
+        done, _ = _up(op, refresh=False, target=[pool_target(stack, pool)])
         left = Changes()
-        with engine_errors(stack, "preview", root):
-            selected.preview(
-                on_output=on_output or print_progress,
-                on_event=left,
-                color="never",
-                refresh=False,
-            )
+        with engine_errors(stack, "preview", op.project):
+            selected.preview(on_output=op.notify, on_event=left, color="never", refresh=False)
         return done.model_copy(update={"pending": left.diff(stack).changes})
 
 
-def recover(stack: str, selected: auto.Stack, project: str | Path | None, notify: OnOutput) -> None:
+def recover(op: Operation) -> None:
     """Put right what a killed run left (``machines.automation.recovery``): its lock, when
-    its holder is provably gone, and its pending creates, adopted or cleared."""
-    root = project_root(project)
-    with engine_errors(stack, "export", root):
-        exported = selected.export_stack()
-    pending = pending_creates(exported.deployment or {})
+    its holder is provably gone, and its pending creates, adopted or cleared. Once per
+    operation, on the state it read."""
+    if op.recovered:
+        return
+    op.recovered = True
+    state = op.state()
+    pending = pending_creates(state.deployment)
     if not pending:
         return
     settled, said = settle_pending_creates(
-        stack, exported.deployment or {}, pending, lambda: stack_provider(stack, root)
+        op.stack, state.deployment, pending, lambda: stack_provider(op)
     )
-    with engine_errors(stack, "import", root):
+    selected = op.selected()
+    with engine_errors(op.stack, "import", op.project):
         _unlocked(
-            stack,
-            root,
-            notify,
+            op,
             lambda: selected.import_stack(
-                auto.Deployment(version=exported.version, deployment=settled)
+                auto.Deployment(version=state.version, deployment=settled)
             ),
         )
-    notify(said)
+    op.settle(settled)
+    op.notify(said)
 
 
-def _unlocked(stack: str, project: str | Path | None, notify: OnOutput, run: Callable[[], T]) -> T:
+def _unlocked(op: Operation, run: Callable[[], T]) -> T:
     """``run``, and once more when the stack's lock was held by a run that is gone."""
     try:
         return run()
     except auto.ConcurrentUpdateError as error:
-        if not release_stale_locks(stack, project_root(project), str(error), notify):
+        cancel = partial(op.run, "cancel", "cancel", "--yes", need_passphrase=True)
+        if not release_stale_locks(op.stack, str(error), op.notify, cancel):
             raise
     return run()
 
 
-def stack_provider(stack: str, project: str | Path | None = None) -> Provider:
+def stack_provider(op: Operation) -> Provider:
     """The runtime provider of the stack: from its outputs, else (a stack whose first
     ``up`` never ended) from its stack file."""
     try:
-        runtime = runtime_settings(stack, project=project)
+        runtime = StackRuntime.of(op.stack, op.state().outputs)
     except EngineError:
-        deployment = deployment_of(stack, project)
-        environ = {**os.environ, **deployment.env()}
-        return Provider.of(deployment.provider, deployment.owner, environ)
-    return Provider.of(runtime.provider, runtime.owner, {**os.environ, **runtime.env})
+        deployment = op.deployment()
+        runtime = StackRuntime(
+            provider=deployment.provider, owner=deployment.owner, env=deployment.env()
+        )
+    return op.provider(runtime)
 
 
 def pool_target(stack: str, pool: str) -> str:
@@ -391,9 +327,9 @@ def pool_target(stack: str, pool: str) -> str:
     return f"urn:pulumi:{short_name(stack)}::{PROJECT}::{POOL_TYPE}::{pool}"
 
 
-def _pool_index(stack: str, pool: str, root: Path) -> int:
+def _pool_index(op: Operation, pool: str) -> int:
     """Where ``pool`` is in the stack file's pools."""
-    config = read_yaml(stack_file(stack, root)).get("config")
+    config = op.settings.get("config")
     pools = config.get(f"{PROJECT}:pools") if isinstance(config, dict) else None
     names = []
     for index, entry in enumerate(pools if isinstance(pools, list) else []):
@@ -402,11 +338,11 @@ def _pool_index(stack: str, pool: str, root: Path) -> int:
             if entry.get("name") == pool:
                 return index
     known = ", ".join(names) or "none"
-    raise SettingsError(f"stack {stack} has no pool {pool!r} (its pools: {known})")
+    raise SettingsError(f"stack {op.stack} has no pool {pool!r} (its pools: {known})")
 
 
 @contextmanager
-def stack_lock(stack: str, project: str | Path | None = None) -> Iterator[None]:
+def stack_lock(stack: str, project: str | Path | Project | None = None) -> Iterator[None]:
     """Hold the stack's file lock: operations on one stack from several threads or
     processes of this project wait their turn (``.pulumi-state/locks/<stack>.lock``)."""
     locks = project_root(project) / STATE_DIR / "locks"
@@ -419,43 +355,19 @@ def stack_lock(stack: str, project: str | Path | None = None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def outputs_now(stack: str, project: str | Path | None = None) -> dict[str, object]:
-    """The stack's outputs; empty for a stack not brought up."""
-    try:
-        return outputs(stack, project=project)
-    except StackNotFoundError:
-        return {}
-
-
-def last_operation(stack: str, project: str | Path | None = None) -> str:
+def last_operation(op: Operation) -> str:
     """The kind of the stack's last engine operation (``update``, ``destroy``, ``refresh``
     ...), from its history; empty for a stack never run or not in the backend. Needs no
     passphrase: it reads the history, not the configuration."""
-    root = project_root(project)
-    command, env = engine_command(stack, root, need_passphrase=False)
-    args = ["stack", "history", "--json", "--page-size", "1", "--stack", stack]
+    if not op.state().exists:
+        return ""
     try:
-        with engine_errors(stack, "history", root):
-            result = command.run(args, str(root), env)
+        result = op.run("history", "stack", "history", "--json", "--page-size", "1")
     except StackNotFoundError:
         return ""
     listed = json.loads(result.stdout or "[]")
     first = listed[0] if isinstance(listed, list) and listed else {}
     return str(first.get("kind", "")) if isinstance(first, dict) else ""
-
-
-def snapshot_of(
-    stack: str,
-    project: str | Path | None = None,
-    deployment: BaseDeployment | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> StackSnapshot:
-    """The stack now (``machines.automation.snapshot``): its outputs read once, each pool of
-    its state and of ``deployment`` (its file) listed by one provider, its settings over
-    ``environ`` (default: this process's). Listing needs the cloud's credentials, as the
-    preview's refresh does."""
-    env = os.environ if environ is None else environ
-    return take(stack, deployment, outputs_now(stack, project), env)
 
 
 def _with_pools(diff: Diff, taken: StackSnapshot) -> Diff:
@@ -508,9 +420,14 @@ def set_config(
     scalars. The file keeps its comments; work on a ``copy_project`` to keep the
     committed stack files as they are.
     """
-    root = project_root(project)
-    selected = select(stack, project=root, create=True)
-    with engine_errors(stack, "config", root):
+    _set_config(Operation(stack, project), values, path=path, secret=secret)
+
+
+def _set_config(
+    op: Operation, values: Mapping[str, object], *, path: bool = False, secret: bool = False
+) -> None:
+    selected = op.selected(create=True)
+    with engine_errors(op.stack, "config", op.project):
         if path:
             selected.set_all_config(
                 {k: auto.ConfigValue(_scalar(v), secret=secret) for k, v in values.items()},

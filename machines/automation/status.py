@@ -13,7 +13,6 @@ the same machines would cost on-demand. Kept machines are those labelled
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
@@ -21,12 +20,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from machines.automation.checks import deployment_of
+from machines.automation.availability import Stock, stock
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.pools import is_kept, unpriced
-from machines.automation.snapshot import take
-from machines.automation.stacks import last_operation, outputs_now
-from machines.automation.stock import Stock, stock
+from machines.automation.operation import Operation
+from machines.automation.pool_report import is_kept, unpriced
+from machines.automation.snapshot import StackSnapshot
+from machines.automation.stacks import last_operation
+from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool
@@ -154,80 +154,133 @@ def status(
     prices: PriceList | None = None,
 ) -> StackStatus:
     """Each pool of the stack (its file and what it keeps now) against the cloud now."""
-    env = os.environ if environ is None else environ
-    deployment = deployment_of(stack, project)
-    now = outputs_now(stack, project)
-    snapshot = take(stack, deployment, now, env)
-    exported = snapshot.exported
-    settings = {**env, **deployment.catalogue_env(), **exported}
-    outputs = snapshot.kept
+    op = Operation(stack, project, environ=environ)
+    deployment = op.deployment()
+    snapshot = op.snapshot(deployment)
+    destroyed = not snapshot.outputs and last_operation(op) == "destroy"
+    return stack_status(snapshot, deployment, op.environ, prices, destroyed=destroyed)
+
+
+def stack_status(
+    snapshot: StackSnapshot,
+    deployment: BaseDeployment,
+    environ: Mapping[str, str],
+    prices: PriceList | None = None,
+    *,
+    destroyed: bool = False,
+) -> StackStatus:
+    """The status of the stack as ``snapshot`` found it: nothing is read again but the
+    price list and the stock of each pool's type (the snapshot's provider's)."""
+    settings = {**environ, **deployment.catalogue_env(), **snapshot.exported}
     notes: list[str] = []
-    provider = snapshot.provider
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")
-    prices = prices or price_list(deployment.provider, settings, provider)
+    prices = prices or price_list(deployment.provider, settings, snapshot.provider)
     configured = {p.name: p for p in deployment.pools}
+    names = [*configured, *sorted(set(snapshot.kept) - set(configured))]
     pools = []
-    for name in [*configured, *sorted(set(outputs) - set(configured))]:
+    for name in names:
         pool = configured.get(name)
-        kept = outputs.get(name, {})
-        machine_type = pool.machine_type if pool else str(kept.get("machineType", ""))
-        location = pool.location if pool else str(kept.get("location", ""))
-        machines = snapshot.listed.get(name)
         if name in snapshot.failures:
             notes.append(f"pool {name}: machines unknown: {mask(str(snapshot.failures[name]))}")
-        mine = None if machines is None else [m for m in machines if is_kept(m)]
-        theirs = None if machines is None else [m for m in machines if not is_kept(m)]
-        billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
-        market = pool.market if pool else Market.ON_DEMAND
-        settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
-        extra = _options_cost(prices, settings_of, billed)
-        unknown = unpriced(name, prices, settings_of, location)
-        if unknown:
-            notes.append(unknown)
-        saving = prices.saving(settings_of, location)
-        if saving:
-            notes.append(
-                f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
-                f"per machine ({money(saving * len(billed), prices.currency)} for the "
-                f"{len(billed)} billed now)"
-            )
         pools.append(
-            PoolStatus(
-                pool=name,
-                machine_type=machine_type,
-                location=location,
-                arch=_arch(provider, machine_type, kept),
-                size=pool.size if pool else 0,
-                max=_max(pool),
-                kept=_by_status(mine),
-                autoscaler=_by_status(theirs),
-                stock=stock(deployment.provider, machine_type, provider, settings),
-                monthly=None
-                if machines is None
-                else _plus(
-                    prices.total((m.machine_type, m.location, m.market) for m in billed), extra
-                ),
-                market=market,
-                on_demand_monthly=None
-                if machines is None or market == Market.ON_DEMAND
-                else _plus(
-                    prices.total((m.machine_type, m.location, Market.ON_DEMAND) for m in billed),
-                    extra,
-                ),
-                committed=_committed(provider, machines, prices),
+            pool_status(
+                name,
+                pool,
+                snapshot=snapshot,
+                deployment=deployment,
+                settings=settings,
+                prices=prices,
+                notes=notes,
             )
         )
     if prices.unknown:
         notes.append(prices.unknown)
     return StackStatus(
-        stack=stack,
+        stack=snapshot.stack,
         provider=deployment.provider,
         owner=deployment.owner,
         currency=prices.currency,
         pools=tuple(pools),
         notes=tuple(notes),
-        destroyed=not now and last_operation(stack, project) == "destroy",
+        destroyed=destroyed,
+    )
+
+
+def pool_status(
+    name: str,
+    pool: PoolConfig | None,
+    *,
+    snapshot: StackSnapshot,
+    deployment: BaseDeployment,
+    settings: Mapping[str, str],
+    prices: PriceList,
+    notes: list[str],
+) -> PoolStatus:
+    """One pool now (its file's ``pool``, None for one only the state keeps); what could
+    not be priced goes to ``notes``."""
+    kept = snapshot.kept.get(name, {})
+    machine_type = pool.machine_type if pool else str(kept.get("machineType", ""))
+    location = pool.location if pool else str(kept.get("location", ""))
+    machines = snapshot.listed.get(name)
+    billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
+    market = pool.market if pool else Market.ON_DEMAND
+    settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
+    notes += pool_notes(name, prices, settings_of, location, len(billed))
+    extra = _options_cost(prices, settings_of, billed)
+    provider = snapshot.provider
+    return PoolStatus(
+        pool=name,
+        machine_type=machine_type,
+        location=location,
+        arch=_arch(provider, machine_type, kept),
+        size=pool.size if pool else 0,
+        max=_max(pool),
+        kept=_by_status(_kept_side(machines, mine=True)),
+        autoscaler=_by_status(_kept_side(machines, mine=False)),
+        stock=stock(deployment.provider, machine_type, provider, settings),
+        monthly=_monthly(prices, machines, billed, extra, None),
+        market=market,
+        on_demand_monthly=None
+        if market == Market.ON_DEMAND
+        else _monthly(prices, machines, billed, extra, Market.ON_DEMAND),
+        committed=_committed(provider, machines, prices),
+    )
+
+
+def pool_notes(name: str, prices: PriceList, pool: Pool, location: str, billed: int) -> list[str]:
+    """What the pool's price leaves out, and what no primary IPv4 would save."""
+    notes = []
+    unknown = unpriced(name, prices, pool, location)
+    if unknown:
+        notes.append(unknown)
+    saving = prices.saving(pool, location)
+    if saving:
+        notes.append(
+            f"pool {name}: no primary IPv4 saves {money(saving, prices.currency)} a month "
+            f"per machine ({money(saving * billed, prices.currency)} for the "
+            f"{billed} billed now)"
+        )
+    return notes
+
+
+def _kept_side(machines: list[Machine] | None, *, mine: bool) -> list[Machine] | None:
+    """The stack's machines (``mine``) or the autoscaler's; None when not listed."""
+    return None if machines is None else [m for m in machines if is_kept(m) == mine]
+
+
+def _monthly(
+    prices: PriceList,
+    machines: list[Machine] | None,
+    billed: list[Machine],
+    extra: Decimal,
+    market: Market | None,
+) -> Decimal | None:
+    """The billed machines' monthly cost, each at its own market's price (or ``market``'s)."""
+    if machines is None:
+        return None
+    return _plus(
+        prices.total((m.machine_type, m.location, market or m.market) for m in billed), extra
     )
 
 
@@ -241,7 +294,7 @@ def _committed(
 
 def _options_cost(prices: PriceList, pool: Pool, billed: list[Machine]) -> Decimal:
     """What the pool's options cost a month on its billed machines; an unknown price is left
-    out, and the pool's notes say so (``pools.unpriced``)."""
+    out, and the pool's notes say so (``pool_report.unpriced``)."""
     return sum((prices.options(pool, m.location) or Decimal(0) for m in billed), Decimal(0))
 
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from machines.automation import Change, Diff
 from machines.automation.ci_preview import LIMIT, MARKER, StackResult, one_line, render
-from machines.automation.pools import PoolChange, PoolSide, StackPools, stack_changes
+from machines.automation.pool_report import PoolChange, PoolSide, StackPools, stack_changes
 from machines.program.reaper import REAPER_TYPE
 from testkit.golden import assert_golden
 

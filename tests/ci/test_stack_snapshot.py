@@ -6,7 +6,7 @@ from __future__ import annotations
 from emulator.process import Emulator
 from machines import MachineSpec
 from machines.automation.diff import Diff
-from machines.automation.pools import pool_changes
+from machines.automation.pool_report import pool_changes
 from machines.automation.snapshot import take
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig

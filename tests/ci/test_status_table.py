@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from machines.automation.availability import Stock
 from machines.automation.status import PoolStatus, StackStatus
-from machines.automation.stock import Stock
 from machines.runtime.models import Market
 
 

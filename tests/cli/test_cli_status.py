@@ -12,7 +12,6 @@ import yaml
 
 from emulator.process import Emulator
 from machines import Provider, automation
-from machines.automation import status
 from machines.cli import ERROR, OK, main
 from testkit.specs import spec
 
@@ -26,8 +25,7 @@ def project(tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch)
     data["config"]["hcloud:endpoint"] = emulator.url
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(copy))
-    monkeypatch.setattr(status, "outputs_now", lambda stack, project=None: {})
-    monkeypatch.setattr(status, "last_operation", lambda stack, project=None: "")
+    monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
     return copy
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from machines.automation.availability import stock
 from machines.automation.cost import price_list
-from machines.automation.stock import stock
 from testkit.clouds import Cloud, Read
 
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
+from machines.automation.availability import stock
 from machines.automation.cost import money, price_list
-from machines.automation.stock import stock
 from machines.runtime.clouds.ec2.prices import Ec2Prices, region_of
 from machines.runtime.models import Market
 from testkit.moto_server import free_port

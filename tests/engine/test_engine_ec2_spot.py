@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from machines import automation
+from machines.automation import ci_preview
 from machines.automation.ci_preview import StackResult, render
-from machines.automation.pools import pool_changes
 from machines.cli import ERROR, OK
 from machines.runtime.labels import machine_name
 from machines.runtime.models import Ending, Market
@@ -133,8 +133,10 @@ def test_a_market_change_replaces_the_pools_kept_instances(spot_stack: Any) -> N
 
 
 def test_the_ci_comment_prices_the_spot_pool_beside_on_demand(spot_stack: Any) -> None:
-    diff = automation.preview(EC2_STACK)
-    changes = pool_changes(diff)
+    [result] = ci_preview.run([EC2_STACK])
+    diff, changes = result.diff, result.pools
+    assert diff is not None, result.error
+    assert changes is not None
 
     [mix] = [p for p in changes.pools if p.pool == "mix"]
     assert mix.after is not None

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from machines import automation
-from machines.automation.pools import pool_changes
+from machines.automation import ci_preview
+from machines.automation.diff import Diff
+from machines.automation.pool_report import StackPools
 from testkit import moto_server
 from testkit.specs import spec
 from tests.engine.conftest import EC2_STACK
@@ -28,6 +30,14 @@ HETZNER_OPTIONS = {
     "imageSelector": "role=ci-worker",
     "labels": {"team": "ci"},
 }
+
+
+def preview_and_pools(stack: str) -> tuple[Diff, StackPools]:
+    """The stack's preview and its pool lines, as the CI command counts them."""
+    [result] = ci_preview.run([stack])
+    assert result.diff is not None, result.error
+    assert result.pools is not None
+    return result.diff, result.pools
 
 
 def ec2_machine(aws: Any, instance_id: str) -> dict[str, Any]:
@@ -92,11 +102,11 @@ def test_the_stacks_and_the_runtimes_ec2_machine_of_a_pool_are_the_same(ec2_depl
     automation.set_config(
         EC2_STACK, {"orca-machines:pools[1].ec2.metadata.hopLimit": "2"}, path=True
     )
-    diff = automation.preview(EC2_STACK)
+    diff, pools = preview_and_pools(EC2_STACK)
     assert [(c.op, c.name) for c in diff.changes if c.type == INSTANCE] == [
         ("update", "prod-x86-1")
     ]
-    [x86] = [p for p in pool_changes(diff).pools if p.pool == "x86"]
+    [x86] = [p for p in pools.pools if p.pool == "x86"]
     assert x86.sentence() == (
         "changes pool `x86`'s options: ec2.metadata.hopLimit 1 → 2: in place on its 1 kept "
         "machine; the autoscaler's machines get them when next made"
@@ -104,11 +114,11 @@ def test_the_stacks_and_the_runtimes_ec2_machine_of_a_pool_are_the_same(ec2_depl
     automation.set_config(
         EC2_STACK, {"orca-machines:pools[1].ec2.rootVolume.encrypted": "false"}, path=True
     )
-    diff = automation.preview(EC2_STACK)
+    diff, pools = preview_and_pools(EC2_STACK)
     assert [(c.op, c.name) for c in diff.changes if c.type == INSTANCE] == [
         ("replace", "prod-x86-1")
     ]
-    [x86] = [p for p in pool_changes(diff).pools if p.pool == "x86"]
+    [x86] = [p for p in pools.pools if p.pool == "x86"]
     assert "replaces its 1 kept machine (ec2.rootVolume.encrypted)" in x86.sentence()
     automation.destroy(EC2_STACK)
 
@@ -188,6 +198,6 @@ def test_the_stacks_and_the_runtimes_hetzner_machine_of_a_pool_are_the_same(depl
     [listed] = [m for m in provider.machines("x86") if m.id == created.machine.id]
     assert listed.address == created.machine.address != ""
     assert provider.delete(created.machine.id)
-    notes = pool_changes(automation.preview("local")).notes
+    notes = preview_and_pools("local")[1].notes
     assert any(n.startswith("pool x86: no primary IPv4 saves 0.50 EUR a month") for n in notes)
     automation.destroy("local")

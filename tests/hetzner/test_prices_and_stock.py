@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from machines.automation.availability import stock
 from machines.automation.cost import money, price_list
-from machines.automation.stock import stock
 from machines.runtime.clouds.hetzner.prices import HetznerPrices
 from machines.runtime.models import Market
 

@@ -58,7 +58,7 @@ def test_the_import_contract_is_kept():
 @pytest.mark.parametrize(
     ("module", "library"),
     [
-        ("automation/stock.py", "requests"),
+        ("automation/availability.py", "requests"),
         ("program/components.py", "hcloud"),
         ("cli.py", "boto3"),
         ("prometheus.py", "botocore"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from machines.automation.pools import PoolChange, PoolSide
+from machines.automation.pool_report import PoolChange, PoolSide
 from machines.runtime.pool import (
     Ec2Options,
     HetznerOptions,

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
+from machines.automation.availability import stock
 from machines.automation.cost import price_list
-from machines.automation.stock import stock
 from machines.runtime.models import Market
 from machines.runtime.prices import money
 from testkit import fake_cloud

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,10 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.checks import deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.diff import OPS, Diff
+from machines.automation.diff import OPS, Change, Diff
 from machines.automation.snapshot import StackSnapshot
-from machines.automation.stacks import snapshot_of
 from machines.program.components import POOL_TYPE
+from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import is_machine_key
@@ -192,25 +193,67 @@ def touched_pools(
 
 def pool_changes(
     diff: Diff,
-    snapshot: StackSnapshot | None = None,
+    snapshot: StackSnapshot,
     *,
     project: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     prices: PriceList | None = None,
 ) -> StackPools:
-    """The pools ``diff`` touches in its stack, counted against the cloud now: against
-    ``snapshot`` (the one the preview was counted against), else one taken here."""
+    """The pools ``diff`` touches in its stack, counted against the cloud as ``snapshot``
+    (the one the preview was counted against) found it: nothing is read again but the
+    price list (``prices``, else the snapshot's provider's)."""
     env = os.environ if environ is None else environ
-    stack = diff.stack
-    if snapshot is None:
-        snapshot = snapshot_of(stack, project, deployment_of(stack, project), env)
-    deployment = snapshot.deployment or deployment_of(stack, project)
+    deployment = snapshot.deployment or deployment_of(diff.stack, project)
+    before = before_sides(snapshot)
+    after = after_sides(deployment)
+    notes: list[str] = []
+    if snapshot.refused is not None:
+        notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
+    prices = prices or price_list(
+        deployment.provider,
+        {**env, **deployment.catalogue_env(), **snapshot.exported},
+        snapshot.provider,
+    )
+    names = sorted(set(before) | set(after))
+    listed = {name: snapshot.listed.get(name) for name in names}
+    notes += [
+        f"pool {name}: autoscaler machines unknown: {mask(str(snapshot.failures[name]))}"
+        for name in names
+        if name in snapshot.failures
+    ]
+    sides = Sides(before, after, {p.name: p.market for p in deployment.pools})
+    changes = [
+        pool_change(
+            name,
+            diff,
+            owner=deployment.owner,
+            sides=sides,
+            machines=listed.get(name),
+            prices=prices,
+        )
+        for name in touched_pools(diff, before, after, deployment.owner)
+    ]
+    notes += price_notes(after, prices)
+    return StackPools(
+        stack=diff.stack,
+        changes=stack_changes(diff, deployment.owner, set(names), changes),
+        pools=tuple(changes),
+        currency=prices.currency,
+        cost_before=_total(prices, before, listed, side="before"),
+        cost_after=_total(prices, after, listed, side="after"),
+        notes=tuple(notes),
+    )
+
+
+def before_sides(snapshot: StackSnapshot) -> dict[str, PoolSide]:
+    """Each pool as the stack keeps it now (its ``pools`` output), with the settings it
+    last exported."""
     exported = snapshot.exported
     try:
         exported_pools = pools_of(exported) if exported else {}
     except SettingsError:
         exported_pools = {}
-    before = {
+    return {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),
             location=str(pool.get("location", "")),
@@ -220,7 +263,11 @@ def pool_changes(
         )
         for name, pool in snapshot.kept.items()
     }
-    after = {
+
+
+def after_sides(deployment: BaseDeployment) -> dict[str, PoolSide]:
+    """Each pool as the stack file asks for it."""
+    return {
         p.name: PoolSide(
             machine_type=p.machine_type,
             location=p.location,
@@ -230,49 +277,57 @@ def pool_changes(
         )
         for p in deployment.pools
     }
-    markets = {p.name: p.market for p in deployment.pools}
-    notes: list[str] = []
-    if snapshot.refused is not None:
-        notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
-    prices = prices or price_list(
-        deployment.provider, {**env, **deployment.catalogue_env(), **exported}, snapshot.provider
-    )
-    listed: dict[str, list[Machine] | None] = {}
-    for name in sorted(set(before) | set(after)):
-        listed[name] = snapshot.listed.get(name)
-        if name in snapshot.failures:
-            failure = mask(str(snapshot.failures[name]))
-            notes.append(f"pool {name}: autoscaler machines unknown: {failure}")
 
-    counted = {count.pool: count for count in diff.pools}
-    changes: list[PoolChange] = []
-    for name in touched_pools(diff, before, after, deployment.owner):
-        machines = listed.get(name)
-        theirs = None if machines is None else autoscaled(machines)
-        count = counted.get(name)
-        kept_deletes = _deleted_kept(diff, deployment.owner, name, before, after)
-        their_deletes = None if theirs is None else (len(theirs) if name not in after else 0)
-        if count is not None:
-            kept_deletes = count.deletes - len(count.reaped)
-            their_deletes = len(count.reaped)
-        changes.append(
-            PoolChange(
-                pool=name,
-                before=before.get(name),
-                after=after.get(name),
-                autoscaler=count.autoscaled if count is not None else _len(theirs),
-                deletes_kept=kept_deletes,
-                deletes_autoscaler=their_deletes,
-                cost_before=_cost(prices, before.get(name), theirs, keep=True),
-                cost_after=_cost(prices, after.get(name), theirs, keep=name in after),
-                market=markets.get(name, Market.ON_DEMAND),
-                on_demand_after=None
-                if markets.get(name, Market.ON_DEMAND) == Market.ON_DEMAND
-                else _cost(
-                    prices, after.get(name), theirs, keep=name in after, market=Market.ON_DEMAND
-                ),
-            )
-        )
+
+@dataclass(frozen=True)
+class Sides:
+    """The pools before and after the change, and the market each buys after it."""
+
+    before: Mapping[str, PoolSide]
+    after: Mapping[str, PoolSide]
+    markets: Mapping[str, Market]
+
+
+def pool_change(
+    name: str,
+    diff: Diff,
+    *,
+    owner: str,
+    sides: Sides,
+    machines: list[Machine] | None,
+    prices: PriceList,
+) -> PoolChange:
+    """One pool the change touches: its sides, the machines it deletes, what it costs."""
+    before, after = sides.before.get(name), sides.after.get(name)
+    stays = name in sides.after
+    theirs = None if machines is None else autoscaled(machines)
+    count = next((c for c in diff.pools if c.pool == name), None)
+    their_deletes: int | None
+    if count is not None:
+        kept_deletes, their_deletes = count.deletes - len(count.reaped), len(count.reaped)
+    else:
+        kept_deletes = _deleted_kept(diff, owner, name, sides.before, sides.after)
+        their_deletes = None if theirs is None else (0 if stays else len(theirs))
+    market = sides.markets.get(name, Market.ON_DEMAND)
+    return PoolChange(
+        pool=name,
+        before=before,
+        after=after,
+        autoscaler=count.autoscaled if count is not None else _len(theirs),
+        deletes_kept=kept_deletes,
+        deletes_autoscaler=their_deletes,
+        cost_before=_cost(prices, before, theirs, keep=True),
+        cost_after=_cost(prices, after, theirs, keep=stays),
+        market=market,
+        on_demand_after=None
+        if market == Market.ON_DEMAND
+        else _cost(prices, after, theirs, keep=stays, market=Market.ON_DEMAND),
+    )
+
+
+def price_notes(after: Mapping[str, PoolSide], prices: PriceList) -> list[str]:
+    """What the prices leave out (options unpriced) and what no primary IPv4 saves."""
+    notes = []
     for name, side in sorted(after.items()):
         unknown = unpriced(name, prices, side.settings, side.location)
         if unknown:
@@ -288,15 +343,7 @@ def pool_changes(
             )
     if prices.unknown:
         notes.append(prices.unknown)
-    return StackPools(
-        stack=stack,
-        changes=stack_changes(diff, deployment.owner, set(before) | set(after), changes),
-        pools=tuple(changes),
-        currency=prices.currency,
-        cost_before=_total(prices, before, listed, side="before"),
-        cost_after=_total(prices, after, listed, side="after"),
-        notes=tuple(notes),
-    )
+    return notes
 
 
 def stack_changes(
@@ -309,13 +356,22 @@ def stack_changes(
     theirs = [p.deletes_autoscaler for p in touched]
     kept_deletes = sum(p.deletes_kept for p in touched)
     return StackChanges(
-        create=sum(1 for c in machines if c.op == "create"),
-        update=sum(1 for c in machines if c.op == "update"),
-        replace=sum(1 for c in machines if c.op == "replace"),
-        delete_kept=max(kept_deletes, sum(1 for c in machines if c.op == "delete")),
-        delete_autoscaler=None if None in theirs else sum(t or 0 for t in theirs),
-        others={op: sum(1 for c in others if c.op == op) for op in OPS},
+        create=_counted(machines, "create"),
+        update=_counted(machines, "update"),
+        replace=_counted(machines, "replace"),
+        delete_kept=max(kept_deletes, _counted(machines, "delete")),
+        delete_autoscaler=_sum_known(theirs),
+        others={op: _counted(others, op) for op in OPS},
     )
+
+
+def _counted(changes: Sequence[Change], op: str) -> int:
+    return sum(1 for c in changes if c.op == op)
+
+
+def _sum_known(counts: Sequence[int | None]) -> int | None:
+    """The sum, or None when one count is unknown."""
+    return None if None in counts else sum(c or 0 for c in counts)
 
 
 def _deleted_kept(
