@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from machines.automation.project import Project, read_yaml, stack_file
 from machines.program.config.loader import CREDENTIALS, load
@@ -43,10 +44,15 @@ def stack_config(stack: str, project: str | Path | Project | None = None) -> Sta
 
 def config_of(stack: str, settings: Mapping[str, object]) -> StackConfig:
     """The ``config:`` of a stack file read (``settings``), as the program gets it."""
+    return StackConfig.from_stack_file(raw_config(stack, settings))
+
+
+def raw_config(stack: str, settings: Mapping[str, object]) -> Mapping[str, Any]:
+    """The ``config:`` mapping of a stack file read (``settings``), as written."""
     config = settings.get("config") or {}
     if not isinstance(config, Mapping):
         raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
-    return StackConfig.from_stack_file(config)
+    return config
 
 
 def deployment_of(stack: str, project: str | Path | Project | None = None) -> BaseDeployment:
@@ -72,9 +78,7 @@ def check_resize(
     ``settings``: the stack file as the operation read it (else it is read here)."""
     if settings is None:
         settings = read_yaml(stack_file(stack, project))
-    config = settings.get("config") or {}
-    if not isinstance(config, Mapping):
-        raise MachinesError(f"stack {stack}: its stack file's config is not a mapping")
+    config = raw_config(stack, settings)
     pools = [dict(p) if isinstance(p, Mapping) else p for p in config[f"{PROJECT}:pools"]]
     pools[index]["size"] = size
     resized = StackConfig.from_stack_file({**config, f"{PROJECT}:pools": pools})
@@ -121,8 +125,6 @@ def check_deployment(
     config = config_of(stack, settings)
     if any(key in config.secret_keys and not environ.get(var) for key, var in CREDENTIALS.items()):
         return  # credentials only the engine can decrypt: the cloud is its to ask
-    if all(pool.name in deployed for pool in deployment.pools):
-        return  # nothing new to ask the cloud about
     provider = shared(deployment) if shared is not None else None
     if provider is None:
         provider = checking_provider(stack, deployment, environ)
