@@ -8,10 +8,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from machines.automation.checks import deployed_as_written, deployment_from
+from machines.automation.checks import check_deployment, deployed_as_written, deployment_from
 from machines.program.config.models import BaseDeployment
+from machines.runtime.errors import SettingsError
+from testkit.moto_server import free_port
 
 LOCAL = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.local.yaml"
 
@@ -71,3 +74,34 @@ def test_outputs_that_do_not_say_leave_every_pool_asked() -> None:
     assert deployed_as_written(deployment(), {"env": {}, "pools": {}}) == frozenset()
     secret = {**outputs_of(deployment()), "env": "[secret]"}
     assert deployed_as_written(deployment(), secret) == frozenset()
+
+
+def test_the_provider_settings_are_still_refused_when_every_pool_is_as_deployed() -> None:
+    """Only the pool questions are skipped: a bad setting of an unchanged stack (a short
+    token) is still refused before the engine, in the line that names it."""
+    written = deployment()
+
+    with pytest.raises(SettingsError, match="HCLOUD_TOKEN"):
+        check_deployment(
+            "local",
+            written,
+            settings(),
+            {"HCLOUD_TOKEN": "short"},
+            deployed=deployed_as_written(written, outputs_of(written)),
+        )
+
+
+def test_an_unchanged_stack_is_checked_without_asking_the_cloud() -> None:
+    """With every pool as deployed the check sends nothing: the stack's endpoint here is a
+    port no server listens on, and the check still passes."""
+    closed = settings()
+    closed["config"]["hcloud:endpoint"] = f"http://127.0.0.1:{free_port()}/v1"
+    written = deployment_from("local", closed)
+
+    check_deployment(
+        "local",
+        written,
+        closed,
+        {"HCLOUD_TOKEN": "x" * 64},
+        deployed=deployed_as_written(written, outputs_of(written)),
+    )
