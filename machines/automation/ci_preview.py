@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from machines.automation.cost import money
+from machines.automation.cost import PriceLists, money
 from machines.automation.diff import Diff
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.pool_report import PoolChange, PoolSide, StackPools, pool_changes
@@ -101,21 +101,24 @@ def _run(
     on_output: OnOutput | None,
     existing: frozenset[str],
 ) -> list[StackResult]:
-    """Each stack's result; the stacks share the project read once and one engine command
-    (one ``pulumi version``)."""
+    """Each stack's result; the stacks share the project read once, one engine command
+    (one ``pulumi version``) and one price list per cloud account."""
     results = []
     command = None
     shared = Project.of(project)
+    prices = PriceLists()
     for stack in stacks:
         op = Operation(stack, shared, on_output=on_output, command=command)
-        results.append(preview_stack(op, existing))
+        results.append(preview_stack(op, existing, prices))
         command = op.command
     return results
 
 
-def preview_stack(op: Operation, existing: Collection[str] = ()) -> StackResult:
-    """One stack's preview and its pools counted on the preview's snapshot; a failure is
-    its result."""
+def preview_stack(
+    op: Operation, existing: Collection[str] = (), prices: PriceLists | None = None
+) -> StackResult:
+    """One stack's preview and its pools counted on the preview's snapshot, priced from
+    ``prices`` when given (else the stack's own list); a failure is its result."""
     stack = op.stack
     try:
         held = op.state().exists
@@ -128,7 +131,13 @@ def preview_stack(op: Operation, existing: Collection[str] = ()) -> StackResult:
         said = f"preview of stack {stack} failed: {type(error).__name__}: {error}"
         return StackResult(stack=stack, error=one_line(said))
     try:
-        pools = pool_changes(diff, snapshot, project=op.project.root, environ=op.environ)
+        pools = pool_changes(
+            diff,
+            snapshot,
+            project=op.project.root,
+            environ=op.environ,
+            prices=None if prices is None else prices.of(snapshot.provider),
+        )
     except MachinesError as error:
         pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
     return StackResult(stack=stack, diff=diff, pools=pools, new=not held)

@@ -14,7 +14,7 @@ from machines.runtime.errors import MachinesError
 from machines.runtime.prices import NoPrices, PriceList, brief, money
 from machines.runtime.provider import Provider
 
-__all__ = ["PriceList", "money", "price_list"]
+__all__ = ["PriceList", "PriceLists", "money", "price_list"]
 
 
 def price_list(
@@ -26,3 +26,21 @@ def price_list(
         return (provider or Provider.of(kind, "", environ)).prices()
     except MachinesError as error:
         return NoPrices(f"prices unknown: {brief(error)}")
+
+
+class PriceLists:
+    """Price lists read once per cloud account (``Provider.account``), for a report over
+    several stacks: CI's comment prices stacks of one account from one list."""
+
+    def __init__(self) -> None:
+        self._lists: dict[tuple[str, ...], PriceList] = {}
+
+    def of(self, provider: Provider | None) -> PriceList | None:
+        """``provider``'s account's list, read when first asked; None without a provider
+        (the report then makes its own, saying why a price is unknown)."""
+        if provider is None:
+            return None
+        account = provider.account()
+        if account not in self._lists:
+            self._lists[account] = price_list(provider.kind, provider=provider)
+        return self._lists[account]

@@ -462,6 +462,13 @@ class Provider(ABC):
         freshness window it leads to now."""
         return self._meter.budget(self._pages)
 
+    def account(self) -> tuple[str, ...]:
+        """Whom this provider is to its cloud: its kind, where it reaches the cloud and a
+        digest of its credentials (never the credentials). Providers of one account read
+        one price list whatever their owners, so a report over several stacks asks once per
+        account. A cloud that cannot say keeps this default: every provider its own."""
+        return (self.kind, f"provider {id(self)}")
+
     def prices(self) -> PriceList:
         """The cloud's own price list, read through this provider's client and retries
         when first asked. A cloud without one keeps this default: every price unknown,

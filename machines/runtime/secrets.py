@@ -7,6 +7,7 @@ the values of secret variables, wherever they appear) and the debug logs of clie
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -43,6 +44,12 @@ _SECRET_FIELD = re.compile(
     re.IGNORECASE,
 )
 _USER_DATA_XML = re.compile(r"(<userData>).*?(</userData>)", re.IGNORECASE | re.DOTALL)
+
+
+def digest(*secrets: str) -> str:
+    """A short fingerprint of ``secrets``: tells two credentials apart (whose account a
+    provider reaches) without keeping or showing either."""
+    return hashlib.sha256("\0".join(secrets).encode()).hexdigest()[:16]
 
 
 def mask(text: str, environ: Mapping[str, str] | None = None) -> str:

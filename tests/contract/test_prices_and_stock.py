@@ -3,10 +3,13 @@ deadline and its answer checks, on every cloud (``status``, the CI comment)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from machines.automation.availability import stock
-from machines.automation.cost import price_list
+from machines.automation.cost import PriceLists, price_list
+from machines.runtime.provider import Provider
 from testkit.clouds import Cloud, Read
 
 
@@ -90,3 +93,21 @@ def test_an_answer_of_another_shape_leaves_it_unknown_saying_so(cloud: Cloud, re
     assert not known
     assert "answered something that is not" in unknown
     assert cloud.reads(read) == 1
+
+
+def test_stacks_of_one_account_share_one_price_list(cloud: Cloud) -> None:
+    """CI's comment prices every stack: those whose providers reach one account (owners
+    apart) read the cloud's price list once, another account its own."""
+    lists = PriceLists()
+    first, second = lists.of(cloud.provider("stack-a")), lists.of(cloud.provider("stack-b"))
+    assert first is not None
+    assert first is second
+    assert first.monthly(*cloud.priced) is not None
+    assert cloud.reads("prices") == 1
+
+    other = {k: "y" * len(v) if v == cloud.secret else v for k, v in os.environ.items()}
+    theirs = lists.of(Provider.of(cloud.kind, "stack-c", other))
+    assert theirs is not None
+    assert theirs is not first
+    theirs.monthly(*cloud.priced)  # asked of the cloud (which may not know that credential)
+    assert cloud.reads("prices") == 2

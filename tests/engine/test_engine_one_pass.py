@@ -1,6 +1,6 @@
 """One pass per operation: on an unchanged stack, ``up`` and ``preview`` start the engine's
 binary once for its version and once for the operation, ``ci-preview``'s stacks share the
-version, and ``status`` reads the state without starting it (issue 30).
+version and one price list, and ``status`` reads the state without starting it (issue 30).
 
 The binary is counted by a wrapper named ``pulumi`` in a copy of the engine's ``bin`` (the
 other binaries linked), as ``bench.operations`` counts it.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,9 @@ def commands(log: Path) -> list[str]:
     return found
 
 
-def test_an_unchanged_stacks_operations_start_the_engine_once_each(started: Path) -> None:
+def test_an_unchanged_stacks_operations_start_the_engine_once_each(
+    started: Path, deployment: Any
+) -> None:
     automation.up("local", on_output=quiet)
     commands(started)
 
@@ -77,8 +80,10 @@ def test_an_unchanged_stacks_operations_start_the_engine_once_each(started: Path
     assert sorted(p.pool for p in found.pools) == ["arm", "x86"]
     assert commands(started) == []
 
+    priced = deployment.emulator.control.requests().get("GET /v1/pricing")
     results = ci_preview.run(["local", "local"], on_output=quiet)
     assert [r.error for r in results] == ["", ""]
     assert commands(started) == ["version", "preview", "preview"]
+    assert deployment.emulator.control.requests().get("GET /v1/pricing") == priced + 1
     assert "No changes." in ci_preview.render(results)
     assert commands(started) == []

@@ -57,7 +57,12 @@ from machines.runtime.clouds.ec2.answers import (
 )
 from machines.runtime.clouds.ec2.billing import BILLING
 from machines.runtime.clouds.ec2.catalogue import Catalogue
-from machines.runtime.clouds.ec2.client import PRICING_REGION, client, pricing_client
+from machines.runtime.clouds.ec2.client import (
+    CREDENTIAL_VARIABLES,
+    PRICING_REGION,
+    client,
+    pricing_client,
+)
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
 from machines.runtime.clouds.ec2.prices import Ec2Prices
 from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, NAME_TAG, Ec2Settings
@@ -81,6 +86,7 @@ from machines.runtime.models import Created, Machine, MachineSpec, Market, misma
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
+from machines.runtime.secrets import digest
 from machines.runtime.settings import ORCA_EC2_SUBNETS
 
 T = TypeVar("T")
@@ -219,6 +225,13 @@ class Ec2Provider(Provider):
             where = ", ".join(zones) or "none of the zones of the stack's subnets"
             return f"EC2 does not offer {machine_type} in {location}: it is offered in {where}"
         return None
+
+    def account(self) -> tuple[str, ...]:
+        """The region, the endpoint and a digest of the credentials given (boto3's default
+        chain when none are: the same for every provider of this process)."""
+        given = self._credentials or {}
+        held = [f"{name}={given.get(name, '')}" for name in sorted(CREDENTIAL_VARIABLES)]
+        return (self.kind, self.region, self._endpoint, digest(*held))
 
     def prices(self) -> PriceList:
         """On-demand prices from AWS's Price List, spot prices from EC2, each asked once."""

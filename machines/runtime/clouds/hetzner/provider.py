@@ -77,6 +77,7 @@ from machines.runtime.models import Created, Machine, MachineSpec, Status, misma
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
+from machines.runtime.secrets import digest
 from machines.runtime.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 
 T = TypeVar("T")
@@ -148,6 +149,10 @@ class HetznerProvider(Provider):
         except UnknownMachineTypeError as error:
             return str(error)
         return info.not_sold(location, self._catalogue.now())
+
+    def account(self) -> tuple[str, ...]:
+        """The API endpoint and the token's digest: a token belongs to one project."""
+        return (self.kind, self.endpoint, digest(self._settings.token.get_secret_value()))
 
     def prices(self) -> PriceList:
         """Hetzner's price list (``GET /pricing``), read once when first asked."""
