@@ -53,8 +53,8 @@ exec {real} "$@"
 # holding the counting wrapper: argv[1] is that copy's checkout, the rest the CLI's words.
 CLI = (
     "import sys, pathlib; import machines.automation.engine as e; "
-    "e.CHECKOUT = pathlib.Path(sys.argv[1]); from machines.cli import main; "
-    "sys.exit(main(sys.argv[2:]))"
+    "e.CHECKOUT = pathlib.Path(sys.argv[1]); sys.argv[1:2] = []; "
+    "from machines.cli import command; command()"
 )
 TWO_WORD = {"stack", "config", "plugin"}
 

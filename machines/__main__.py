@@ -1,5 +1,5 @@
 """``python -m machines``: the operator's command line (``machines.cli``)."""
 
-from machines.cli import main
+from machines.cli import command
 
-raise SystemExit(main())
+command()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -127,14 +129,38 @@ def engine_command(
         env[PULUMI_HOME] = home
     if command is not None:
         return command, env
+    return new_command(binary), env
+
+
+def new_command(binary: Path | None = None) -> auto.PulumiCommand:
+    """The engine's command at ``binary`` (default: ``engine_bin()``); making it runs
+    ``pulumi version``, as the Automation API checks the engine it drives."""
+    binary = binary or engine_bin()
+    if binary is None:
+        raise EngineMissingError(f"the Pulumi engine is not installed: {INSTALL_HINT}")
     root_dir = str(binary.parent) if binary.name == "bin" else None
     try:
-        made = CancellableCommand(root=root_dir)
+        return CancellableCommand(root=root_dir)
     except (OSError, subprocess.CalledProcessError, auto.InvalidVersionError) as error:
         raise EngineMissingError(
             f"the Pulumi engine in {binary} does not run ({error}): {INSTALL_HINT}"
         ) from None
-    return made, env
+
+
+def command_soon() -> Future[auto.PulumiCommand]:
+    """``new_command()`` made in a thread: its ``pulumi version`` (a fifth of a second)
+    runs while the operation reads and checks its stack. Its error, if any, is the
+    future's, said when the command is first needed."""
+    future: Future[auto.PulumiCommand] = Future()
+
+    def make() -> None:
+        try:
+            future.set_result(new_command())
+        except BaseException as error:  # the taker re-raises it
+            future.set_exception(error)
+
+    threading.Thread(target=make, name="pulumi version", daemon=True).start()
+    return future
 
 
 class OperationWorkspace(auto.LocalWorkspace):

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -80,6 +81,7 @@ class Operation:
         self.notify: OnOutput = on_output or print_progress
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.command = command
+        self._making: Future[auto.PulumiCommand] | None = None
         self.read_file()
         self._workspace: auto.LocalWorkspace | None = None
         self._selected: auto.Stack | None = None
@@ -127,6 +129,20 @@ class Operation:
             self._checked = True
         return deployment
 
+    def start_engine(self) -> None:
+        """Begin making the engine's command in a thread (``engine.command_soon``), for an
+        operation sure to run the engine: its ``pulumi version`` runs while the stack is
+        read and checked."""
+        if self.command is None and self._making is None:
+            self._making = engine.command_soon()
+
+    def _command(self) -> auto.PulumiCommand | None:
+        """The command made so far (waiting for one ``start_engine`` began)."""
+        if self.command is None and self._making is not None:
+            making, self._making = self._making, None
+            self.command = making.result()
+        return self.command
+
     def engine(self, *, need_passphrase: bool = True) -> tuple[auto.PulumiCommand, dict[str, str]]:
         """The operation's one engine command and the variables a run of it gets."""
         self.command, env = engine.engine_command(
@@ -134,7 +150,7 @@ class Operation:
             self.project,
             need_passphrase=need_passphrase,
             settings=self.settings,
-            command=self.command,
+            command=self._command(),
         )
         return self.command, env
 
@@ -219,7 +235,7 @@ class Operation:
         """The operation's one workspace (with the passphrase the stack needs)."""
         if self._workspace is None:
             self._workspace = engine.workspace(
-                self.stack, self.project, settings=self.settings, command=self.command
+                self.stack, self.project, settings=self.settings, command=self._command()
             )
             self.command = self._workspace.pulumi_command
         return self._workspace

@@ -160,6 +160,7 @@ def _diffed(
     listed as its file says when it can be (its credentials may be the engine's to
     decrypt: counts unknown).
     """
+    op.start_engine()
     deployment = None if action == "destroy" else op.check()
     selected = op.selected(create=create)
     if action != "preview":
