@@ -2,7 +2,8 @@
 
 An operation (``preview``, ``up``, ``status``, one stack of ``ci-preview`` ...) reads the
 project's ``Pulumi.yaml`` and the stack's file once, makes one engine command (its
-``pulumi version`` runs once; ``ci-preview`` shares it between its stacks), one workspace
+``pulumi version`` runs once, in a thread while the stack is read and checked; ``ci-preview``
+shares it between its stacks), one workspace
 and stack (never ``pulumi stack select``: every command names its stack), reads the stack's
 state once (``machines.automation.state``: a ``file://`` backend's checkpoint without the
 engine), checks the stack file once and builds one runtime provider, which the check, the
