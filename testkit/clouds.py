@@ -19,7 +19,7 @@ from testkit import hetzner, moto_server
 from testkit.fault_proxy import Fault, FaultProxy
 from testkit.specs import OWNER, spec
 
-Read = Literal["prices", "offers"]
+Read = Literal["prices", "offers", "listings"]
 """What the cloud is asked for beside machines: a price, or where a type is offered."""
 
 Trouble = Literal["busy", "throttled", "slow", "garbled"]
@@ -78,7 +78,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
         where = {"server_type": spec.machine_type, "location": spec.location}
         emulator.control.set_stock([{**where, "code": "resource_unavailable"}])
 
-    paths = {"prices": "/v1/pricing", "offers": "/v1/server_types"}
+    paths = {"prices": "/v1/pricing", "offers": "/v1/server_types", "listings": "/v1/servers"}
 
     def trouble(read: Read, how: Trouble) -> None:
         rule: dict[str, object] = {"method": "GET", "path": paths[read]}
@@ -127,7 +127,11 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
             Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity")
         )
 
-    actions = {"prices": "DescribeSpotPriceHistory", "offers": "DescribeInstanceTypeOfferings"}
+    actions = {
+        "prices": "DescribeSpotPriceHistory",
+        "offers": "DescribeInstanceTypeOfferings",
+        "listings": "DescribeInstances",
+    }
 
     def trouble(read: Read, how: Trouble) -> None:
         action = actions[read]

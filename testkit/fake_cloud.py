@@ -1,7 +1,7 @@
 """A third cloud that lives in memory: what adding a cloud takes, and nothing more.
 
 ``FakeProvider`` implements only the hooks ``Provider`` leaves to a cloud (``from_env``,
-``arch``, ``offers``, ``sells`` and the five ``_`` steps) against a ``Store`` that stands
+``arch``, ``offers``, ``sells`` and the six ``_`` steps) against a ``Store`` that stands
 for the cloud's API, counting each request as a cloud would bill it. ``register`` adds the
 one line to ``machines.runtime.clouds.PROVIDERS`` (monkeypatched), so the test reaches it through
 ``Provider.of`` alone. Prices and stock are left to extend it with.
@@ -13,14 +13,14 @@ import itertools
 import sys
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
 
 from machines.runtime.clouds import PROVIDERS
 from machines.runtime.errors import InvalidMachineIdError, SettingsError, UnknownMachineTypeError
-from machines.runtime.labels import belongs_to, pool_labels
+from machines.runtime.labels import belongs_to, owner_among, pool_labels
 from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
 from machines.runtime.provider import Found, Provider
 from machines.runtime.settings import Freshness
@@ -143,6 +143,18 @@ class FakeProvider(Provider):
                 for s in STORE.servers.values()
                 if belongs_to(s.labels, self.owner, pool)
             ]
+
+    def _list_owners(
+        self, owners: Sequence[str], group: Sequence[Provider]
+    ) -> dict[str, list[Machine]]:
+        with STORE.lock:
+            STORE.requests["list"] += 1
+            found: dict[str, list[Machine]] = {owner: [] for owner in owners}
+            for server in STORE.servers.values():
+                owner = owner_among(server.labels, owners)
+                if owner is not None:
+                    found[owner].append(_machine(server))
+            return found
 
     def _machine_id(self, machine_id: object) -> str:
         if isinstance(machine_id, str) and machine_id.isascii() and machine_id.isdigit():

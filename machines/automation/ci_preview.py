@@ -21,9 +21,11 @@ from machines.automation.diff import Diff
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.pool_report import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.project import Project, scratch_copy
+from machines.automation.snapshot import SharedListing
 from machines.automation.stacks import previewed
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Market
+from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
 from machines.runtime.settings import PULUMI_BACKEND_URL
 
@@ -102,16 +104,26 @@ def _run(
     existing: frozenset[str],
 ) -> list[StackResult]:
     """Each stack's result; the stacks share the project read once, one engine command
-    (one ``pulumi version``) and one price list per cloud account."""
-    results = []
-    command = None
+    (one ``pulumi version``), one listing of their owners' machines and one price list per
+    cloud account."""
     shared = Project.of(project)
+    ops: list[Operation] = []
+    listing = SharedListing(lambda: [p for op in ops if (p := _provider(op)) is not None])
+    ops += [Operation(stack, shared, on_output=on_output, shared=listing) for stack in stacks]
+    ops[0].start_engine()
+    for op in ops[1:]:
+        op.share_engine(ops[0])
     prices = PriceLists()
-    for stack in stacks:
-        op = Operation(stack, shared, on_output=on_output, command=command)
-        results.append(preview_stack(op, existing, prices))
-        command = op.command
-    return results
+    return [preview_stack(op, existing, prices) for op in ops]
+
+
+def _provider(op: Operation) -> Provider | None:
+    """The provider ``op``'s snapshot will list with, for the shared listing; None when it
+    cannot be made yet (its own preview then says why, or lists on its own)."""
+    try:
+        return op.runtime_provider(op.deployment() if op.has_file else None)
+    except Exception:  # another stack's problem is its own result, never this one's
+        return None
 
 
 def preview_stack(

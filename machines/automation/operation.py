@@ -31,7 +31,13 @@ from machines.automation.engine import (
     engine_errors,
 )
 from machines.automation.project import Project, read_yaml, shown
-from machines.automation.snapshot import StackRuntime, StackSnapshot, runtime_of, take
+from machines.automation.snapshot import (
+    SharedListing,
+    StackRuntime,
+    StackSnapshot,
+    runtime_of,
+    take,
+)
 from machines.automation.state import StackState, read_state
 from machines.program.config.models import BaseDeployment
 from machines.runtime.errors import MachinesError
@@ -76,13 +82,17 @@ class Operation:
         on_output: OnOutput | None = None,
         environ: Mapping[str, str] | None = None,
         command: auto.PulumiCommand | None = None,
+        shared: SharedListing | None = None,
     ) -> None:
+        """``shared``: the listing of several stacks' owners a report over them counts
+        from (``ci-preview``), else the stack's provider lists its owner alone."""
         self.stack = stack
         self.project = Project.of(project)
         self.notify: OnOutput = on_output or print_progress
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.command = command
         self._making: Future[auto.PulumiCommand] | None = None
+        self._shared = shared
         self.read_file()
         self._workspace: auto.LocalWorkspace | None = None
         self._selected: auto.Stack | None = None
@@ -136,6 +146,12 @@ class Operation:
         read and checked."""
         if self.command is None and self._making is None:
             self._making = engine.command_soon()
+
+    def share_engine(self, other: Operation) -> None:
+        """Use ``other``'s engine command, made or being made: operations over several
+        stacks run one ``pulumi version`` between them."""
+        if self.command is None and self._making is None:
+            self.command, self._making = other.command, other._making
 
     def _command(self) -> auto.PulumiCommand | None:
         """The command made so far (waiting for one ``start_engine`` began)."""
@@ -273,11 +289,18 @@ class Operation:
         listed by the operation's provider."""
         outputs = self.state().outputs
         try:
-            runtime = runtime_of(self.stack, deployment, outputs)
-            provider = None if runtime is None else self.provider(runtime)
+            provider = self.runtime_provider(deployment)
         except MachinesError as error:
             return StackSnapshot(self.stack, deployment, outputs, refused=error)
-        return take(self.stack, deployment, outputs, self.environ, provider=provider)
+        return take(
+            self.stack, deployment, outputs, self.environ, provider=provider, shared=self._shared
+        )
+
+    def runtime_provider(self, deployment: BaseDeployment | None) -> Provider | None:
+        """The provider the snapshot lists with (``runtime_of``: the settings the stack
+        exported, else its file's), made once; None for a stack of neither."""
+        runtime = runtime_of(self.stack, deployment, self.state().outputs)
+        return None if runtime is None else self.provider(runtime)
 
 
 class _EngineNeeded(Exception):

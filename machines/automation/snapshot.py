@@ -9,7 +9,7 @@ brought up, else what its file gives, enough for reading), and it lists each poo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -111,10 +111,11 @@ def take(
     environ: Mapping[str, str],
     *,
     provider: Provider | None = None,
+    shared: SharedListing | None = None,
 ) -> StackSnapshot:
     """The stack's snapshot from its ``outputs``, read by the caller once: each pool of its
     state and of ``deployment`` listed by one provider (``provider``, the operation's, else
-    one made of its settings over ``environ``).
+    one made of its settings over ``environ``), from ``shared`` when given.
 
     No pool: nothing is listed.
     """
@@ -126,7 +127,7 @@ def take(
             provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
     except MachinesError as error:
         return StackSnapshot(stack, deployment, outputs, refused=error)
-    listed, failures = listing(provider, pool_names(deployment, outputs))
+    listed, failures = listing(provider, pool_names(deployment, outputs), shared)
     return StackSnapshot(
         stack, deployment, outputs, runtime.owner, provider, None, listed, failures
     )
@@ -142,11 +143,19 @@ def pool_names(deployment: BaseDeployment | None, outputs: Mapping[str, object])
 
 
 def listing(
-    provider: Provider, names: list[str]
+    provider: Provider, names: list[str], shared: SharedListing | None = None
 ) -> tuple[dict[str, list[Machine] | None], dict[str, MachinesError]]:
-    """Each pool's machines (None, with its failure, when not listed)."""
+    """Each pool's machines (None, with its failure, when not listed): from ``shared``
+    when it holds the provider's owner, else from the provider's own listing."""
     listed: dict[str, list[Machine] | None] = {}
     failures: dict[str, MachinesError] = {}
+    if shared is not None:
+        try:
+            owned = shared.machines(provider)
+        except MachinesError as error:
+            return dict.fromkeys(names), dict.fromkeys(names, error)
+        if owned is not None:
+            return {name: [m for m in owned if m.pool == name] for name in names}, {}
     for name in names:
         try:
             listed[name] = provider.machines(name)
@@ -154,3 +163,39 @@ def listing(
             listed[name] = None
             failures[name] = error
     return listed, failures
+
+
+class SharedListing:
+    """The machines of several stacks' owners, from one listing per cloud account
+    (``Provider.listed_with``), for a report over those stacks: CI's comment counts every
+    stack of one account from one request, not one per stack.
+
+    ``peers`` gives the other stacks' providers, made when the first stack is counted; a
+    stack whose provider cannot be made then, or that has no owner, lists on its own. A
+    listing that fails is not kept: the next stack of that account lists again.
+    """
+
+    def __init__(self, peers: Callable[[], Sequence[Provider]]) -> None:
+        self._peers = peers
+        self._listed: dict[tuple[str, ...], dict[str, list[Machine]]] = {}
+
+    def machines(self, provider: Provider) -> list[Machine] | None:
+        """Every pool machine of ``provider``'s owner from its account's listing, made when
+        first asked; None for a provider without an owner (it lists on its own)."""
+        if not provider.owner:
+            return None
+        account = provider.account()
+        listed = self._listed.get(account, {})
+        if provider.owner not in listed:
+            peers = [
+                peer
+                for peer in self._peers()
+                if peer is not provider
+                and peer.owner
+                and peer.owner not in listed
+                and type(peer) is type(provider)
+                and peer.account() == account
+            ]
+            listed = {**listed, **provider.listed_with(peers)}
+            self._listed[account] = listed
+        return listed[provider.owner]

@@ -8,7 +8,7 @@ values are the same on both, so a pool looks alike on every cloud.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from machines.runtime.errors import InvalidNameError
 
@@ -106,6 +106,17 @@ def owner_selector(owner: str) -> str:
     """Hetzner label selector for every pool machine of ``owner``, whatever its pool."""
     owner_term = f"{OWNER_LABEL}={owner}" if owner else f"!{OWNER_LABEL}"
     return f"{ORCA_LABEL}={ORCA_VALUE},{owner_term}"
+
+
+def owners_selector(owners: Collection[str]) -> str:
+    """Hetzner label selector for every pool machine of any of ``owners``, each named (an
+    empty owner is selected by the label's absence, which no set can say)."""
+    return f"{ORCA_LABEL}={ORCA_VALUE},{OWNER_LABEL} in ({','.join(sorted(owners))})"
+
+
+def owner_among(labels: Mapping[str, str], owners: Collection[str]) -> str | None:
+    """The one of ``owners`` whose pool machine the labels mark, else None."""
+    return next((owner for owner in owners if belongs_to(labels, owner)), None)
 
 
 def belongs_to(labels: Mapping[str, str], owner: str, pool: str | None = None) -> bool:

@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -254,7 +254,37 @@ class Provider(ABC):
         """
         check_pool(pool)
         each = self._freshness.list_ttl <= 0
-        found = self._list(pool) if each else self._listing.machines(pool)
+        return self._paid(self._list(pool) if each else self._listing.machines(pool))
+
+    def listed_with(self, peers: Sequence[Provider]) -> dict[str, list[Machine]]:
+        """Every pool machine of this provider's owner and of each of ``peers``' owners, by
+        owner, from one listing (the cloud's label filter takes a set of owners): a report
+        over several deployments of one account, CI's comment over its stacks, asks the
+        cloud once instead of once per deployment.
+
+        Each owner's machines apart, as that owner's ``machines`` would find them in a new
+        listing, and no machine of an owner not asked; it reads only, and no provider's
+        writes are laid over it. ``ValueError`` for a peer of another cloud or account
+        (``account``), or an empty owner (selected by the label's absence, which no set of
+        owners can say).
+        """
+        group = [self, *peers]
+        for peer in peers:
+            if type(peer) is not type(self) or peer.account() != self.account():
+                raise ValueError(
+                    f"{whose(peer.owner)}'s provider reaches another account than "
+                    f"{whose(self.owner)}'s: list each apart (machines)"
+                )
+        owners = sorted({provider.owner for provider in group})
+        if "" in owners:
+            raise ValueError(
+                "a deployment without an owner cannot be listed with others: list it apart"
+            )
+        found = self._list_owners(owners, group)
+        return {owner: self._paid(found.get(owner, [])) for owner in owners}
+
+    def _paid(self, found: Iterable[Machine]) -> list[Machine]:
+        """``found`` as ``machines`` answers: each with its ``paid_until``, by name."""
         now = utc(self._clock())
         paid = [m.model_copy(update={"paid_until": self.paid_until(m, now)}) for m in found]
         return sorted(paid, key=lambda m: (m.name, m.id))
@@ -425,6 +455,15 @@ class Provider(ABC):
         """Every pool machine of this owner (of ``pool`` when given) the cloud lists, over all
         its pages; when ``pool`` is None, what the shared listing keeps (a cloud whose listing
         takes several requests sets ``self._pages``, which paces the listing)."""
+
+    @abstractmethod
+    def _list_owners(
+        self, owners: Sequence[str], group: Sequence[Provider]
+    ) -> dict[str, list[Machine]]:
+        """Every pool machine of each of ``owners`` (each named) the cloud lists, by owner,
+        from one listing over all its pages; ``group`` are the providers of those owners
+        (their pools say what else a listing must ask for, such as EC2's interrupted spot
+        instances)."""
 
     @abstractmethod
     def _machine_id(self, machine_id: object) -> str:

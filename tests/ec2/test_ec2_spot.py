@@ -270,6 +270,24 @@ def test_listing_asks_for_interrupted_machines_only_where_a_pool_buys_spot(
     assert calls["DescribeInstances"] == 1
 
 
+def test_owners_listed_together_keep_a_spot_peers_interrupted_machines(
+    spot_world: World, moto: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One listing of several owners asks for the interrupted where any of their pools
+    buys spot, whichever provider lists."""
+    buys_spot = ec2_provider(OWNER)
+    made = buys_spot.create(ec2_spec("spot-1", pool="spot")).machine
+    assert made is not None
+    moto.interrupt(made.id)
+    monkeypatch.delenv("ORCA_POOL_MARKET")
+    on_demand = ec2_provider("other")
+
+    listed = on_demand.listed_with([buys_spot])
+
+    assert listed["other"] == []
+    assert [(m.name, m.ending) for m in listed[OWNER]] == [("spot-1", Ending.INTERRUPTED)]
+
+
 def test_a_spot_then_on_demand_pool_still_tries_spot_while_on_demand_is_remembered_short(
     provider: Ec2Provider, fault_proxy: FaultProxy
 ) -> None:

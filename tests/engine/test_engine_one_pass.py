@@ -1,6 +1,7 @@
 """One pass per operation: on an unchanged stack, ``up`` and ``preview`` start the engine's
 binary once for its version and once for the operation, ``ci-preview``'s stacks share the
-version and one price list, and ``status`` reads the state without starting it (issue 30).
+version, one listing of their owners' machines and one price list, and ``status`` reads the
+state without starting it (issue 30).
 
 The binary is counted by a wrapper named ``pulumi`` in a copy of the engine's ``bin`` (the
 other binaries linked), as ``bench.operations`` counts it.
@@ -71,7 +72,10 @@ def test_an_unchanged_stacks_operations_start_the_engine_once_each(
     assert not automation.up("local", on_output=quiet).has_changes
     assert commands(started) == ["version", "up"]
 
+    requests = deployment.emulator.control.requests
+    listed = requests().get("GET /v1/servers")
     diff = automation.preview("local", on_output=quiet)
+    one_preview = requests().get("GET /v1/servers") - listed
     assert not diff.has_changes
     assert [p.pool for p in diff.pools] == ["arm", "x86"]
     assert commands(started) == ["version", "preview"]
@@ -80,10 +84,13 @@ def test_an_unchanged_stacks_operations_start_the_engine_once_each(
     assert sorted(p.pool for p in found.pools) == ["arm", "x86"]
     assert commands(started) == []
 
-    priced = deployment.emulator.control.requests().get("GET /v1/pricing")
+    priced = requests().get("GET /v1/pricing")
+    listed = requests().get("GET /v1/servers")
     results = ci_preview.run(["local", "local"], on_output=quiet)
     assert [r.error for r in results] == ["", ""]
     assert commands(started) == ["version", "preview", "preview"]
-    assert deployment.emulator.control.requests().get("GET /v1/pricing") == priced + 1
+    assert requests().get("GET /v1/pricing") == priced + 1
+    # The program's own reads twice, the owners' machines listed once for both stacks.
+    assert requests().get("GET /v1/servers") - listed == 2 * one_preview - 1
     assert "No changes." in ci_preview.render(results)
     assert commands(started) == []

@@ -79,6 +79,7 @@ from machines.runtime.labels import (
     POOL_LABEL,
     belongs_to,
     not_ours,
+    owner_among,
     pool_labels,
     whose,
 )
@@ -433,18 +434,32 @@ class Ec2Provider(Provider):
         return machine(instance) if instance.state.name in LIVE_STATES else None
 
     def _list(self, pool: str | None) -> list[Machine]:
-        return self._list_filtered({} if pool is None else {f"tag:{POOL_LABEL}": [pool]}, pool)
-
-    def _list_filtered(
-        self, filters: Mapping[str, list[str]], pool: str | None = None
-    ) -> list[Machine]:
-        """The owner's pool instances that are not terminated, and, where a pool buys spot
-        capacity, those EC2 terminated by interrupting them (a second filter: EC2 keeps
-        terminated instances listed for about an hour, and only those say why they went)."""
         owner = {f"tag:{OWNER_LABEL}": [self.owner]} if self.owner else {}
-        base = {f"tag:{ORCA_LABEL}": [ORCA_VALUE], **owner, **filters}
+        pools = {} if pool is None else {f"tag:{POOL_LABEL}": [pool]}
+        found = self._instances({**owner, **pools}, spot=self._buys_spot(pool))
+        return [
+            machine(instance) for instance in found if belongs_to(instance.tags, self.owner, pool)
+        ]
+
+    def _list_owners(
+        self, owners: Sequence[str], group: Sequence[Provider]
+    ) -> dict[str, list[Machine]]:
+        spot = any(isinstance(p, Ec2Provider) and p._buys_spot(None) for p in group)
+        found: dict[str, list[Machine]] = {owner: [] for owner in owners}
+        for instance in self._instances({f"tag:{OWNER_LABEL}": list(owners)}, spot=spot):
+            owner = owner_among(instance.tags, owners)
+            if owner is not None:
+                found[owner].append(machine(instance))
+        return found
+
+    def _instances(self, filters: Mapping[str, list[str]], *, spot: bool) -> list[Instance]:
+        """The pool instances ``filters`` select that are not terminated, and, with
+        ``spot`` (a pool buys spot capacity), those EC2 terminated by interrupting them (a
+        second filter: EC2 keeps terminated instances listed for about an hour, and only
+        those say why they went)."""
+        base = {f"tag:{ORCA_LABEL}": [ORCA_VALUE], **filters}
         found = self._find({**base, "instance-state-name": list(LISTED_STATES)})
-        if self._buys_spot(pool):
+        if spot:
             found += self._find(
                 {
                     **base,
@@ -452,9 +467,7 @@ class Ec2Provider(Provider):
                     "state-reason-code": [SPOT_INTERRUPTION],
                 }
             )
-        return [
-            machine(instance) for instance in found if belongs_to(instance.tags, self.owner, pool)
-        ]
+        return found
 
     def _buys_spot(self, pool: str | None) -> bool:
         """Whether ``pool`` (or any pool, for None) may have spot machines to list."""

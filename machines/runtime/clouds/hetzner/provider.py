@@ -27,7 +27,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
 
@@ -69,7 +69,9 @@ from machines.runtime.errors import (
 )
 from machines.runtime.labels import (
     belongs_to,
+    owner_among,
     owner_selector,
+    owners_selector,
     pool_labels,
     pool_selector,
 )
@@ -504,38 +506,64 @@ class HetznerProvider(Provider):
             return self._firewall_id
 
     def _list(self, pool: str | None) -> list[Machine]:
-        if pool is None:
-            return self._list_selected(owner_selector(self.owner), "list machines")
-        return self._list_selected(pool_selector(pool, self.owner), f"list pool {pool}", pool)
+        def mine(labels: Mapping[str, str]) -> str | None:
+            return self.owner if belongs_to(labels, self.owner, pool) else None
 
-    def _list_selected(self, selector: str, what: str, pool: str | None = None) -> list[Machine]:
-        found: list[Machine] = []
+        if pool is not None:
+            found, _ = self._list_selected(
+                pool_selector(pool, self.owner), f"list pool {pool}", mine
+            )
+            return [one for _, one in found]
+        found, pages = self._list_selected(owner_selector(self.owner), "list machines", mine)
+        self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
+        return [one for _, one in found]
+
+    def _list_owners(
+        self, owners: Sequence[str], group: Sequence[Provider]
+    ) -> dict[str, list[Machine]]:
+        found: dict[str, list[Machine]] = {owner: [] for owner in owners}
+        listed, _ = self._list_selected(
+            owners_selector(owners),
+            f"list machines of {len(owners)} owners",
+            lambda labels: owner_among(labels, owners),
+        )
+        for owner, found_one in listed:
+            found[owner].append(found_one)
+        return found
+
+    def _list_selected(
+        self, selector: str, what: str, whose: Callable[[Mapping[str, str]], str | None]
+    ) -> tuple[list[tuple[str, Machine]], int]:
+        """Every server ``selector`` selects over all pages, as (owner, machine), less
+        those ``whose`` names no owner of; and the requests it took."""
+        found: list[tuple[str, Machine]] = []
         page: int | None = 1
         pages = 0
         while page is not None:
-            machines, page = self._call(
-                what, partial(self._servers_page, selector, pool, page), SERVERS
+            listed, page = self._call(
+                what, partial(self._servers_page, selector, whose, page), SERVERS
             )
             pages += 1
-            found += machines
-        if pool is None:
-            self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
-        return found
+            found += listed
+        return found, pages
 
     def _servers_page(
-        self, selector: str, pool: str | None, page: int
-    ) -> tuple[list[Machine], int | None]:
-        """One page of this owner's machines (of ``pool`` when given), and the next page's
-        number; read inside the call, so an answer of the wrong shape is a ``CloudError``."""
+        self, selector: str, whose: Callable[[Mapping[str, str]], str | None], page: int
+    ) -> tuple[list[tuple[str, Machine]], int | None]:
+        """One page of the selected servers whose owner ``whose`` names, and the next
+        page's number; read inside the call, so an answer of the wrong shape is a
+        ``CloudError``."""
         result = self._client().servers.get_list(
             label_selector=selector, page=page, per_page=PAGE_SIZE
         )
         if result.meta is None or result.meta.pagination is None:
             raise NotTheApi("a list of servers without meta.pagination")
-        machines = [
-            self._listed(s) for s in result.servers if belongs_to(s.labels or {}, self.owner, pool)
-        ]
-        return machines, result.meta.pagination.next_page
+        listed = []
+        for server in result.servers:
+            owner = whose(server.labels or {})
+            if owner is not None:
+                listed.append((owner, self._listed(server)))
+        return listed, result.meta.pagination.next_page
 
     def _server(self, server_id: int) -> BoundServer:
         server = self._client().servers.get_by_id(server_id)
