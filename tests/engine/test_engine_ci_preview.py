@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from machines import MachineSpec, automation
+from machines.automation import ci_preview
 from machines.automation.ci_preview import MARKER
 from machines.cli import ERROR, OK
 from testkit.commands import commit, git
@@ -230,3 +231,42 @@ def test_by_default_ci_previews_the_deployments_stacks_and_rewrites_no_file(
     assert "-example` |" not in text
     assert "| `prod` (new stack) | 🟡 machines: 1 to create; other resources: " in text
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_two_stacks_of_one_project_count_each_its_own_machines_from_one_listing(
+    repo, deployment, monkeypatch
+):
+    """Two deployments in one cloud project, each with a pool ``arm`` and autoscaler
+    machines in it: the comment lists both owners once, and counts and costs each stack's
+    own machines only."""
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "orca-machines-local")  # local's own
+    team = {
+        "config": {
+            "hcloud:endpoint": deployment.emulator.url,
+            "orca-machines:provider": "hetzner",
+            "orca-machines:pools": [
+                {"name": "arm", "machineType": "cax11", "location": "fsn1", "size": 1}
+            ],
+        }
+    }
+    (repo / "stacks" / "Pulumi.team.yaml").write_text(yaml.safe_dump(team))
+    automation.up("team", on_output=lambda _line: None)
+    spec = MachineSpec(name="auto-team-1", machine_type="cax11", location="fsn1", pool="arm")
+    assert automation.provider("team").create(spec).ok
+    requests = deployment.emulator.control.requests
+    alone = 0  # each stack's preview on its own: the engine's reads and one listing
+    for stack in ("local", "team"):
+        before = requests().get("GET /v1/servers")
+        automation.preview(stack, on_output=lambda _line: None)
+        alone += requests().get("GET /v1/servers") - before
+    listed = requests().get("GET /v1/servers")
+
+    local, second = ci_preview.run(["local", "team"], project=repo, on_output=lambda _l: None)
+
+    assert (local.error, second.error) == ("", "")
+    cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
+    assert local.pools is not None
+    assert second.pools is not None
+    assert local.pools.cost_before == 2 * cx23 + 3 * cax11  # 1 kept arm, 2 autoscaler
+    assert second.pools.cost_before == 2 * cax11  # 1 kept arm, 1 autoscaler
+    assert requests().get("GET /v1/servers") - listed == alone - 1  # both owners listed once
