@@ -8,7 +8,10 @@ brought up once against the emulator; then, ``--pairs`` times, each operation ru
 ours and once plain, the order alternating from pair to pair so the shared machine's load
 falls on both sides alike:
 
-* ``orca-machines preview A -q``  against ``pulumi preview --refresh --stack A``
+* ``orca-machines preview A -q``  against ``pulumi preview --refresh --stack A``, and the
+  same preview run through the Automation API's ``PulumiCommand`` by a one-line script
+  (``AUTOMATION_ALONE``: the least any Python process that drives the engine through the
+  Automation API pays, nothing of this project loaded)
 * ``orca-machines up A``          against ``pulumi up --refresh --yes --stack A``
 * ``orca-machines ci-preview --base B --stacks A,B -q`` (a commit touching the program, so
   both stacks are affected) against ``pulumi preview --refresh`` of A, then of B.
@@ -56,7 +59,20 @@ CLI = (
     "e.CHECKOUT = pathlib.Path(sys.argv[1]); sys.argv[1:2] = []; "
     "from machines.cli import command; command()"
 )
+# The least a Python process driving the same preview through the Automation API takes:
+# the SDK imported, its ``PulumiCommand`` made (its ``pulumi version``, which the SDK always
+# runs) and the preview run by it, nothing of this project loaded and no stack selected,
+# ending as the CLI does (no teardown). argv[1] is the engine's root (its ``bin`` holds the
+# counting wrapper), argv[2] the stack.
+AUTOMATION_ALONE = (
+    "import os, sys; from pulumi import automation as auto; "
+    "command = auto.PulumiCommand(root=sys.argv[1]); "
+    "done = command.run(['preview', '--refresh', '--stack', sys.argv[2]], os.getcwd(), "
+    "dict(os.environ)); "
+    "sys.stdout.flush(); os._exit(done.code)"
+)
 TWO_WORD = {"stack", "config", "plugin"}
+OURS, PLAIN, ALONE = "orca-machines", "plain pulumi", "Automation API alone"
 
 
 @dataclass
@@ -149,6 +165,9 @@ class Bench:
     def plain(self, *args: str) -> list[str]:
         return [str(self.bin / "pulumi"), *args]
 
+    def automation_alone(self, stack: str) -> list[str]:
+        return [sys.executable, "-c", AUTOMATION_ALONE, str(self.bin.parent), stack]
+
     def run(self, commands: Sequence[list[str]]) -> Run:
         """Run ``commands`` one after the other; what they cost together."""
         self.log.write_text("")
@@ -232,49 +251,54 @@ def main() -> int:
         print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}", flush=True)
         base = bench.set_up(args.servers)
         a, b = STACKS
-        operations = {
-            "preview": (
-                [bench.ours("preview", a, "-q")],
-                [bench.plain("preview", "--refresh", "--stack", a)],
-            ),
-            "up": (
-                [bench.ours("up", a)],
-                [bench.plain("up", "--refresh", "--yes", "--stack", a)],
-            ),
-            "ci-preview (2 stacks)": (
-                [
-                    bench.ours(
-                        "ci-preview",
-                        "--base",
-                        base,
-                        "--stacks",
-                        f"{a},{b}",
-                        "-q",
-                        "--markdown",
-                        str(Path(tmp) / "comment.md"),
-                    )
-                ],
-                [bench.plain("preview", "--refresh", "--stack", s) for s in STACKS],
-            ),
+        operations: dict[str, list[tuple[str, list[list[str]]]]] = {
+            "preview": [
+                (OURS, [bench.ours("preview", a, "-q")]),
+                (PLAIN, [bench.plain("preview", "--refresh", "--stack", a)]),
+                (ALONE, [bench.automation_alone(a)]),
+            ],
+            "up": [
+                (OURS, [bench.ours("up", a)]),
+                (PLAIN, [bench.plain("up", "--refresh", "--yes", "--stack", a)]),
+            ],
+            "ci-preview (2 stacks)": [
+                (
+                    OURS,
+                    [
+                        bench.ours(
+                            "ci-preview",
+                            "--base",
+                            base,
+                            "--stacks",
+                            f"{a},{b}",
+                            "-q",
+                            "--markdown",
+                            str(Path(tmp) / "comment.md"),
+                        )
+                    ],
+                ),
+                (PLAIN, [bench.plain("preview", "--refresh", "--stack", s) for s in STACKS]),
+            ],
         }
-        results = {name: (Side(), Side()) for name in operations}
+        results = {
+            name: {label: Side() for label, _ in sides} for name, sides in operations.items()
+        }
         for pair in range(args.pairs):
-            for name, (ours, plain) in operations.items():
-                sides = [(results[name][0], ours), (results[name][1], plain)]
-                for side, commands in sides if pair % 2 == 0 else reversed(sides):
-                    side.runs.append(bench.run(commands))
+            for name, sides in operations.items():
+                for label, commands in sides if pair % 2 == 0 else reversed(sides):
+                    results[name][label].runs.append(bench.run(commands))
             print(f"pair {pair + 1} of {args.pairs} done", flush=True)
         print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         report(results, args)
     return 0
 
 
-def report(results: dict[str, tuple[Side, Side]], args: argparse.Namespace) -> None:
+def report(results: dict[str, dict[str, Side]], args: argparse.Namespace) -> None:
     print(f"\n{args.servers} servers a stack, medians of {args.pairs} alternating pairs\n")
     print("| operation | side | wall (median) | requests | `pulumi` started | exit codes |")
     print("| --- | --- | ---: | ---: | --- | --- |")
-    for name, (ours, plain) in results.items():
-        for label, side in (("orca-machines", ours), ("plain pulumi", plain)):
+    for name, sides in results.items():
+        for label, side in sides.items():
             count, spawned = side.spawned()
             codes = sorted({tuple(r.codes) for r in side.runs})
             print(
@@ -283,17 +307,28 @@ def report(results: dict[str, tuple[Side, Side]], args: argparse.Namespace) -> N
             )
     print("\n| operation | time ours / plain | requests ours - plain | `pulumi` ours / plain |")
     print("| --- | ---: | ---: | ---: |")
-    for name, (ours, plain) in results.items():
+    for name, sides in results.items():
+        ours, plain = sides[OURS], sides[PLAIN]
         ratio = ours.median_seconds() / plain.median_seconds()
         extra = ours.median_requests() - plain.median_requests()
         print(
             f"| {name} | {ratio:.2f}x | {extra:+g} | {ours.spawned()[0]} / {plain.spawned()[0]} |"
         )
+    floors = {name: sides for name, sides in results.items() if ALONE in sides}
+    if floors:
+        print("\n| operation | Automation API alone / plain | ours / Automation API alone |")
+        print("| --- | ---: | ---: |")
+        for name, sides in floors.items():
+            alone = sides[ALONE].median_seconds()
+            print(
+                f"| {name} | {alone / sides[PLAIN].median_seconds():.2f}x | "
+                f"{sides[OURS].median_seconds() / alone:.2f}x |"
+            )
     print("\n| operation | side | requests by route (last pair) |")
     print("| --- | --- | --- |")
-    for name, (ours, plain) in results.items():
-        print(f"| {name} | orca-machines | {ours.routes()} |")
-        print(f"| {name} | plain pulumi | {plain.routes()} |")
+    for name, sides in results.items():
+        for label, side in sides.items():
+            print(f"| {name} | {label} | {side.routes()} |")
 
 
 if __name__ == "__main__":
