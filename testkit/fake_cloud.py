@@ -146,15 +146,14 @@ class FakeProvider(Provider):
 
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]
-    ) -> dict[str, list[Machine]]:
+    ) -> list[tuple[str, Machine]]:
         with STORE.lock:
             STORE.requests["list"] += 1
-            found: dict[str, list[Machine]] = {owner: [] for owner in owners}
-            for server in STORE.servers.values():
-                owner = owner_among(server.labels, owners)
-                if owner is not None:
-                    found[owner].append(_machine(server))
-            return found
+            return [
+                (owner, _machine(server))
+                for server in STORE.servers.values()
+                if (owner := owner_among(server.labels, owners)) is not None
+            ]
 
     def _machine_id(self, machine_id: object) -> str:
         if isinstance(machine_id, str) and machine_id.isascii() and machine_id.isdigit():

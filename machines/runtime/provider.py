@@ -280,8 +280,10 @@ class Provider(ABC):
             raise ValueError(
                 "a deployment without an owner cannot be listed with others: list it apart"
             )
-        found = self._list_owners(owners, group)
-        return {owner: self._paid(found.get(owner, [])) for owner in owners}
+        found: dict[str, list[Machine]] = {owner: [] for owner in owners}
+        for owner, listed in self._list_owners(owners, group):
+            found[owner].append(listed)
+        return {owner: self._paid(machines) for owner, machines in found.items()}
 
     def _paid(self, found: Iterable[Machine]) -> list[Machine]:
         """``found`` as ``machines`` answers: each with its ``paid_until``, by name."""
@@ -459,11 +461,11 @@ class Provider(ABC):
     @abstractmethod
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]
-    ) -> dict[str, list[Machine]]:
-        """Every pool machine of each of ``owners`` (each named) the cloud lists, by owner,
-        from one listing over all its pages; ``group`` are the providers of those owners
-        (their pools say what else a listing must ask for, such as EC2's interrupted spot
-        instances)."""
+    ) -> list[tuple[str, Machine]]:
+        """Every pool machine of any of ``owners`` (each named) the cloud lists, with its
+        owner, from one listing over all its pages; ``group`` are the providers of those
+        owners (their pools say what else a listing must ask for, such as EC2's interrupted
+        spot instances)."""
 
     @abstractmethod
     def _machine_id(self, machine_id: object) -> str:

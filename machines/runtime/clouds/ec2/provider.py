@@ -443,14 +443,14 @@ class Ec2Provider(Provider):
 
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]
-    ) -> dict[str, list[Machine]]:
+    ) -> list[tuple[str, Machine]]:
         spot = any(isinstance(p, Ec2Provider) and p._buys_spot(None) for p in group)
-        found: dict[str, list[Machine]] = {owner: [] for owner in owners}
-        for instance in self._instances({f"tag:{OWNER_LABEL}": list(owners)}, spot=spot):
-            owner = owner_among(instance.tags, owners)
-            if owner is not None:
-                found[owner].append(machine(instance))
-        return found
+        found = self._instances({f"tag:{OWNER_LABEL}": list(owners)}, spot=spot)
+        return [
+            (owner, machine(instance))
+            for instance in found
+            if (owner := owner_among(instance.tags, owners)) is not None
+        ]
 
     def _instances(self, filters: Mapping[str, list[str]], *, spot: bool) -> list[Instance]:
         """The pool instances ``filters`` select that are not terminated, and, with

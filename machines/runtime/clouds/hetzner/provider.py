@@ -509,26 +509,23 @@ class HetznerProvider(Provider):
         def mine(labels: Mapping[str, str]) -> str | None:
             return self.owner if belongs_to(labels, self.owner, pool) else None
 
-        if pool is not None:
-            found, _ = self._list_selected(
-                pool_selector(pool, self.owner), f"list pool {pool}", mine
-            )
-            return [one for _, one in found]
-        found, pages = self._list_selected(owner_selector(self.owner), "list machines", mine)
-        self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
+        if pool is None:
+            selector, what = owner_selector(self.owner), "list machines"
+        else:
+            selector, what = pool_selector(pool, self.owner), f"list pool {pool}"
+        found, pages = self._list_selected(selector, what, mine)
+        if pool is None:
+            self._pages = max(pages, math.ceil(len(found) / PAGE_SIZE), 1)
         return [one for _, one in found]
 
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]
-    ) -> dict[str, list[Machine]]:
-        found: dict[str, list[Machine]] = {owner: [] for owner in owners}
-        listed, _ = self._list_selected(
+    ) -> list[tuple[str, Machine]]:
+        found, _ = self._list_selected(
             owners_selector(owners),
             f"list machines of {len(owners)} owners",
             lambda labels: owner_among(labels, owners),
         )
-        for owner, found_one in listed:
-            found[owner].append(found_one)
         return found
 
     def _list_selected(
