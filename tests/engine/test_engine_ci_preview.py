@@ -50,6 +50,19 @@ def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
     )
 
 
+def one_pool_stack(deployment, pool: str, machine_type: str) -> dict[str, object]:
+    """A Hetzner stack file's settings on the emulator: one pool of one machine in fsn1."""
+    return {
+        "config": {
+            "hcloud:endpoint": deployment.emulator.url,
+            "orca-machines:provider": "hetzner",
+            "orca-machines:pools": [
+                {"name": pool, "machineType": machine_type, "location": "fsn1", "size": 1}
+            ],
+        }
+    }
+
+
 def cents(amount: Decimal) -> str:
     return str(amount.quantize(Decimal("0.01")))
 
@@ -202,15 +215,7 @@ def test_drift_fails_preview_expect_no_changes(repo, deployment):
 def test_by_default_ci_previews_the_deployments_stacks_and_rewrites_no_file(
     repo, deployment, tmp_path, monkeypatch
 ):
-    prod = {
-        "config": {
-            "hcloud:endpoint": deployment.emulator.url,
-            "orca-machines:provider": "hetzner",
-            "orca-machines:pools": [
-                {"name": "web", "machineType": "cx23", "location": "fsn1", "size": 1}
-            ],
-        }
-    }
+    prod = one_pool_stack(deployment, "web", "cx23")
     program = repo / "machines" / "__init__.py"
     commit(
         repo,
@@ -240,15 +245,7 @@ def test_two_stacks_of_one_project_count_each_its_own_machines_from_one_listing(
     machines in it: the comment lists both owners once, and counts and costs each stack's
     own machines only."""
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "orca-machines-local")  # local's own
-    team = {
-        "config": {
-            "hcloud:endpoint": deployment.emulator.url,
-            "orca-machines:provider": "hetzner",
-            "orca-machines:pools": [
-                {"name": "arm", "machineType": "cax11", "location": "fsn1", "size": 1}
-            ],
-        }
-    }
+    team = one_pool_stack(deployment, "arm", "cax11")
     (repo / "stacks" / "Pulumi.team.yaml").write_text(yaml.safe_dump(team))
     automation.up("team", on_output=lambda _line: None)
     spec = MachineSpec(name="auto-team-1", machine_type="cax11", location="fsn1", pool="arm")
