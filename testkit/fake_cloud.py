@@ -15,19 +15,49 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pytest
+from pydantic import Field
 
-from machines.runtime.clouds import PROVIDERS
+from machines.runtime.cloud import Cloud
+from machines.runtime.clouds import CLOUDS
 from machines.runtime.errors import InvalidMachineIdError, SettingsError, UnknownMachineTypeError
 from machines.runtime.labels import belongs_to, owner_among, pool_labels
-from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
+from machines.runtime.options import Options
 from machines.runtime.provider import Found, Provider
 from machines.runtime.settings import Freshness
 
 KIND = "fake"
 TYPES = {"f1.small": "amd64", "f1.arm": "arm64"}
 LOCATIONS = ("here", "there")
+NO_STOCK_CODE = "sold_out"
+"""What the fake cloud answers a create when it has no stock of the type in the location."""
+TOKEN = "FAKE_CLOUD_TOKEN"
+
+
+class FakeOptions(Options):
+    """A pool's options on the fake cloud: the size of its disk, in GiB; a change of its
+    image replaces the machine."""
+
+    kind: ClassVar[str] = KIND
+    replacing: ClassVar[frozenset[str]] = frozenset({"image"})
+
+    disk: int = Field(default=10, ge=1, le=100)
+    image: str = ""
+
+
+FACTS = Cloud(
+    kind=KIND,
+    name="the fake cloud",
+    provider=f"{__name__}:FakeProvider",
+    options=FakeOptions,
+    markets=frozenset({Market.ON_DEMAND}),
+    no_stock_codes=frozenset({NO_STOCK_CODE}),
+    credentials=(TOKEN,),
+)
+"""The fake cloud's facts: what its line in the registry names."""
 
 
 @dataclass
@@ -65,8 +95,8 @@ STORE = Store()
 
 
 def register(monkeypatch: pytest.MonkeyPatch) -> Store:
-    """The one line a cloud adds to ``machines.runtime.clouds.PROVIDERS``; an empty store."""
-    monkeypatch.setitem(PROVIDERS, KIND, f"{__name__}:FakeProvider")
+    """The one line a cloud adds to ``machines.runtime.clouds.CLOUDS``; an empty store."""
+    monkeypatch.setitem(CLOUDS, KIND, __name__)
     store = Store()
     monkeypatch.setattr(sys.modules[__name__], "STORE", store)
     return store

@@ -20,8 +20,7 @@ from machines.automation.diff import Diff
 from machines.automation.engine_output import resource_errors
 from machines.automation.snapshot import StackSnapshot
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.runtime.clouds.ec2.settings import NO_STOCK_CODES as EC2_NO_STOCK
-from machines.runtime.clouds.hetzner.settings import NO_STOCK_CODES as HETZNER_NO_STOCK
+from machines.runtime.clouds import no_stock_codes
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import is_machine_key
 from machines.runtime.provider import Provider
@@ -70,12 +69,6 @@ class NoStockError(MachinesError):
             "the pool another location or machine type in its stack file, or run up again "
             "later"
         )
-
-
-def no_stock_codes() -> frozenset[str]:
-    """The codes each cloud answers a create with when it has no capacity now (its
-    runtime's own list), as the engine's plugins pass them on."""
-    return EC2_NO_STOCK | HETZNER_NO_STOCK
 
 
 def out_of_stock_pool(text: str, deployment: BaseDeployment) -> PoolConfig | None:

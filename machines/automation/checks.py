@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from machines.automation.project import Project, read_yaml, stack_file
-from machines.program.config.loader import CREDENTIALS, load
+from machines.program.clouds import credentials
+from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
@@ -123,7 +124,9 @@ def check_deployment(
     names (``deployed_as_written``). ``shared``: the operation's provider, when it has one
     of these settings (else one is made here)."""
     config = config_of(stack, settings)
-    if any(key in config.secret_keys and not environ.get(var) for key, var in CREDENTIALS.items()):
+    if any(
+        key in config.secret_keys and not environ.get(var) for key, var in credentials().items()
+    ):
         return  # credentials only the engine can decrypt: the cloud is its to ask
     provider = shared(deployment) if shared is not None else None
     if provider is None:

@@ -27,6 +27,7 @@ from typing import Literal
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.program.clouds import machine_resources
 from machines.program.reaper import REAPER_TYPE, reaper_name
 from machines.runtime.labels import is_machine_key, is_stack_name
 from machines.runtime.models import Machine, Status
@@ -56,13 +57,12 @@ _STACK_TYPE = "pulumi:pulumi:Stack"
 resource the engine steps is one, the pools' reapers' provider
 (``machines.program.reaper.reapers_provider``) too, so the counts are the engine's."""
 
-TYPE_KEYS: Mapping[str, str] = {
-    "hcloud:index/server:Server": "serverType",
-    "aws:ec2/instance:Instance": "instanceType",
-}
-"""The property that is a machine's type, per cloud's machine resource: changing it in
-place powers the machine off (Hetzner changes a server's type only while it is off; EC2
-stops an instance to change its type) until the change is done."""
+
+def type_keys() -> dict[str, str]:
+    """The property that is a machine's type, per cloud's machine resource: changing it in
+    place powers the machine off (Hetzner changes a server's type only while it is off; EC2
+    stops an instance to change its type) until the change is done."""
+    return {token: cls.machine_type_key for token, cls in machine_resources().items()}
 
 
 class Change(BaseModel):
@@ -183,7 +183,7 @@ class Diff(BaseModel):
         """The ``warnings``, then what the change costs the machines it changes in place:
         those whose type changes are powered off for it."""
         retyped = sorted(
-            c.name for c in self.changes if c.op == "update" and TYPE_KEYS.get(c.type) in c.keys
+            c.name for c in self.changes if c.op == "update" and type_keys().get(c.type) in c.keys
         )
         if not retyped:
             return list(self.warnings)

@@ -7,6 +7,7 @@ import re
 from machines.automation.project import (
     INSTALL_HINT,
 )
+from machines.program.clouds import plugins
 from machines.runtime.secrets import mask
 from machines.runtime.settings import (
     PULUMI_CONFIG_PASSPHRASE,
@@ -51,8 +52,9 @@ def engine_summary(text: str) -> str:
         found = last[-1:] or ["the engine failed without saying why"]
     unique = list(dict.fromkeys(_INVOKE.sub(r"\1 failed: ", line) for line in found))
     summary = "; ".join(unique)
-    if "resource plugin" in summary and "hcloud" in summary:
-        summary += f" (the hcloud plugin is missing: {INSTALL_HINT})"
+    missing = [name for name in plugins().values() if re.search(rf"\b{name}\b", summary)]
+    if "resource plugin" in summary and missing:
+        summary += f" (the {missing[0]} plugin is missing: {INSTALL_HINT})"
     if "incorrect passphrase" in summary:
         summary += f" ({PULUMI_CONFIG_PASSPHRASE} is not the passphrase of the stack's secrets)"
     summary = mask(summary)

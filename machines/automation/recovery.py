@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from machines.automation.engine import EngineError
-from machines.program.pending import MACHINE_TYPES, PendingCreate
+from machines.program.pending import PendingCreate, machine_types
 from machines.runtime.labels import MANAGED_BY_PULUMI
 from machines.runtime.models import Machine
 from machines.runtime.provider import Provider
@@ -155,7 +155,8 @@ def settle_pending_creates(
 
 def refuse_other_creates(stack: str, pending: list[PendingCreate]) -> None:
     """Stop at a pending create of anything but a machine: clearing it could leave it behind."""
-    others = [p for p in pending if p.type not in MACHINE_TYPES]
+    machines = machine_types()
+    others = [p for p in pending if p.type not in machines]
     if others:
         names = ", ".join(f"{p.type} {p.key}" for p in others)
         raise EngineError(

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from machines.program.clouds import machine_resources
 from machines.runtime.labels import POOL_LABEL
 from machines.runtime.settings import PULUMI_AUTOMATION_API, PULUMI_BACKEND_URL
 
-MACHINE_TYPES = {
-    "hcloud:index/server:Server": "labels",
-    "aws:ec2/instance:Instance": "tags",
-}
-"""The machine resources the program declares, and the input holding their labels."""
+
+def machine_types() -> dict[str, str]:
+    """The machine resources the program declares, and the input holding their labels."""
+    return {token: cls.machine_labels for token, cls in machine_resources().items()}
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def pending_creates(deployment: Mapping[str, object]) -> list[PendingCreate]:
         kind = str(resource.get("type", ""))
         inputs = resource.get("inputs")
         inputs = inputs if isinstance(inputs, Mapping) else {}
-        labels = inputs.get(MACHINE_TYPES.get(kind, ""))
+        labels = inputs.get(machine_types().get(kind, ""))
         labels = labels if isinstance(labels, Mapping) else {}
         name = str(inputs.get("name") or labels.get("Name") or "")
         pool = labels.get(POOL_LABEL)

@@ -26,7 +26,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 
-from machines.program.config.loader import CREDENTIALS
+from machines.program.clouds import credentials
 
 REAPER_SUFFIX = "-autoscaled"
 """A reaper is named ``<pool>-autoscaled``: it stands for the autoscaler's machines there."""
@@ -112,7 +112,7 @@ def stack_credentials() -> pulumi.Output[dict[str, str]]:
     ``pulumi config set --secret``; the result is a secret, encrypted in the state.
     """
     found: dict[str, pulumi.Input[str]] = {}
-    for key, variable in CREDENTIALS.items():
+    for key, variable in credentials().items():
         namespace, _, name = key.partition(":")
         value = pulumi.Config(namespace).get_secret(name)
         if value is not None:

@@ -2,8 +2,9 @@
 
 Like the cluster-autoscaler's node group, a pool owns its settings: its machine type and
 location (so an autoscaler need not hard-code what the stack knows), its market, its max and
-its cloud's options (``Ec2Options``, ``HetznerOptions``). The stack file's pools carry the
-same option objects (``machines.program.config``), the runtime's ``create`` and the stack's
+each cloud's options (the model each cloud declares, ``clouds.<kind>.options``). The stack
+file's pools are this model with what only a stack has (``machines.program.config``), the
+runtime's ``create`` and the stack's
 program turn them into one cloud's create arguments by one function per cloud
 (``machines.runtime.clouds.<kind>.machine``), so both make the same machine for the same pool.
 
@@ -16,20 +17,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic.alias_generators import to_camel
-
-from machines.runtime.errors import SettingsError
-from machines.runtime.labels import (
-    MANAGED_BY_LABEL,
-    ORCA_LABEL,
-    OWNER_LABEL,
-    POOL_LABEL,
-    check_pool,
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
 )
+from pydantic_core import InitErrorDetails
+
+from machines.runtime.clouds import options_models
+from machines.runtime.errors import SettingsError
+from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
+from machines.runtime.options import Model, Options
 from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOL_MAX,
@@ -39,211 +47,121 @@ from machines.runtime.settings import (
     single,
 )
 
-SPREAD_LIMIT = 10
-"""The most servers one Hetzner spread placement group holds: a pool in one has a ``max`` of
-at most this many (with the pools sharing its group), or it is refused when loaded."""
-
-DEFAULT_VOLUME_SIZE = 30
-"""GiB of a pool machine's root volume by default (Ubuntu's AMI has 8, which a Docker build
-fills in minutes; terraform-aws-github-runner's runners have 30)."""
-
-RESERVED = frozenset({ORCA_LABEL, POOL_LABEL, OWNER_LABEL, MANAGED_BY_LABEL, "Name"})
-"""Labels and tags a pool's extra ones may not set: orca's own (and EC2's ``Name``)."""
+OptionsT = TypeVar("OptionsT", bound=Options)
 
 
-def extra_keys(values: Mapping[str, str], word: str) -> Mapping[str, str]:
-    """A pool's extra labels or tags, refused when one would set an orca label or tag."""
-    taken = sorted(k for k in values if k in RESERVED)
-    if taken:
-        raise ValueError(
-            f"{', '.join(taken)} {'is' if len(taken) == 1 else 'are'} orca's own {word}"
-            f"{'' if len(taken) == 1 else 's'}, set on every machine: remove "
-            f"{'it' if len(taken) == 1 else 'them'} from the pool's {word}s"
-        )
-    return values
+def _details(error: ValidationError, *prefix: str | int) -> list[InitErrorDetails]:
+    """``error``'s problems, each at its place under ``prefix``, to be raised again as one."""
+    return [
+        {
+            "type": e["type"],
+            "loc": (*prefix, *e["loc"]),
+            "input": e["input"],
+            "ctx": e.get("ctx", {}),
+        }
+        for e in error.errors(include_url=False)
+    ]
 
 
-class Options(BaseModel):
-    """A pool's option object: frozen, camelCase keys (as the stack file writes them), no
-    unknown key, no input in errors."""
-
-    model_config = ConfigDict(
-        frozen=True,
-        extra="forbid",
-        hide_input_in_errors=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-    )
-
-
-class RootVolume(Options):
-    """An EC2 machine's root volume, which replaces the AMI's (Ubuntu's is 8 GiB).
-
-    ``size`` in GiB (30 by default, room for a Docker build; a size below the AMI's
-    snapshot is refused before launch); ``iops`` for gp3, io1 and io2;
-    ``throughput`` (MiB/s) for gp3; ``kms_key`` (id or ARN) only when ``encrypted``.
-    """
-
-    size: int = Field(default=DEFAULT_VOLUME_SIZE, ge=1, le=65536)
-    type: Literal["gp3", "gp2", "io1", "io2", "st1", "sc1", "standard"] = "gp3"
-    iops: int | None = Field(default=None, ge=100, le=256000)
-    throughput: int | None = Field(default=None, ge=125, le=2000)
-    encrypted: bool = True
-    kms_key: str = ""
-
-    @model_validator(mode="after")
-    def _consistent(self) -> RootVolume:
-        if self.iops is not None and self.type not in ("gp3", "io1", "io2"):
-            raise ValueError(
-                f"iops is set, but a {self.type} volume has no provisioned IOPS: "
-                "remove iops or use type gp3, io1 or io2"
-            )
-        if self.type in ("io1", "io2") and self.iops is None:
-            raise ValueError(f"a {self.type} volume needs iops: set iops, e.g. 3000")
-        if self.throughput is not None and self.type != "gp3":
-            raise ValueError(
-                f"throughput is set, but only gp3 volumes take one ({self.type} has none): "
-                "remove throughput or use type gp3"
-            )
-        if self.kms_key and not self.encrypted:
-            raise ValueError("kmsKey is set but encrypted is false: set encrypted: true")
-        return self
-
-
-class Metadata(Options):
-    """The instance metadata service: IMDSv2 (``tokens: required``) and its hop limit.
-
-    A hop limit of 1 keeps a container on the instance (one more network hop) from the
-    instance profile's credentials; a job that needs them from inside a container needs 2.
-    """
-
-    tokens: Literal["required", "optional"] = "required"
-    hop_limit: int = Field(default=1, ge=1, le=64)
-
-
-class Ec2Options(Options):
-    """A pool's EC2 options, with defaults fit for a CI worker.
-
-    ``image``: an AMI id; ``image_owner`` and ``image_name`` (a name filter, ``*`` allowed):
-    the newest AMI of that owner and name for the type's architecture; neither: Canonical's
-    newest Ubuntu 24.04 (or ``ORCA_EC2_IMAGE``). ``shutdown``: what a shutdown from inside
-    does to the stack's machines (the runtime's always terminate: a stopped instance still
-    bills its volume). ``tags`` are added to the orca tags, never over them.
-    """
-
-    root_volume: RootVolume = RootVolume()
-    metadata: Metadata = Metadata()
-    shutdown: Literal["terminate", "stop"] = "terminate"
-    image: str = Field(default="", pattern=r"^(ami-[0-9a-f]{8,17})?$")
-    image_owner: str = ""
-    image_name: str = ""
-    tags: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _one_image(self) -> Ec2Options:
-        extra_keys(self.tags, "tag")
-        if self.image and (self.image_owner or self.image_name):
-            raise ValueError("image and imageOwner/imageName both name the AMI: keep one of them")
-        if bool(self.image_owner) != bool(self.image_name):
-            missing = "imageName" if self.image_owner else "imageOwner"
-            raise ValueError(f"{missing} is missing: an AMI filter needs both owner and name")
-        return self
-
-
-class HetznerOptions(Options):
-    """A pool's Hetzner options.
-
-    ``ipv4``/``ipv6``: a public address of each kind (a primary IPv4 is billed; with both off
-    the server is reachable through ``network`` only, so that needs one). ``network``: the
-    name of a private network the server joins at create (it needs a subnet in the
-    location's network zone). ``placement_group``: the name of a spread placement group
-    (at most ``SPREAD_LIMIT`` servers). ``image``: a name or id, over the deployment's
-    image; ``image_selector``: a label selector, the newest snapshot matching it for the
-    type's architecture. ``labels`` are added to the orca labels, never over them.
-    """
-
-    ipv4: bool = True
-    ipv6: bool = True
-    network: str = ""
-    placement_group: str = ""
-    image: str = ""
-    image_selector: str = ""
-    labels: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _reachable(self) -> HetznerOptions:
-        extra_keys(self.labels, "label")
-        if not (self.ipv4 or self.ipv6 or self.network):
-            raise ValueError(
-                "ipv4 and ipv6 are both false and no network is set: the server would have "
-                "no address at all; set network (a private network) or turn ipv4 or ipv6 on"
-            )
-        if self.image and self.image_selector:
-            raise ValueError("image and imageSelector both name the image: keep one of them")
-        return self
-
-
-CLOUD_OPTIONS: dict[str, str] = {"ec2": "ec2", "hetzner": "hetzner"}
-"""The option object each provider kind reads: a pool's other clouds' objects are refused."""
-
-
-class Pool(Options):
+class Pool(Model):
     """One pool's settings. ``machine_type`` and ``location`` are the stack's (empty when
     the deployment predates ``ORCA_POOLS``); ``max`` bounds the pool's machines, the
-    stack's and the autoscaler's together."""
+    stack's and the autoscaler's together.
+
+    ``options`` holds each cloud's options object by kind, read from and written to the key
+    of the cloud's kind (``hetzner:``, ``ec2:``), each validated by the model the cloud
+    declares (``machines.runtime.clouds``); a cloud's own rules over the pool
+    (``Options.pool_refusal``) are kept here, so every layer that makes a pool keeps them.
+    """
 
     name: str
     machine_type: str = ""
     location: str = ""
     market: Market = Market.ON_DEMAND
     max: int | None = Field(default=None, ge=1)
-    ec2: Ec2Options | None = None
-    hetzner: HetznerOptions | None = None
+    options: Mapping[str, Options] = Field(default_factory=dict, exclude=True)
 
-    @model_validator(mode="after")
-    def _checked(self) -> Pool:
-        check_pool(self.name)
-        if self.ec2 is not None and self.hetzner is not None:
-            raise ValueError("has both ec2 and hetzner options: a pool is on one cloud")
-        spread = self.hetzner is not None and self.hetzner.placement_group
-        if spread and (self.max is None or self.max > SPREAD_LIMIT):
-            raise ValueError(spread_refusal(self.name, self.max))
-        return self
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cloud_options(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """Each cloud's options validated by its own model, at its own key; then the clouds'
+        rules over the whole pool, each refusal at the pool's key it names."""
+        errors: list[InitErrorDetails] = []
+        if isinstance(data, Mapping) and "options" not in data:
+            rest, options = dict(data), {}
+            for kind, model in options_models().items():
+                raw = rest.pop(kind, None)
+                if raw is None:
+                    continue
+                try:
+                    options[kind] = raw if isinstance(raw, model) else model.model_validate(raw)
+                except ValidationError as error:
+                    errors += _details(error, kind)
+            data = {**rest, "options": options}
+        try:
+            pool = handler(data)
+        except ValidationError as error:
+            errors = _details(error) + errors
+        else:
+            for chosen in pool.options.values():
+                refused = chosen.pool_refusal(pool)
+                if refused:
+                    key, message = refused
+                    errors.append(
+                        {
+                            "type": "value_error",
+                            "loc": (key,),
+                            "input": None,
+                            "ctx": {"error": ValueError(message)},
+                        }
+                    )
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return pool
 
-    def ec2_options(self) -> Ec2Options:
-        """The pool's EC2 options, the defaults when it has none."""
-        return self.ec2 or Ec2Options()
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return check_pool(name)
 
-    def hetzner_options(self) -> HetznerOptions:
-        """The pool's Hetzner options, the defaults when it has none."""
-        return self.hetzner or HetznerOptions()
-
-
-def spread_refusal(pool: str, limit: int | None) -> str:
-    """Why a pool in a spread placement group is refused with this max."""
-    has = "no max" if limit is None else f"max {limit}"
-    return (
-        f"pool {pool} is in a spread placement group but has {has}: Hetzner puts at most "
-        f"{SPREAD_LIMIT} servers in one, so set the pool's max to {SPREAD_LIMIT} or less "
-        "(split a larger pool into pools of their own groups)"
-    )
-
-
-def shared_spread(pools: Iterable[Pool]) -> str:
-    """Why pools sharing a placement group could pass its limit together; empty when not."""
-    groups: dict[str, list[Pool]] = {}
-    for pool in pools:
-        if pool.hetzner is not None and pool.hetzner.placement_group:
-            groups.setdefault(pool.hetzner.placement_group, []).append(pool)
-    for group, members in groups.items():
-        total = sum(p.max or 0 for p in members)
-        if len(members) > 1 and total > SPREAD_LIMIT:
-            names = ", ".join(p.name for p in members)
-            return (
-                f"pools {names} share placement group {group} with maxes adding up to {total}: "
-                f"a spread group holds at most {SPREAD_LIMIT} servers; lower their maxes or "
-                "give each pool its own group"
+    @model_serializer(mode="wrap")
+    def _with_options(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        for kind, options in self.options.items():
+            dumped[kind] = options.model_dump(
+                mode=info.mode,
+                by_alias=bool(info.by_alias),
+                exclude_defaults=info.exclude_defaults,
             )
+        return dumped
+
+    def given(self, model: type[OptionsT]) -> OptionsT | None:
+        """The pool's options of ``model``'s cloud as written, None when it has none."""
+        options = self.options.get(model.kind)
+        return options if isinstance(options, model) else None
+
+    def options_of(self, model: type[OptionsT]) -> OptionsT:
+        """The pool's options of ``model``'s cloud, its defaults when it has none."""
+        return self.given(model) or model()
+
+    def with_options(self, options: Options) -> Self:
+        """This pool with ``options`` in place of its cloud's."""
+        return self.model_copy(update={"options": {**self.options, options.kind: options}})
+
+    def runtime(self) -> Pool:
+        """The runtime's own ``Pool`` of these settings (what a stack's pool exports)."""
+        return Pool.model_construct(**{name: getattr(self, name) for name in Pool.model_fields})
+
+
+def shared_refusal(pools: Iterable[Pool]) -> str:
+    """Why pools could not stand together by some cloud's rule; empty when they can."""
+    listed = list(pools)
+    for model in options_models().values():
+        refused = model.pools_refusal(listed)
+        if refused:
+            return refused
     return ""
 
 
@@ -290,14 +208,14 @@ def pools_of(env: Mapping[str, str], kind: str = "") -> dict[str, Pool]:
             raise SettingsError(f"{ORCA_POOLS} item {position}: {_first(error)}") from None
         if pool.name in pools:
             raise SettingsError(f"{ORCA_POOLS} names pool {pool.name!r} more than once")
-        other = "hetzner" if kind == "ec2" else "ec2" if kind == "hetzner" else ""
-        if other and getattr(pool, other) is not None:
+        other = next((k for k in pool.options if kind and k != kind), "")
+        if other:
             raise SettingsError(
                 f"{ORCA_POOLS} pool {pool.name} has {other} options, but this provider is "
                 f"{kind}: remove them, or move the pool to a {other} deployment"
             )
         pools[pool.name] = pool
-    shared = shared_spread(pools.values())
+    shared = shared_refusal(pools.values())
     if shared:
         raise SettingsError(f"{ORCA_POOLS}: {shared}")
     return pools
@@ -311,47 +229,32 @@ def _first(error: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
-REPLACING: frozenset[str] = frozenset(
-    {
-        "ec2.rootVolume.encrypted",
-        "ec2.rootVolume.kmsKey",
-        "ec2.image",
-        "ec2.imageOwner",
-        "ec2.imageName",
-        "hetzner.image",
-        "hetzner.imageSelector",
-    }
-)
-"""Options whose change replaces a stack's machines (terraform-provider-aws v6 forces a new
-instance for the root volume's encryption and key and for an AMI by id; Hetzner boots an
-image at create only); every other option changes in place: the root volume's size, type,
-IOPS and throughput (ModifyVolume), metadata options, shutdown behaviour and tags on EC2;
-public addresses, networks, placement group (the plugin powers the server off for the
-first and last) and labels on Hetzner. An AMI or snapshot found anew by its filter only
-applies to new machines."""
-
-
 class OptionChange(BaseModel):
-    """One option of a pool changed by a stack change: its key, old and new value."""
+    """One option of a pool changed by a stack change: its key (``<kind>.<key>``), old and
+    new value, and whether the change replaces the stack's machines (its cloud's
+    ``Options.replacing``)."""
 
     model_config = ConfigDict(frozen=True)
 
     key: str
     before: str
     after: str
-
-    @property
-    def replaces(self) -> bool:
-        return self.key in REPLACING or self.key.rsplit(".", 1)[0] in REPLACING
+    replaces: bool = False
 
 
 def _flat(prefix: str, value: object) -> dict[str, str]:
     if isinstance(value, dict):
         flat: dict[str, str] = {}
         for key, inner in value.items():
-            flat.update(_flat(f"{prefix}.{key}", inner))
+            flat.update(_flat(f"{prefix}.{key}" if prefix else key, inner))
         return flat
     return {prefix: json.dumps(value) if not isinstance(value, str) else value or '""'}
+
+
+def _replaces(model: type[Options], key: str) -> bool:
+    """Whether a change of ``key`` (or of the object it is inside) replaces a machine."""
+    parts = key.split(".")
+    return any(".".join(parts[:n]) in model.replacing for n in range(1, len(parts) + 1))
 
 
 def option_changes(before: Pool | None, after: Pool | None) -> list[OptionChange]:
@@ -360,15 +263,19 @@ def option_changes(before: Pool | None, after: Pool | None) -> list[OptionChange
     if before is None or after is None:
         return []
     found = []
-    for cloud in ("ec2", "hetzner"):
-        was, now = getattr(before, f"{cloud}_options")(), getattr(after, f"{cloud}_options")()
-        if getattr(before, cloud) is None and getattr(after, cloud) is None:
-            continue
-        old = _flat(cloud, was.model_dump(mode="json", by_alias=True))
-        new = _flat(cloud, now.model_dump(mode="json", by_alias=True))
+    models = options_models()
+    for kind in sorted(set(before.options) | set(after.options)):
+        model = models[kind]
+        old = _flat("", before.options_of(model).model_dump(mode="json", by_alias=True))
+        new = _flat("", after.options_of(model).model_dump(mode="json", by_alias=True))
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
                 found.append(
-                    OptionChange(key=key, before=old.get(key, "-"), after=new.get(key, "-"))
+                    OptionChange(
+                        key=f"{kind}.{key}",
+                        before=old.get(key, "-"),
+                        after=new.get(key, "-"),
+                        replaces=_replaces(model, key),
+                    )
                 )
     return found

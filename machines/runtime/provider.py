@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar
 from machines.runtime.billing import Billing, Rate, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
-from machines.runtime.clouds import PROVIDERS
+from machines.runtime.clouds import CLOUDS, cloud
 from machines.runtime.errors import (
     ForeignMachineError,
     MachinesError,
@@ -100,7 +100,7 @@ class Found:
 
 def kinds() -> tuple[str, ...]:
     """The provider kinds ``Provider.of`` knows."""
-    return tuple(PROVIDERS)
+    return tuple(CLOUDS)
 
 
 class Provider(ABC):
@@ -161,11 +161,11 @@ class Provider(ABC):
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
         """The provider ``kind`` configured from ``environ`` (default: this process's)."""
-        target = PROVIDERS.get(kind)
-        if target is None:
+        if kind not in CLOUDS:
             raise UnknownProviderError(
-                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(PROVIDERS))}"
+                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
             )
+        target = cloud(kind).provider
         env = os.environ if environ is None else environ
         pools = pools_of(env, kind)
         module_name, _, class_name = target.partition(":")

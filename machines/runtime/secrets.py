@@ -13,25 +13,21 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from machines.runtime.settings import (
-    AWS_SECRET_ACCESS_KEY,
-    AWS_SESSION_TOKEN,
-    HCLOUD_TOKEN,
-    PULUMI_ACCESS_TOKEN,
-    PULUMI_CONFIG_PASSPHRASE,
-)
+from machines.runtime.clouds import credentials
+from machines.runtime.settings import PULUMI_ACCESS_TOKEN, PULUMI_CONFIG_PASSPHRASE
 
 MASK = "[secret]"
 """What a secret is shown as: the same mask the Pulumi engine prints."""
 
-SECRET_VARIABLES = (
-    HCLOUD_TOKEN,
-    AWS_SECRET_ACCESS_KEY,
-    AWS_SESSION_TOKEN,
-    PULUMI_CONFIG_PASSPHRASE,
-    PULUMI_ACCESS_TOKEN,
-)
-"""Variables whose values are masked should a message ever quote one."""
+ENGINE_SECRETS = (PULUMI_CONFIG_PASSPHRASE, PULUMI_ACCESS_TOKEN)
+"""The engine's variables whose values are masked should a message ever quote one; each
+cloud's are its facts' ``credentials``."""
+
+
+def secret_variables() -> tuple[str, ...]:
+    """Every variable whose value is masked: each cloud's credentials and the engine's."""
+    return (*credentials(), *ENGINE_SECRETS)
+
 
 _SHORTEST = 4
 """Values shorter than this are not masked: masking ``a`` would garble every message."""
@@ -55,7 +51,7 @@ def digest(*secrets: str) -> str:
 def mask(text: str, environ: Mapping[str, str] | None = None) -> str:
     """``text`` with the value of every secret variable of ``environ`` shown as ``MASK``."""
     env = os.environ if environ is None else environ
-    for name in SECRET_VARIABLES:
+    for name in secret_variables():
         value = env.get(name, "")
         if len(value) >= _SHORTEST:
             text = text.replace(value, MASK)

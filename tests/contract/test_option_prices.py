@@ -11,7 +11,9 @@ from botocore.stub import Stubber
 
 from emulator.process import Emulator
 from machines.automation.cost import price_list
-from machines.runtime.pool import Ec2Options, HetznerOptions, Pool, RootVolume
+from machines.runtime.clouds.ec2.options import Ec2Options, RootVolume
+from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.pool import Pool
 from testkit import hetzner
 from testkit.clouds import Cloud
 

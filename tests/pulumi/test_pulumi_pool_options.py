@@ -14,7 +14,9 @@ from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT
 from machines.program.ec2.components import EBS_ARGS, METADATA_ARGS
 from machines.runtime.clouds.ec2.machine import launch, run_instances
-from machines.runtime.pool import Ec2Options, pools_of
+from machines.runtime.clouds.ec2.options import Ec2Options
+from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.pool import pools_of
 from testkit.program_harness import (
     CUSTOM_AMI,
     NETWORK_IDS,
@@ -79,8 +81,9 @@ def test_ec2_options_reach_the_instance() -> None:
         assert instance.inputs["tags"]["team"] == "ci"
         assert instance.inputs["tags"]["orca-pool"] == "arm"
     [pool] = [p for p in pools_of(result.outputs["env"]).values() if p.name == "arm"]
-    assert pool.ec2 is not None
-    assert pool.ec2.root_volume.size == 100
+    options = pool.given(Ec2Options)
+    assert options is not None
+    assert options.root_volume.size == 100
 
 
 def test_hetzner_options_reach_the_server_and_the_stack_makes_its_network_and_group() -> None:
@@ -116,8 +119,9 @@ def test_hetzner_options_reach_the_server_and_the_stack_makes_its_network_and_gr
     assert "publicNets" not in arm.inputs
     assert "networks" not in arm.inputs
     pool = pools_of(result.outputs["env"])["x86"]
-    assert pool.hetzner is not None
-    assert (pool.hetzner.network, pool.hetzner.placement_group) == ("test-ci", "test-spread")
+    options = pool.given(HetznerOptions)
+    assert options is not None
+    assert (options.network, options.placement_group) == ("test-ci", "test-spread")
 
 
 def test_existing_network_and_group_are_joined_by_name() -> None:

@@ -6,14 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from machines.automation.pool_report import PoolChange, PoolSide
-from machines.runtime.pool import (
-    Ec2Options,
-    HetznerOptions,
-    Metadata,
-    Pool,
-    RootVolume,
-    option_changes,
-)
+from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
+from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.pool import Pool, option_changes
 
 
 def change(before: Pool, after: Pool, kept: int = 3) -> str:

@@ -11,24 +11,10 @@ import difflib
 
 from pydantic import ValidationError
 
-from machines.program.clouds import deployments
+from machines.program.clouds import credentials, deployments
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError, problem
 from machines.program.config.stack_config import PROJECT, StackConfig, decode
-from machines.runtime.settings import (
-    AWS_ACCESS_KEY_ID,
-    AWS_SECRET_ACCESS_KEY,
-    AWS_SESSION_TOKEN,
-    HCLOUD_TOKEN,
-)
-
-CREDENTIALS = {
-    "hcloud:token": HCLOUD_TOKEN,
-    "aws:accessKey": AWS_ACCESS_KEY_ID,
-    "aws:secretKey": AWS_SECRET_ACCESS_KEY,
-    "aws:token": AWS_SESSION_TOKEN,
-}
-"""Provider configuration keys that hold credentials, and the variable that can carry each."""
 
 
 def load(config: StackConfig, stack: str) -> BaseDeployment:
@@ -118,6 +104,6 @@ def _plain_credentials(config: StackConfig) -> list[tuple[str, str]]:
             f"{key}) and set it with `pulumi config set --secret {key}`, or set {variable} "
             "in the environment",
         )
-        for key, variable in CREDENTIALS.items()
+        for key, variable in credentials().items()
         if config.values.get(key) and key not in config.secret_keys
     ]

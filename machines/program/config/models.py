@@ -23,14 +23,7 @@ from pydantic.alias_generators import to_camel
 
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.runtime.models import Market
-from machines.runtime.pool import (
-    SPREAD_LIMIT,
-    Ec2Options,
-    HetznerOptions,
-    Pool,
-    pools_env,
-    spread_refusal,
-)
+from machines.runtime.pool import Pool, pools_env, shared_refusal
 from machines.runtime.settings import unsold_market
 
 
@@ -63,39 +56,26 @@ def _without_hyphen(name: str, example: str) -> str:
     return name
 
 
-class PoolConfig(Model):
-    """One pool as the stack file configures it, for the ``Pool`` component to make:
-    ``size`` machines of a type in a location.
-
-    ``max`` (optional) bounds the pool's machines, the stack's and the autoscaler's
-    together: the runtime's ``create`` refuses to pass it. ``market`` is where the pool's
-    machines, kept and autoscaled, are bought. ``ec2`` / ``hetzner``: the cloud's options
-    (``machines.runtime.pool``), the runtime's own objects; the other cloud's is refused. All of
-    it reaches the runtime as the pool's ``machines.runtime.pool.Pool`` (``ORCA_POOLS``).
+class PoolConfig(Pool):
+    """One pool as the stack file configures it: the runtime's ``Pool`` (type, location,
+    market, max, each cloud's options, with their rules) and what only a stack has, the
+    ``size`` machines it keeps and their ``userData``. ``pool.runtime()`` is what reaches the
+    runtime (``ORCA_POOLS``); ``max`` bounds the pool's machines, the stack's and the
+    autoscaler's together.
     """
 
-    name: str
+    model_config = ConfigDict(populate_by_name=False)
+
     machine_type: Name
     location: Name
     size: StrictInt = Field(ge=0, le=MAX_POOL_SIZE)
     max: StrictInt | None = Field(default=None, ge=1)
-    market: Market = Market.ON_DEMAND
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
-    ec2: Ec2Options | None = None
-    hetzner: HetznerOptions | None = None
 
     @field_validator("name")
     @classmethod
     def _pool(cls, name: str) -> str:
         return _without_hyphen(check_pool(name), "x86 or arm64")
-
-    def ec2_options(self) -> Ec2Options:
-        """The pool's EC2 options, the defaults when it has none."""
-        return self.ec2 or Ec2Options()
-
-    def hetzner_options(self) -> HetznerOptions:
-        """The pool's Hetzner options, the defaults when it has none."""
-        return self.hetzner or HetznerOptions()
 
 
 def owned_name(name: str) -> str:
@@ -139,6 +119,17 @@ class BaseDeployment(Model):
     cloud: ClassVar[str] = ""
     markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
     """The cloud's name and the markets it sells (``clouds.<kind>.settings``)."""
+    credentials: ClassVar[dict[str, str]] = {}
+    """Provider configuration keys that hold credentials (``hcloud:token``), and the
+    variable that can carry each instead: refused in plain text, handed to the reaper."""
+    plugin: ClassVar[str] = ""
+    """The name of the cloud's resource plugin (``pulumi plugin ls``)."""
+    machine_resource: ClassVar[str] = ""
+    machine_labels: ClassVar[str] = ""
+    machine_type_key: ClassVar[str] = ""
+    """The type token of the resource a pool's machine is, its input holding the machine's
+    labels (tags) and its property that is the machine's type (changed in place, it powers
+    the machine off until the change is done)."""
 
     provider: str
     owner: str
@@ -169,8 +160,7 @@ class BaseDeployment(Model):
             refused = unsold_market(self.cloud, self.markets, pool.name, pool.market)
             if refused:
                 found.append((f"pools[{i}].market", refused))
-            other = "hetzner" if self.provider == "ec2" else "ec2"
-            if getattr(pool, other) is not None:
+            for other in sorted(kind for kind in pool.options if kind != self.provider):
                 found.append(
                     (
                         f"pools[{i}].{other}",
@@ -179,9 +169,6 @@ class BaseDeployment(Model):
                         f"{self.provider}:)",
                     )
                 )
-            spread = pool.hetzner is not None and pool.hetzner.placement_group
-            if spread and (pool.max is None or pool.max > SPREAD_LIMIT):
-                found.append((f"pools[{i}].max", spread_refusal(pool.name, pool.max)))
             if pool.max is not None and pool.max < pool.size:
                 found.append(
                     (
@@ -201,6 +188,9 @@ class BaseDeployment(Model):
                         "owner (default: the stack's name) and a pool name that make host names",
                     )
                 )
+        shared = shared_refusal(self.runtime_pool(pool) for pool in self.pools)
+        if shared:
+            found.append(("pools", shared))
         return found
 
     def env(self) -> dict[str, str]:
@@ -215,15 +205,7 @@ class BaseDeployment(Model):
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The runtime's settings of ``pool`` (``ORCA_POOLS``); a cloud maps the names of
         what the stack creates to their cloud names here."""
-        return Pool(
-            name=pool.name,
-            machine_type=pool.machine_type,
-            location=pool.location,
-            market=pool.market,
-            max=pool.max,
-            ec2=pool.ec2,
-            hetzner=pool.hetzner,
-        )
+        return pool.runtime()
 
     def catalogue_env(self) -> dict[str, str]:
         """The runtime's settings before the stack has made what it creates: enough for a

@@ -10,8 +10,8 @@ from pydantic_core import ErrorDetails
 
 from machines.program.clouds import deployments
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.clouds import options_models
 from machines.runtime.errors import SettingsError
-from machines.runtime.pool import Ec2Options, HetznerOptions
 
 
 class StackConfigError(SettingsError):
@@ -72,15 +72,12 @@ def _aliases(cls: type[BaseModel]) -> set[str]:
     return {field.alias or name for name, field in cls.model_fields.items()}
 
 
-OPTIONS: dict[str, type[BaseModel]] = {"ec2": Ec2Options, "hetzner": HetznerOptions}
-"""Each cloud's pool options, under the pool key of its name."""
-
-
 def unknown(key: str, top: bool, cls: type[BaseDeployment], within: str = "") -> str:
     """Why ``key`` is refused: another provider's setting, or a typo of a key (``top``: of
     the deployment itself; ``within``: the key it is under, e.g. a pool's ``hetzner``)."""
-    for kind, options in OPTIONS.items():
-        if within in OPTIONS and kind != within and key in _aliases(options):
+    options_of = options_models()
+    for kind, options in options_of.items():
+        if within in options_of and kind != within and key in _aliases(options):
             return (
                 f"is an option of {kind} pools ({kind}.{key}), and {within} has none such: "
                 "remove it"
@@ -96,7 +93,9 @@ def unknown(key: str, top: bool, cls: type[BaseDeployment], within: str = "") ->
 
 def _all_keys() -> list[str]:
     """Every key a stack file may use, for 'did you mean' hints."""
-    models: list[type[BaseModel]] = [PoolConfig, *OPTIONS.values()]
+    options_of = options_models()
+    models: list[type[BaseModel]] = [*options_of.values()]
     for cls in deployments().values():
         models += [cls, *cls.models]
-    return sorted(set().union(*(_aliases(model) for model in models)))
+    pool = (_aliases(PoolConfig) - {"options"}) | set(options_of)
+    return sorted(pool.union(*(_aliases(model) for model in models)))

@@ -13,6 +13,7 @@ from machines.program.config.models import PoolConfig
 from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
 from machines.runtime.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
 from machines.runtime.clouds.ec2.machine import ebs, launch, metadata_options
+from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
 from machines.runtime.labels import owner_labels
 from machines.runtime.models import Market, machine_address
@@ -59,7 +60,7 @@ class Ec2Cloud:
     def _by_id(self, pool: PoolConfig) -> str:
         """The AMI id the pool names (its ``ec2.image``, else the deployment's), or empty
         when it is looked up by a name filter."""
-        options = pool.ec2_options()
+        options = pool.options_of(Ec2Options)
         if options.image:
             return options.image
         return "" if options.image_name else self._image
@@ -70,7 +71,7 @@ class Ec2Cloud:
         by_id = self._by_id(pool)
         if by_id:
             return pulumi.Output.from_input(by_id)
-        options = pool.ec2_options()
+        options = pool.options_of(Ec2Options)
 
         def newest(docker: str) -> pulumi.Output[str]:
             ami = aws.ec2.get_ami_output(
@@ -98,7 +99,7 @@ class Ec2Cloud:
         *,
         parent: pulumi.Resource,
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-        chosen = launch(pool.ec2_options(), name, labels, "", runtime=False)
+        chosen = launch(pool.options_of(Ec2Options), name, labels, "", runtime=False)
         # A newer image of a filter must not replace running instances; an AMI by id may.
         keep_image = [] if self._by_id(pool) else ["ami"]
         instance = aws.ec2.Instance(

@@ -16,9 +16,10 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
+from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
 from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
 from machines.runtime.models import Market
-from machines.runtime.pool import Ec2Options, Metadata, RootVolume
+from machines.runtime.settings import AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
@@ -147,6 +148,15 @@ class Ec2Deployment(BaseDeployment):
     )
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
+    credentials: ClassVar[dict[str, str]] = {
+        "aws:accessKey": AWS_ACCESS_KEY_ID,
+        "aws:secretKey": AWS_SECRET_ACCESS_KEY,
+        "aws:token": AWS_SESSION_TOKEN,
+    }
+    plugin: ClassVar[str] = "aws"
+    machine_resource: ClassVar[str] = "aws:ec2/instance:Instance"
+    machine_labels: ClassVar[str] = "tags"
+    machine_type_key: ClassVar[str] = "instanceType"
 
     provider: Literal["ec2"]
     region: Name = Field(alias=AWS_REGION_KEY)

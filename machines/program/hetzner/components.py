@@ -18,6 +18,7 @@ from machines.program.config.models import PoolConfig
 from machines.program.hetzner.config import Firewall, HetznerDeployment
 from machines.runtime.arch import docker_arch, hetzner_arch
 from machines.runtime.clouds.hetzner.machine import Server, shape
+from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.runtime.models import machine_address
 
@@ -47,7 +48,7 @@ class HetznerCloud:
         return self._archs.apply(lambda archs: archs[pool.name])
 
     def _shape(self, pool: PoolConfig) -> Server:
-        runtime = self._deployment.runtime_pool(pool).hetzner_options()
+        runtime = self._deployment.runtime_pool(pool).options_of(HetznerOptions)
         return shape(runtime, self._deployment.image, "image", {})
 
     def image(

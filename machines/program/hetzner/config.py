@@ -18,10 +18,11 @@ from machines.program.config.models import (
 )
 from machines.program.config.ports import check_rule_port, port_as_text
 from machines.runtime.arch import DEFAULT_HETZNER_IMAGE
+from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
 from machines.runtime.models import Market
-from machines.runtime.pool import SPREAD_LIMIT, HetznerOptions, Pool, shared_spread
-from machines.runtime.settings import DEFAULT_HCLOUD_ENDPOINT, check_url
+from machines.runtime.pool import Pool
+from machines.runtime.settings import DEFAULT_HCLOUD_ENDPOINT, HCLOUD_TOKEN, check_url
 
 HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
 
@@ -136,6 +137,11 @@ class HetznerDeployment(BaseDeployment):
     )
     cloud: ClassVar[str] = CLOUD
     markets: ClassVar[frozenset[Market]] = MARKETS
+    credentials: ClassVar[dict[str, str]] = {"hcloud:token": HCLOUD_TOKEN}
+    plugin: ClassVar[str] = "hcloud"
+    machine_resource: ClassVar[str] = "hcloud:index/server:Server"
+    machine_labels: ClassVar[str] = "labels"
+    machine_type_key: ClassVar[str] = "serverType"
 
     provider: Literal["hetzner"]
     endpoint: str = Field(default=DEFAULT_HCLOUD_ENDPOINT, alias=HCLOUD_ENDPOINT_KEY)
@@ -175,15 +181,16 @@ class HetznerDeployment(BaseDeployment):
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The pool with the cloud names of the network and placement group it joins."""
         runtime = super().runtime_pool(pool)
-        if pool.hetzner is None:
+        given = pool.given(HetznerOptions)
+        if given is None:
             return runtime
-        options = pool.hetzner.model_copy(
+        options = given.model_copy(
             update={
-                "network": self.network_name(pool.hetzner.network),
-                "placement_group": self.placement_group_name(pool.hetzner.placement_group),
+                "network": self.network_name(given.network),
+                "placement_group": self.placement_group_name(given.placement_group),
             }
         )
-        return runtime.model_copy(update={"hetzner": options})
+        return runtime.with_options(options)
 
     def env(self) -> dict[str, str]:
         """The runtime's settings for this deployment (``settings.hetzner_env``)."""
@@ -203,16 +210,7 @@ class HetznerDeployment(BaseDeployment):
             for i, item_name in enumerate(seen):
                 if item_name in seen[:i]:
                     found.append((f"{what}[{i}].name", f"{item_name!r} is already in the list"))
-        shared = shared_spread(self.runtime_pool(p) for p in self.pools if _spread_ok(p))
-        if shared:
-            found.append(("pools", shared))
         return found
-
-
-def _spread_ok(pool: PoolConfig) -> bool:
-    """Whether the pool's own spread check passes (one that fails is reported by itself)."""
-    spread = pool.hetzner is not None and pool.hetzner.placement_group
-    return not spread or (pool.max is not None and pool.max <= SPREAD_LIMIT)
 
 
 DEPLOYMENT = HetznerDeployment

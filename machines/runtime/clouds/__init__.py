@@ -1,19 +1,62 @@
 """One package per cloud, each built the same way, registered here by its kind.
 
-Each has ``settings.py`` (its settings from environment variables and back), ``client.py``
-(the official client, set up once), ``answers.py`` (the cloud's answers and errors in the
-package's terms), ``provider.py`` (the ``Provider``: only the cloud's own steps, the shape
-is ``machines.runtime.provider``'s), ``prices.py`` (its price list, read through the provider's
-calls), ``billing.py`` (how it bills a machine's time, with its source), ``catalogue.py``
-(what it sells: types, where, images; asked once and kept) and ``machine.py`` (a machine's
-create arguments, shared with the program). ``Provider.of`` imports a cloud's package only when
-that cloud is asked for, so ``import machines`` loads no cloud client.
+Each has ``facts.py`` (what the cloud declares of itself: ``machines.runtime.cloud.Cloud``),
+``options.py`` (a pool's options on it, with their rules), ``settings.py`` (its settings from
+environment variables and back), ``client.py`` (the official client, set up once),
+``answers.py`` (the cloud's answers and errors in the package's terms), ``provider.py`` (the
+``Provider``: only the cloud's own steps, the shape is ``machines.runtime.provider``'s),
+``prices.py`` (its price list, read through the provider's calls), ``billing.py`` (how it
+bills a machine's time, with its source), ``catalogue.py`` (what it sells: types, where,
+images; asked once and kept) and ``machine.py`` (a machine's create arguments, shared with
+the program). Only the facts are read here; ``Provider.of`` imports a cloud's provider only
+when that cloud is asked for, so ``import machines`` loads no cloud client.
+
+This module and each cloud's package are the only ones that import a cloud's package (the
+``cloud-registry`` import contract in ``pyproject.toml``).
 """
 
 from __future__ import annotations
 
-PROVIDERS: dict[str, str] = {
-    "hetzner": "machines.runtime.clouds.hetzner.provider:HetznerProvider",
-    "ec2": "machines.runtime.clouds.ec2.provider:Ec2Provider",
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from machines.runtime.cloud import Cloud
+    from machines.runtime.options import Options
+
+CLOUDS: dict[str, str] = {
+    "hetzner": "machines.runtime.clouds.hetzner.facts",
+    "ec2": "machines.runtime.clouds.ec2.facts",
 }
-"""Each provider kind and where its ``Provider`` class is: adding a cloud adds a line."""
+"""Each provider kind and the module of its facts (``FACTS``): adding a cloud adds a line."""
+
+
+def kinds() -> tuple[str, ...]:
+    """The provider kinds the runtime knows, in the registry's order."""
+    return tuple(CLOUDS)
+
+
+def cloud(kind: str) -> Cloud:
+    """The facts of cloud ``kind``; ``KeyError`` for a kind not registered."""
+    facts: Cloud = importlib.import_module(CLOUDS[kind]).FACTS
+    return facts
+
+
+def clouds() -> dict[str, Cloud]:
+    """Every registered cloud's facts, by kind."""
+    return {kind: cloud(kind) for kind in CLOUDS}
+
+
+def options_models() -> dict[str, type[Options]]:
+    """Each cloud's pool options model, by the pool key it goes under (its kind)."""
+    return {kind: facts.options for kind, facts in clouds().items()}
+
+
+def no_stock_codes() -> frozenset[str]:
+    """Every cloud's codes for "no capacity now", as an engine run relays them."""
+    return frozenset().union(*(facts.no_stock_codes for facts in clouds().values()))
+
+
+def credentials() -> tuple[str, ...]:
+    """Every cloud's variables that carry secrets."""
+    return tuple(v for facts in clouds().values() for v in facts.credentials)

@@ -24,8 +24,8 @@ from machines.runtime.arch import (
 )
 from machines.runtime.clock import Clock
 from machines.runtime.clouds.ec2.answers import Image, Images, InstanceTypes, Offerings
+from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.errors import CloudError, MachinesError, UnknownMachineTypeError
-from machines.runtime.pool import Ec2Options
 from machines.runtime.settings import ORCA_EC2_IMAGE
 
 T = TypeVar("T")

@@ -1,5 +1,6 @@
 """A pool's EC2 machine, written once: what the runtime's RunInstances and the stack's
-``aws.ec2.Instance`` both launch for the pool's options (``machines.runtime.pool.Ec2Options``).
+``aws.ec2.Instance`` both launch for the pool's options
+(``machines.runtime.clouds.ec2.options.Ec2Options``).
 
 ``launch`` turns (pool, options, image) into one ``Launch``; ``run_instances`` renders it as
 RunInstances' arguments, and the program (``machines.program.ec2.components``) renders the
@@ -13,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
 from machines.runtime.clouds.ec2.settings import NAME_TAG
-from machines.runtime.pool import Ec2Options, Metadata, RootVolume
 
 RUNTIME_SHUTDOWN = "terminate"
 """What a shutdown from inside does to a machine the runtime made, whatever the pool says:

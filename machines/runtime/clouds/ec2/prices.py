@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from machines.runtime.clouds.ec2.answers import SpotPrices
+from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
@@ -155,7 +156,7 @@ class Ec2Prices(PriceList):
         """The root volume: its size at its type's price per GB-month in the region (one
         ``GetProducts`` per type and region, asked once). Provisioned IOPS and throughput
         above gp3's included 3000 and 125 MiB/s are not counted."""
-        volume = pool.ec2_options().root_volume
+        volume = pool.options_of(Ec2Options).root_volume
         key = (volume.type, region_of(location))
         if key not in self._volumes:
             self._volumes[key] = self._ask_volume(*key)

@@ -64,6 +64,7 @@ from machines.runtime.clouds.ec2.client import (
     pricing_client,
 )
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
+from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.prices import Ec2Prices
 from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, NAME_TAG, Ec2Settings
 from machines.runtime.errors import (
@@ -297,7 +298,7 @@ class Ec2Provider(Provider):
         remembered = self._remembered(spec)
         if remembered is not None:
             return Created.success(remembered)
-        options = self.pool(spec.pool).ec2_options()
+        options = self.pool(spec.pool).options_of(Ec2Options)
         image = self.catalogue.image_for(spec.pool, spec.machine_type, options)
         small = too_small(options.root_volume, image.id, image.root_size)
         if small:
@@ -515,7 +516,7 @@ class Ec2Provider(Provider):
     def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
         """The pool's AMI looked up as a create would (read only): one missing, of the other
         architecture, or with a snapshot larger than the root volume, as (key, why)."""
-        options = pool.ec2_options()
+        options = pool.options_of(Ec2Options)
         key = "ec2.image" if options.image else "ec2.imageName" if options.image_name else "image"
         try:
             image = self.catalogue.image_for(pool.name, pool.machine_type, options)

@@ -1,6 +1,6 @@
 """A pool's Hetzner server, written once: what the runtime's ``POST /servers`` and the
 stack's ``hcloud.Server`` both make for the pool's options
-(``machines.runtime.pool.HetznerOptions``).
+(``machines.runtime.clouds.hetzner.options.HetznerOptions``).
 
 ``server`` turns (pool options, the deployment's image, the orca labels) into one ``Server``
 shape; the runtime resolves its names to ids and sends them (``provider.py``), the program
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from machines.runtime.pool import HetznerOptions
+from machines.runtime.clouds.hetzner.options import HetznerOptions
 
 SNAPSHOT = "snapshot"
 NEWEST_FIRST = "created:desc"

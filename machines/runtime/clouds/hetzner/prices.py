@@ -14,6 +14,7 @@ from hcloud import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from machines.runtime.clouds.hetzner.answers import NotTheApi
+from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
@@ -95,7 +96,7 @@ class HetznerPrices(PriceList):
     def options(self, pool: Pool, location: str) -> Decimal | None:
         """A primary IPv4 is billed apart from the server, per location (``primary_ips``):
         a pool with ``ipv4`` on pays it, an IPv6-only or private pool does not."""
-        if not pool.hetzner_options().ipv4:
+        if not pool.options_of(HetznerOptions).ipv4:
             return Decimal(0)
         self._load()
         found = self._ipv4.get(location)
@@ -104,7 +105,7 @@ class HetznerPrices(PriceList):
         return found
 
     def saving(self, pool: Pool, location: str) -> Decimal:
-        if pool.hetzner_options().ipv4:
+        if pool.options_of(HetznerOptions).ipv4:
             return Decimal(0)
         self._load()
         return self._ipv4.get(location, Decimal(0))

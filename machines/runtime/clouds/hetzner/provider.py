@@ -60,6 +60,7 @@ from machines.runtime.clouds.hetzner.catalogue import Catalogue
 from machines.runtime.clouds.hetzner.client import Clients
 from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
+from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES, HetznerSettings
 from machines.runtime.errors import (
@@ -221,7 +222,7 @@ class HetznerProvider(Provider):
             log.warning("%s (creating %s)", deprecated, spec.name)
         architecture = docker_arch(info.architecture)
         shape = shape_of(
-            self.pool(spec.pool).hetzner_options(),
+            self.pool(spec.pool).options_of(HetznerOptions),
             self.image,
             ORCA_HCLOUD_IMAGE,
             pool_labels(spec.pool, self.owner),
@@ -424,7 +425,7 @@ class HetznerProvider(Provider):
         """The pool's image, network and placement group looked up as a create would (read
         only): each one missing, or an image of the other architecture, as (key, why).
         ``created``: names the stack makes itself, not looked for."""
-        options = pool.hetzner_options()
+        options = pool.options_of(HetznerOptions)
         chosen = shape_of(options, self.image, ORCA_HCLOUD_IMAGE, {})
         found: list[tuple[str, str]] = []
         try:

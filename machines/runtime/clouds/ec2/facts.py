@@ -1,0 +1,18 @@
+"""EC2's facts for the runtime registry (``machines.runtime.clouds``)."""
+
+from __future__ import annotations
+
+from machines.runtime.cloud import Cloud
+from machines.runtime.clouds.ec2.options import KIND, Ec2Options
+from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, NO_STOCK_CODES
+from machines.runtime.settings import AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+
+FACTS = Cloud(
+    kind=KIND,
+    name=CLOUD,
+    provider="machines.runtime.clouds.ec2.provider:Ec2Provider",
+    options=Ec2Options,
+    markets=MARKETS,
+    no_stock_codes=NO_STOCK_CODES,
+    credentials=(AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN),
+)

@@ -1,0 +1,18 @@
+"""Hetzner Cloud's facts for the runtime registry (``machines.runtime.clouds``)."""
+
+from __future__ import annotations
+
+from machines.runtime.cloud import Cloud
+from machines.runtime.clouds.hetzner.options import KIND, HetznerOptions
+from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES
+from machines.runtime.settings import HCLOUD_TOKEN
+
+FACTS = Cloud(
+    kind=KIND,
+    name=CLOUD,
+    provider="machines.runtime.clouds.hetzner.provider:HetznerProvider",
+    options=HetznerOptions,
+    markets=MARKETS,
+    no_stock_codes=NO_STOCK_CODES,
+    credentials=(HCLOUD_TOKEN,),
+)
