@@ -22,7 +22,7 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
                            ``of_moto``)
 ``testkit.fake_cloud``     a third cloud in memory, only ``Provider``'s hooks, registered by
-                           ``register`` (one line in ``machines.runtime.clouds.PROVIDERS``)
+                           ``register`` (one line in ``machines.runtime.clouds.CLOUDS``)
 ``testkit.telemetry``      ``recording``/``Recorded``: the runtime's metrics and spans read
                            back in memory (the fixture ``recorded``)
 ``testkit.metrics_endpoint``  ``serving``: a process serving metrics, scraped over HTTP

@@ -3,7 +3,7 @@
 ``FakeProvider`` implements only the hooks ``Provider`` leaves to a cloud (``from_env``,
 ``arch``, ``offers``, ``sells`` and the six ``_`` steps) against a ``Store`` that stands
 for the cloud's API, counting each request as a cloud would bill it. ``register`` adds the
-one line to ``machines.runtime.clouds.PROVIDERS`` (monkeypatched), so the test reaches it through
+one line to ``machines.runtime.clouds.CLOUDS`` (monkeypatched), so the test reaches it through
 ``Provider.of`` alone. Prices and stock are left to extend it with.
 """
 

@@ -25,7 +25,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT, StackConfig
-from machines.runtime.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.runtime.clouds.ec2.settings import UBUNTU_OWNER, ubuntu_ami_name
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))

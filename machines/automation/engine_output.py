@@ -9,9 +9,7 @@ from machines.automation.project import (
 )
 from machines.program.clouds import plugins
 from machines.runtime.secrets import mask
-from machines.runtime.settings import (
-    PULUMI_CONFIG_PASSPHRASE,
-)
+from machines.runtime.settings import PULUMI_CONFIG_PASSPHRASE
 
 _STACK_TYPE = "pulumi:pulumi:Stack"
 

@@ -1,7 +1,8 @@
-"""Architecture names: Docker's, Hetzner's and EC2's, and the images each cloud offers per one.
+"""Architecture names: Docker's, and the readers of every cloud's names for them.
 
 The autoscaler compares Docker's names (``amd64``, ``arm64``) with its worker image's
-platforms, so every provider answers in Docker's names whatever its cloud calls them.
+platforms, so every provider answers in Docker's names whatever its cloud calls them; each
+cloud names its own in its ``settings`` module and reads them back with ``docker_arch``.
 """
 
 from __future__ import annotations
@@ -20,33 +21,10 @@ _DOCKER = {
     "amd64": AMD64,
 }
 
-_HETZNER = {AMD64: "x86", ARM64: "arm"}
-_EC2 = {AMD64: "x86_64", ARM64: "arm64"}
-
-DEFAULT_HETZNER_IMAGE = "ubuntu-24.04"
-
-UBUNTU_OWNER = "099720109477"
-"""Canonical's AWS account, the publisher of the official Ubuntu images."""
-
 
 def docker_arch(provider_arch: str) -> str:
     """Docker's name for a cloud's architecture name; unknown names pass through unchanged."""
     return _DOCKER.get(provider_arch, provider_arch)
-
-
-def hetzner_arch(arch: str) -> str:
-    """Hetzner's name (``x86``/``arm``) for a Docker architecture name."""
-    return _HETZNER.get(docker_arch(arch), arch)
-
-
-def ec2_arch(arch: str) -> str:
-    """EC2's name (``x86_64``/``arm64``) for a Docker architecture name."""
-    return _EC2.get(docker_arch(arch), arch)
-
-
-def ubuntu_ami_name(arch: str) -> str:
-    """Name pattern of Canonical's Ubuntu 24.04 LTS server images for an architecture."""
-    return f"ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-{docker_arch(arch)}-server-*"
 
 
 def preferred_arch(supported: Sequence[str]) -> str:

@@ -55,12 +55,7 @@ from machines.runtime.models import Created, Machine, MachineSpec, Market, Statu
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.runtime.pool import Pool, pools_of
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import (
-    ORCA_POOL_MARKET,
-    ORCA_POOLS,
-    Freshness,
-    unsold_market,
-)
+from machines.runtime.settings import ORCA_POOL_MARKET, ORCA_POOLS, Freshness, unsold_market
 from machines.runtime.shortages import StockMemory
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The process's settings: every variable's name, and the readers each cloud's settings use.
+"""The process's settings: every shared variable's name, and the readers each cloud's
+settings use. A cloud's own variables are named in its ``settings`` module.
 
 Each reader names the variable that is missing or malformed and never echoes a secret. Each
 cloud's settings model (``machines.runtime.clouds.<kind>.settings``) has an ``env()`` that turns it
@@ -8,38 +9,19 @@ by the stack that made its infrastructure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from machines.runtime.clouds import clouds
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
-
-HCLOUD_TOKEN = "HCLOUD_TOKEN"  # noqa: S105 (the variable's name, not a token)
-HCLOUD_ENDPOINT = "HCLOUD_ENDPOINT"
-ORCA_HCLOUD_IMAGE = "ORCA_HCLOUD_IMAGE"
-ORCA_HCLOUD_SSH_KEYS = "ORCA_HCLOUD_SSH_KEYS"
-ORCA_HCLOUD_FIREWALL = "ORCA_HCLOUD_FIREWALL"
-
-AWS_REGION = "AWS_REGION"
-AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
-AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"
-ORCA_EC2_SUBNETS = "ORCA_EC2_SUBNETS"
-ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
-ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
-ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
 
 ORCA_PROVIDER = "ORCA_PROVIDER"
 ORCA_OWNER = "ORCA_OWNER"
 """The provider kind and owner of a deployment: ``orca-machines env`` prints them with the
 stack's settings, and the CLI's pool commands read them."""
-
-AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
-AWS_SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"  # noqa: S105 (the variable's name)
-AWS_SESSION_TOKEN = "AWS_SESSION_TOKEN"  # noqa: S105 (the variable's name)
-AWS_PROFILE = "AWS_PROFILE"
 
 PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
 PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (the variable's name)
@@ -81,8 +63,6 @@ ORCA_LIST_MAX_AGE = "ORCA_LIST_MAX_AGE"
 ORCA_BUDGET_RESERVE = "ORCA_BUDGET_RESERVE"
 ORCA_OFFERS_TTL = "ORCA_OFFERS_TTL"
 ORCA_NO_STOCK_TTL = "ORCA_NO_STOCK_TTL"
-
-DEFAULT_HCLOUD_ENDPOINT = "https://api.hetzner.cloud/v1"
 
 
 class Timeouts(BaseModel):
@@ -151,19 +131,6 @@ def single(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
     return value
 
 
-_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
-
-
-def region(env: Mapping[str, str], name: str) -> str:
-    """An AWS region name such as eu-central-1, or empty when unset."""
-    value = single(env, name)
-    if value and not _REGION.fullmatch(value):
-        raise SettingsError(
-            f"{name}={value!r} is not an AWS region name: write it like eu-central-1"
-        )
-    return value
-
-
 def required(env: Mapping[str, str], name: str, *, secret: bool = False) -> str:
     value = single(env, name, secret=secret)
     if not value:
@@ -192,18 +159,14 @@ def check_url(value: str, example: str) -> str:
     return value
 
 
-_URL_EXAMPLES = {
-    HCLOUD_ENDPOINT: DEFAULT_HCLOUD_ENDPOINT,
-    AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
-}
-
-
-def url(env: Mapping[str, str], name: str) -> str:
+def url(env: Mapping[str, str], name: str, example: str) -> str:
+    """An http(s) URL without its trailing slash, or empty when unset; ``example`` is what
+    the message shows when it is none."""
     value = single(env, name)
     if not value:
         return ""
     try:
-        return check_url(value, _URL_EXAMPLES[name])
+        return check_url(value, example)
     except ValueError as error:
         raise SettingsError(f"{name}={error}") from None
 
@@ -323,10 +286,11 @@ def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Mar
     if market in markets:
         return ""
     sold = " or ".join(sorted(m.value for m in markets))
+    sellers = " or ".join(c.name for c in clouds().values() if market in c.markets)
+    elsewhere = f" or move the pool to a stack of {sellers}" if sellers else ""
     return (
         f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
-        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value} or move "
-        "the pool to an EC2 stack"
+        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value}{elsewhere}"
     )
 
 

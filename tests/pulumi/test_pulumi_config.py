@@ -281,7 +281,7 @@ def test_stack_file_values_are_encoded_as_pulumi_hands_them_over() -> None:
 def test_the_configuration_model_needs_no_pulumi() -> None:
     code = (
         "import sys, machines, machines.program.config.loader\n"
-        "import machines.program.hetzner.config, machines.program.ec2.config\n"
+        "import machines.program.clouds.hetzner.config, machines.program.clouds.ec2.config\n"
         "assert not [m for m in sys.modules if m.split('.')[0].startswith('pulumi')], 'pulumi'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from machines.program.clouds.ec2.components import EBS_ARGS, METADATA_ARGS
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT
-from machines.program.ec2.components import EBS_ARGS, METADATA_ARGS
 from machines.runtime.clouds.ec2.machine import launch, run_instances
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.hetzner.options import HetznerOptions

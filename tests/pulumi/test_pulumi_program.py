@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from machines.program.config.stack_config import PROJECT
-from machines.runtime.arch import UBUNTU_OWNER, ubuntu_ami_name
+from machines.runtime.clouds.ec2.settings import UBUNTU_OWNER, ubuntu_ami_name
 from machines.runtime.labels import stack_labels
 from machines.runtime.pool import pools_of
 from testkit.program_harness import (

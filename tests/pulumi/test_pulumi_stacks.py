@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from machines.program.clouds.ec2.components import EC2_SHARED_TYPE
+from machines.program.clouds.hetzner.components import HETZNER_SHARED_TYPE
 from machines.program.components import POOL_TYPE
-from machines.program.ec2.components import EC2_SHARED_TYPE
-from machines.program.hetzner.components import HETZNER_SHARED_TYPE
 from machines.program.reaper import REAPER_TYPE, reaper_name
-from machines.runtime.arch import docker_arch, hetzner_arch, ubuntu_ami_name
-from machines.runtime.clouds.ec2.settings import Ec2Settings
-from machines.runtime.clouds.hetzner.settings import HetznerSettings
+from machines.runtime.arch import docker_arch
+from machines.runtime.clouds.ec2.settings import Ec2Settings, ubuntu_ami_name
+from machines.runtime.clouds.hetzner.settings import HCLOUD_TOKEN, HetznerSettings, hetzner_arch
 from machines.runtime.pool import pools_of
-from machines.runtime.settings import HCLOUD_TOKEN, ORCA_POOLS
+from machines.runtime.settings import ORCA_POOLS
 from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,

@@ -1,7 +1,8 @@
 import pytest
 
 from machines import docker_arch
-from machines.runtime.arch import ec2_arch, hetzner_arch, ubuntu_ami_name
+from machines.runtime.clouds.ec2.settings import ec2_arch, ubuntu_ami_name
+from machines.runtime.clouds.hetzner.settings import hetzner_arch
 
 
 @pytest.mark.parametrize(

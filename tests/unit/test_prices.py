@@ -1,4 +1,4 @@
-"""Prices and stock of a cloud registered by its line in ``machines.runtime.clouds.PROVIDERS``
+"""Prices and stock of a cloud registered by its line in ``machines.runtime.clouds.CLOUDS``
 alone: a cloud without a price list of its own says so, its stock is its ``offers``."""
 
 from __future__ import annotations

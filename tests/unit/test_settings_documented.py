@@ -1,16 +1,25 @@
-"""Every variable the code reads is named in ``machines.runtime.settings`` and in the one settings
-table of ``docs/settings.md``, once each."""
+"""Every variable the code reads is named in ``machines.runtime.settings`` or in a registered
+cloud's ``settings`` module, and in the one settings table of ``docs/settings.md``, once each."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import Counter
 
 from machines.runtime import settings
+from machines.runtime.clouds import CLOUDS
 from testkit import readme
 
+MODULES = [
+    settings,
+    *(importlib.import_module(f"{facts.rpartition('.')[0]}.settings") for facts in CLOUDS.values()),
+]
 VARIABLES = sorted(
-    value for name, value in vars(settings).items() if name.isupper() and value == name
+    value
+    for module in MODULES
+    for name, value in vars(module).items()
+    if name.isupper() and value == name
 )
 
 

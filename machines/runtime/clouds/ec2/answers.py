@@ -24,8 +24,18 @@ from botocore.parsers import ResponseParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from machines.runtime.clouds.ec2.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_ENDPOINT_URL,
+    AWS_PROFILE,
+    AWS_REGION,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
     NAME_TAG,
     NO_STOCK_CODES,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
     SPOT_INSTANCE_TYPE,
     SPOT_INTERRUPTION_BEHAVIOR,
 )
@@ -46,19 +56,7 @@ from machines.runtime.labels import (
     whose,
 )
 from machines.runtime.models import Ending, Machine, Market, Status, machine_address
-from machines.runtime.settings import (
-    AWS_ACCESS_KEY_ID,
-    AWS_ENDPOINT_URL,
-    AWS_PROFILE,
-    AWS_REGION,
-    AWS_SECRET_ACCESS_KEY,
-    AWS_SESSION_TOKEN,
-    ORCA_EC2_IMAGE,
-    ORCA_EC2_INSTANCE_PROFILE,
-    ORCA_EC2_SECURITY_GROUP,
-    ORCA_EC2_SUBNETS,
-    ORCA_REQUEST_TIMEOUT,
-)
+from machines.runtime.settings import ORCA_REQUEST_TIMEOUT
 from machines.runtime.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
 from machines.runtime.telemetry import NOT_THE_API as NOT_API
 

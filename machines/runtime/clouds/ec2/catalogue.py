@@ -15,18 +15,17 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from machines.runtime.arch import (
-    UBUNTU_OWNER,
-    docker_arch,
-    ec2_arch,
-    preferred_arch,
-    ubuntu_ami_name,
-)
+from machines.runtime.arch import docker_arch, preferred_arch
 from machines.runtime.clock import Clock
 from machines.runtime.clouds.ec2.answers import Image, Images, InstanceTypes, Offerings
 from machines.runtime.clouds.ec2.options import Ec2Options
+from machines.runtime.clouds.ec2.settings import (
+    ORCA_EC2_IMAGE,
+    UBUNTU_OWNER,
+    ec2_arch,
+    ubuntu_ami_name,
+)
 from machines.runtime.errors import CloudError, MachinesError, UnknownMachineTypeError
-from machines.runtime.settings import ORCA_EC2_IMAGE
 
 T = TypeVar("T")
 

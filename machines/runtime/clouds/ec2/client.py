@@ -18,15 +18,15 @@ from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from machines.runtime import deadline, telemetry
-from machines.runtime.clouds.ec2.settings import Ec2Settings
-from machines.runtime.secrets import redact_logs
-from machines.runtime.settings import (
+from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_PROFILE,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
-    Timeouts,
+    Ec2Settings,
 )
+from machines.runtime.secrets import redact_logs
+from machines.runtime.settings import Timeouts
 
 POOL_CONNECTIONS = 32
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from machines.runtime.cloud import Cloud
 from machines.runtime.clouds.ec2.options import KIND, Ec2Options
-from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, NO_STOCK_CODES
-from machines.runtime.settings import AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+from machines.runtime.clouds.ec2.settings import (
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    CLOUD,
+    MARKETS,
+    NO_STOCK_CODES,
+)
 
 FACTS = Cloud(
     kind=KIND,

@@ -3,7 +3,7 @@
 (``machines.runtime.clouds.ec2.options.Ec2Options``).
 
 ``launch`` turns (pool, options, image) into one ``Launch``; ``run_instances`` renders it as
-RunInstances' arguments, and the program (``machines.program.ec2.components``) renders the
+RunInstances' arguments, and the program (``machines.program.clouds.ec2.components``) renders the
 same ``Launch`` as the Instance's ``root_block_device``, ``metadata_options``,
 ``instance_initiated_shutdown_behavior`` and tags. ``tests/ec2/test_ec2_options.py`` and
 the engine test read both machines back with boto3.

@@ -66,7 +66,13 @@ from machines.runtime.clouds.ec2.client import (
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.prices import Ec2Prices
-from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, NAME_TAG, Ec2Settings
+from machines.runtime.clouds.ec2.settings import (
+    CLOUD,
+    MARKETS,
+    NAME_TAG,
+    ORCA_EC2_SUBNETS,
+    Ec2Settings,
+)
 from machines.runtime.errors import (
     NOT_THE_API,
     CloudError,
@@ -89,7 +95,6 @@ from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
 from machines.runtime.secrets import digest
-from machines.runtime.settings import ORCA_EC2_SUBNETS
 
 T = TypeVar("T")
 

@@ -3,34 +3,45 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from machines.runtime.arch import AMD64, ARM64, docker_arch
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
-from machines.runtime.settings import (
-    AWS_ACCESS_KEY_ID,
-    AWS_DEFAULT_REGION,
-    AWS_ENDPOINT_URL,
-    AWS_PROFILE,
-    AWS_REGION,
-    AWS_SECRET_ACCESS_KEY,
-    AWS_SESSION_TOKEN,
-    ORCA_EC2_IMAGE,
-    ORCA_EC2_INSTANCE_PROFILE,
-    ORCA_EC2_SECURITY_GROUP,
-    ORCA_EC2_SUBNETS,
-    Freshness,
-    Timeouts,
-    mapping,
-    region,
-    required,
-    single,
-    url,
-)
+from machines.runtime.settings import Freshness, Timeouts, mapping, required, single, url
+
+AWS_REGION = "AWS_REGION"
+AWS_DEFAULT_REGION = "AWS_DEFAULT_REGION"
+AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"
+AWS_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
+AWS_SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"  # noqa: S105 (the variable's name)
+AWS_SESSION_TOKEN = "AWS_SESSION_TOKEN"  # noqa: S105 (the variable's name)
+AWS_PROFILE = "AWS_PROFILE"
+ORCA_EC2_SUBNETS = "ORCA_EC2_SUBNETS"
+ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
+ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
+ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
 
 CLOUD = "EC2"
+
+_ARCHS = {AMD64: "x86_64", ARM64: "arm64"}
+
+UBUNTU_OWNER = "099720109477"
+"""Canonical's AWS account, the publisher of the official Ubuntu images."""
+
+
+def ec2_arch(arch: str) -> str:
+    """EC2's name (``x86_64``/``arm64``) for a Docker architecture name."""
+    return _ARCHS.get(docker_arch(arch), arch)
+
+
+def ubuntu_ami_name(arch: str) -> str:
+    """Name pattern of Canonical's Ubuntu 24.04 LTS server images for an architecture."""
+    return f"ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-{docker_arch(arch)}-server-*"
+
 
 NO_STOCK_CODES = frozenset(
     {"InsufficientInstanceCapacity", "InsufficientHostCapacity", "Unsupported"}
@@ -47,6 +58,19 @@ SPOT_INTERRUPTION_BEHAVIOR = "terminate"
 """A pool's spot machine, the runtime's and the stack's alike: a one-time spot request that
 terminates the instance on interruption, so no persistent request relaunches it behind the
 autoscaler's back and no stopped instance is left to bill its volumes."""
+
+
+_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
+
+
+def region(env: Mapping[str, str], name: str) -> str:
+    """An AWS region name such as eu-central-1, or empty when unset."""
+    value = single(env, name)
+    if value and not _REGION.fullmatch(value):
+        raise SettingsError(
+            f"{name}={value!r} is not an AWS region name: write it like eu-central-1"
+        )
+    return value
 
 
 class Ec2Settings(BaseModel):
@@ -76,7 +100,7 @@ class Ec2Settings(BaseModel):
             )
         return cls(
             region=region_name,
-            endpoint_url=url(env, AWS_ENDPOINT_URL),
+            endpoint_url=url(env, AWS_ENDPOINT_URL, "http://127.0.0.1:5000"),
             subnets=mapping(env, ORCA_EC2_SUBNETS, "eu-central-1a=subnet-0abc"),
             security_group=required(env, ORCA_EC2_SECURITY_GROUP),
             instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),

@@ -10,7 +10,11 @@ import requests
 from hcloud import APIException
 from hcloud.servers import BoundServer
 
-from machines.runtime.clouds.hetzner.settings import NO_STOCK_CODES  # noqa: F401 (its old home)
+from machines.runtime.clouds.hetzner.settings import (
+    HCLOUD_ENDPOINT,
+    HCLOUD_TOKEN,
+    NO_STOCK_CODES,  # noqa: F401 (its old home)
+)
 from machines.runtime.errors import (
     CONNECTION,
     NOT_THE_API,
@@ -20,10 +24,6 @@ from machines.runtime.errors import (
 )
 from machines.runtime.labels import POOL_LABEL, managed_by
 from machines.runtime.models import Ending, Machine, Status, machine_address
-from machines.runtime.settings import (
-    HCLOUD_ENDPOINT,
-    HCLOUD_TOKEN,
-)
 from machines.runtime.telemetry import BUSY, LOST_ANSWER, OK, REFUSED, SERVER_ERROR, THROTTLED
 from machines.runtime.telemetry import NOT_THE_API as NOT_API
 

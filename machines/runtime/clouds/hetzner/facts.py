@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from machines.runtime.cloud import Cloud
 from machines.runtime.clouds.hetzner.options import KIND, HetznerOptions
-from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES
-from machines.runtime.settings import HCLOUD_TOKEN
+from machines.runtime.clouds.hetzner.settings import CLOUD, HCLOUD_TOKEN, MARKETS, NO_STOCK_CODES
 
 FACTS = Cloud(
     kind=KIND,

@@ -5,7 +5,7 @@ stack's ``hcloud.Server`` both make for the pool's options
 ``server`` turns (pool options, the deployment's image, the orca labels) into one ``Server``
 shape; the runtime resolves its names to ids and sends them (``provider.py``), the program
 declares the same through the official plugin (``publicNets``, ``networks``,
-``placementGroupId``, ``getImage``: ``machines.program.hetzner.components``).
+``placementGroupId``, ``getImage``: ``machines.program.clouds.hetzner.components``).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from hcloud.servers import BoundServer, Server, ServerCreatePublicNetwork
 from hcloud.ssh_keys import BoundSSHKey, SSHKey
 
 from machines.runtime import retry, telemetry
-from machines.runtime.arch import docker_arch, hetzner_arch
+from machines.runtime.arch import docker_arch
 from machines.runtime.clock import Clock
 from machines.runtime.clouds.hetzner.answers import (
     ANSWER_ERRORS,
@@ -62,7 +62,16 @@ from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, Imag
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
 from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
-from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES, HetznerSettings
+from machines.runtime.clouds.hetzner.settings import (
+    CLOUD,
+    MARKETS,
+    NO_STOCK_CODES,
+    ORCA_HCLOUD_FIREWALL,
+    ORCA_HCLOUD_IMAGE,
+    ORCA_HCLOUD_SSH_KEYS,
+    HetznerSettings,
+    hetzner_arch,
+)
 from machines.runtime.errors import (
     CloudError,
     MachinesError,
@@ -81,7 +90,6 @@ from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
 from machines.runtime.secrets import digest
-from machines.runtime.settings import ORCA_HCLOUD_FIREWALL, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS
 
 T = TypeVar("T")
 

@@ -7,25 +7,29 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from machines.runtime.arch import DEFAULT_HETZNER_IMAGE
+from machines.runtime.arch import AMD64, ARM64, docker_arch
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
-from machines.runtime.settings import (
-    DEFAULT_HCLOUD_ENDPOINT,
-    HCLOUD_ENDPOINT,
-    HCLOUD_TOKEN,
-    ORCA_HCLOUD_FIREWALL,
-    ORCA_HCLOUD_IMAGE,
-    ORCA_HCLOUD_SSH_KEYS,
-    Freshness,
-    Timeouts,
-    names,
-    required,
-    single,
-    url,
-)
+from machines.runtime.settings import Freshness, Timeouts, names, required, single, url
+
+HCLOUD_TOKEN = "HCLOUD_TOKEN"  # noqa: S105 (the variable's name, not a token)
+HCLOUD_ENDPOINT = "HCLOUD_ENDPOINT"
+ORCA_HCLOUD_IMAGE = "ORCA_HCLOUD_IMAGE"
+ORCA_HCLOUD_SSH_KEYS = "ORCA_HCLOUD_SSH_KEYS"
+ORCA_HCLOUD_FIREWALL = "ORCA_HCLOUD_FIREWALL"
+
+DEFAULT_HCLOUD_ENDPOINT = "https://api.hetzner.cloud/v1"
+DEFAULT_HETZNER_IMAGE = "ubuntu-24.04"
 
 CLOUD = "Hetzner Cloud"
+
+_ARCHS = {AMD64: "x86", ARM64: "arm"}
+
+
+def hetzner_arch(arch: str) -> str:
+    """Hetzner's name (``x86``/``arm``) for a Docker architecture name."""
+    return _ARCHS.get(docker_arch(arch), arch)
+
 
 NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
 """What Hetzner answers when it has no capacity for a type in a location right now (here,
@@ -67,7 +71,7 @@ class HetznerSettings(BaseModel):
         env = os.environ if environ is None else environ
         return cls(
             token=SecretStr(hetzner_token(env)),
-            endpoint=url(env, HCLOUD_ENDPOINT) or DEFAULT_HCLOUD_ENDPOINT,
+            endpoint=url(env, HCLOUD_ENDPOINT, DEFAULT_HCLOUD_ENDPOINT) or DEFAULT_HCLOUD_ENDPOINT,
             image=single(env, ORCA_HCLOUD_IMAGE) or DEFAULT_HETZNER_IMAGE,
             ssh_keys=names(env, ORCA_HCLOUD_SSH_KEYS),
             firewall=single(env, ORCA_HCLOUD_FIREWALL),

@@ -8,13 +8,19 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from machines.program.clouds.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
 from machines.program.components import Built, named, secret_user_data
 from machines.program.config.models import PoolConfig
-from machines.program.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
-from machines.runtime.arch import UBUNTU_OWNER, ec2_arch, preferred_arch, ubuntu_ami_name
+from machines.runtime.arch import preferred_arch
 from machines.runtime.clouds.ec2.machine import ebs, launch, metadata_options
 from machines.runtime.clouds.ec2.options import Ec2Options
-from machines.runtime.clouds.ec2.settings import SPOT_INSTANCE_TYPE, SPOT_INTERRUPTION_BEHAVIOR
+from machines.runtime.clouds.ec2.settings import (
+    SPOT_INSTANCE_TYPE,
+    SPOT_INTERRUPTION_BEHAVIOR,
+    UBUNTU_OWNER,
+    ec2_arch,
+    ubuntu_ami_name,
+)
 from machines.runtime.labels import owner_labels
 from machines.runtime.models import Market, machine_address
 

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from machines.program.config.models import BaseDeployment
 
 CLOUDS: dict[str, str] = {
-    "hetzner": "machines.program.hetzner",
-    "ec2": "machines.program.ec2",
+    "hetzner": "machines.program.clouds.hetzner",
+    "ec2": "machines.program.clouds.ec2",
 }
 
 

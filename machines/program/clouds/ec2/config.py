@@ -17,9 +17,15 @@ from machines.program.config.models import (
 )
 from machines.program.config.ports import check_rule_port, port_as_text
 from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
-from machines.runtime.clouds.ec2.settings import CLOUD, MARKETS, ec2_env
+from machines.runtime.clouds.ec2.settings import (
+    AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
+    CLOUD,
+    MARKETS,
+    ec2_env,
+)
 from machines.runtime.models import Market
-from machines.runtime.settings import AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"

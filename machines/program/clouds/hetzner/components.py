@@ -13,12 +13,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_hcloud as hcloud
 
+from machines.program.clouds.hetzner.config import Firewall, HetznerDeployment
 from machines.program.components import Built, named, secret_user_data
 from machines.program.config.models import PoolConfig
-from machines.program.hetzner.config import Firewall, HetznerDeployment
-from machines.runtime.arch import docker_arch, hetzner_arch
+from machines.runtime.arch import docker_arch
 from machines.runtime.clouds.hetzner.machine import Server, shape
 from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.clouds.hetzner.settings import hetzner_arch
 from machines.runtime.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.runtime.models import machine_address
 

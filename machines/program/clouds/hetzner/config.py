@@ -17,12 +17,18 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
-from machines.runtime.arch import DEFAULT_HETZNER_IMAGE
 from machines.runtime.clouds.hetzner.options import HetznerOptions
-from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, hetzner_env
+from machines.runtime.clouds.hetzner.settings import (
+    CLOUD,
+    DEFAULT_HCLOUD_ENDPOINT,
+    DEFAULT_HETZNER_IMAGE,
+    HCLOUD_TOKEN,
+    MARKETS,
+    hetzner_env,
+)
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
-from machines.runtime.settings import DEFAULT_HCLOUD_ENDPOINT, HCLOUD_TOKEN, check_url
+from machines.runtime.settings import check_url
 
 HCLOUD_ENDPOINT_KEY = "hcloud:endpoint"
 
