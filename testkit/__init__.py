@@ -21,8 +21,9 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.fault_proxy``    ``FaultProxy``: errors, drops and delays in front of moto per action
 ``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
                            ``of_moto``)
-``testkit.fake_cloud``     a third cloud in memory, only ``Provider``'s hooks, registered by
-                           ``register`` (one line in ``machines.runtime.clouds.CLOUDS``)
+``testkit.fake_cloud``     a third cloud kept in a file, built as a cloud's packages are and
+                           joined by a line in each registry (``register`` in this process,
+                           ``child_env`` for the CLI and the engine's processes)
 ``testkit.telemetry``      ``recording``/``Recorded``: the runtime's metrics and spans read
                            back in memory (the fixture ``recorded``)
 ``testkit.metrics_endpoint``  ``serving``: a process serving metrics, scraped over HTTP

@@ -232,7 +232,8 @@ class Operation:
                     f"stack {self.stack} does not exist: it is not in "
                     f"{self.project.backend_url()} and has no stack file "
                     f"{shown(self.path, self.root)} in {self.root}; to make it, copy "
-                    "stacks/Pulumi.hetzner-example.yaml to that file and edit it, or "
+                    "the example of its cloud (stacks/Pulumi.<provider>-example.yaml) to "
+                    "that file and edit it, or "
                     f"{WHERE_HINT}"
                 )
         space = self.workspace()

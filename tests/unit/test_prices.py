@@ -15,13 +15,13 @@ from testkit import fake_cloud
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> str:
-    fake_cloud.register(monkeypatch)
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path) -> str:
+    fake_cloud.register(monkeypatch, tmp_path / "cloud.json")
     return fake_cloud.KIND
 
 
 def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
-    prices = price_list(fake, {})
+    prices = price_list(fake)
 
     assert prices.monthly("f1.small", "here", Market.ON_DEMAND) is None
     assert prices.total([("f1.small", "here", Market.ON_DEMAND)]) is None
@@ -29,7 +29,7 @@ def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
 
 
 def test_a_registered_clouds_stock_is_its_offers(fake):
-    found = stock(fake, "f1.small", None, {})
+    found = stock(fake, "f1.small", None, None)
 
     assert (found.locations, found.offered_only, found.text()) == (
         ("here", "there"),

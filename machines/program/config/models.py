@@ -21,8 +21,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from machines.runtime.clouds import cloud as facts_of
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
-from machines.runtime.models import Market
 from machines.runtime.pool import Pool, pools_env, shared_refusal
 from machines.runtime.settings import unsold_market
 
@@ -116,9 +116,6 @@ class BaseDeployment(Model):
     ignore, sending the stack to the cloud's defaults (its real API)."""
     missing_hints: ClassVar[dict[str, str]] = {}
     models: ClassVar[tuple[type[BaseModel], ...]] = ()
-    cloud: ClassVar[str] = ""
-    markets: ClassVar[frozenset[Market]] = frozenset({Market.ON_DEMAND})
-    """The cloud's name and the markets it sells (``clouds.<kind>.settings``)."""
     credentials: ClassVar[dict[str, str]] = {}
     """Provider configuration keys that hold credentials (``hcloud:token``), and the
     variable that can carry each instead: refused in plain text, handed to the reaper."""
@@ -142,6 +139,11 @@ class BaseDeployment(Model):
             raise ValueError("is empty: a stack's machines always carry an owner label")
         return check_owner(owner)
 
+    @property
+    def cloud(self) -> str:
+        """How messages call the stack's cloud (its runtime facts' ``name``)."""
+        return facts_of(self.provider).name
+
     def owned(self, name: str) -> str:
         """The cloud name of shared infrastructure the stack creates: ``<owner>-<name>``."""
         return f"{self.owner}-{name}"
@@ -157,7 +159,8 @@ class BaseDeployment(Model):
                 )
                 continue
             first[pool.name] = i
-            refused = unsold_market(self.cloud, self.markets, pool.name, pool.market)
+            facts = facts_of(self.provider)
+            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
             if refused:
                 found.append((f"pools[{i}].market", refused))
             for other in sorted(kind for kind in pool.options if kind != self.provider):

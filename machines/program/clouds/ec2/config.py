@@ -21,11 +21,8 @@ from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
-    CLOUD,
-    MARKETS,
     ec2_env,
 )
-from machines.runtime.models import Market
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
@@ -152,8 +149,6 @@ class Ec2Deployment(BaseDeployment):
         RootVolume,
         Metadata,
     )
-    cloud: ClassVar[str] = CLOUD
-    markets: ClassVar[frozenset[Market]] = MARKETS
     credentials: ClassVar[dict[str, str]] = {
         "aws:accessKey": AWS_ACCESS_KEY_ID,
         "aws:secretKey": AWS_SECRET_ACCESS_KEY,

@@ -19,14 +19,11 @@ from machines.program.config.models import (
 from machines.program.config.ports import check_rule_port, port_as_text
 from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.settings import (
-    CLOUD,
     DEFAULT_HCLOUD_ENDPOINT,
     DEFAULT_HETZNER_IMAGE,
     HCLOUD_TOKEN,
-    MARKETS,
     hetzner_env,
 )
-from machines.runtime.models import Market
 from machines.runtime.pool import Pool
 from machines.runtime.settings import check_url
 
@@ -141,8 +138,6 @@ class HetznerDeployment(BaseDeployment):
         PlacementGroup,
         HetznerOptions,
     )
-    cloud: ClassVar[str] = CLOUD
-    markets: ClassVar[frozenset[Market]] = MARKETS
     credentials: ClassVar[dict[str, str]] = {"hcloud:token": HCLOUD_TOKEN}
     plugin: ClassVar[str] = "hcloud"
     machine_resource: ClassVar[str] = "hcloud:index/server:Server"
