@@ -54,9 +54,11 @@ def pending_creates(deployment: Mapping[str, object]) -> list[PendingCreate]:
         kind = str(resource.get("type", ""))
         inputs = resource.get("inputs")
         inputs = inputs if isinstance(inputs, Mapping) else {}
-        labels = inputs.get(machine_types().get(kind, ""))
+        cloud = machine_resources().get(kind)
+        labels = inputs.get(cloud.machine_labels) if cloud else None
         labels = labels if isinstance(labels, Mapping) else {}
-        name = str(inputs.get("name") or labels.get("Name") or "")
+        named = cloud.machine_name_label if cloud else ""
+        name = str(inputs.get("name") or (labels.get(named) if named else "") or "")
         pool = labels.get(POOL_LABEL)
         found.append(
             PendingCreate(

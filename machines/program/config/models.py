@@ -127,6 +127,9 @@ class BaseDeployment(Model):
     """The type token of the resource a pool's machine is, its input holding the machine's
     labels (tags) and its property that is the machine's type (changed in place, it powers
     the machine off until the change is done)."""
+    machine_name_label: ClassVar[str] = ""
+    """The label (tag) that holds a machine's cloud name, for a resource with no ``name``
+    input (EC2's ``Name`` tag)."""
 
     provider: str
     owner: str

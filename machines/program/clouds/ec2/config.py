@@ -21,6 +21,7 @@ from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
+    NAME_TAG,
     ec2_env,
 )
 
@@ -158,6 +159,7 @@ class Ec2Deployment(BaseDeployment):
     machine_resource: ClassVar[str] = "aws:ec2/instance:Instance"
     machine_labels: ClassVar[str] = "tags"
     machine_type_key: ClassVar[str] = "instanceType"
+    machine_name_label: ClassVar[str] = NAME_TAG
 
     provider: Literal["ec2"]
     region: Name = Field(alias=AWS_REGION_KEY)
