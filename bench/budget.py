@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator, running_emulator
-from machines import MachineSpec, Provider, Status
+from machines import Machine, MachineSpec, Provider, Status
 from machines.runtime.billing import Billing, Rate, utc
 from machines.runtime.budget import BudgetMeter
 from machines.runtime.clouds.ec2.provider import Ec2Provider
@@ -453,6 +453,78 @@ PER_HOUR = Rate(Decimal(1), Decimal(10**9))
 """A price of 1 an hour and no cap: what a bill at it counts is machine-hours."""
 
 
+@dataclass
+class JobsRun:
+    """One run of the jobs model on a provider: its leases, waiting jobs and outcome."""
+
+    provider: Provider
+    keep: bool
+    machine_type: str
+    locations: tuple[str, ...]
+    rate_of: Callable[[str], Rate]
+    gate: StageGate
+    out: JobsOutcome
+    billing: Billing
+    leases: dict[str, Lease] = field(default_factory=dict)
+    waiting: dict[str, list[Job]] = field(default_factory=lambda: {pool: [] for pool in POOLS})
+    serial: int = 0
+
+    def pool_tick(self, pool: str, now: float, elapsed: float) -> None:
+        """One tick of ``pool``: idle machines to waiting jobs, new machines for the rest,
+        then the idle ones let go as the run says."""
+        listed = [m for m in self.provider.machines(pool) if m.status != Status.DELETING]
+        idle = [m for m in listed if m.id in self.leases and self.leases[m.id].busy_until <= now]
+        advice = self.provider.keep_advice(idle, now) if self.keep and idle else []
+        if advice:  # the most paid time left first: the others' paid time ends sooner
+            idle = [a.machine for a in reversed(advice)]
+        self.reuse(pool, idle, now, elapsed)
+        self.make(pool, now, elapsed)
+        let_go = [a.machine for a in advice if a.release] if self.keep else idle
+        self.let_go(idle, let_go, now)
+
+    def reuse(self, pool: str, idle: list[Machine], now: float, elapsed: float) -> None:
+        while self.waiting[pool] and idle:
+            job = self.waiting[pool].pop(0)
+            machine = idle.pop(0)
+            self.leases[machine.id].busy_until = now + job.seconds
+            self.out.waits.append(elapsed - job.at)
+            self.out.reused += 1
+            self.gate.started(job, elapsed + job.seconds)
+
+    def make(self, pool: str, now: float, elapsed: float) -> None:
+        for job in list(self.waiting[pool]):
+            self.serial += 1
+            spec = MachineSpec(
+                name=f"{pool}-j{self.serial}",
+                machine_type=self.machine_type,
+                location=self.locations[self.serial % len(self.locations)],
+                pool=pool,
+            )
+            made = create(self.provider, spec, Outcome())
+            if made is None:
+                break  # no stock anywhere: the job waits for the next tick
+            self.waiting[pool].remove(job)
+            where = next(m.location for m in self.provider.machines(pool) if m.id == made)
+            self.leases[made] = Lease(now, self.rate_of(where), now + BOOT + job.seconds)
+            self.out.made += 1
+            self.out.waits.append(elapsed - job.at + BOOT)
+            self.gate.started(job, elapsed + BOOT + job.seconds)
+
+    def let_go(self, idle: list[Machine], let_go: list[Machine], now: float) -> None:
+        still_idle = {m.id for m in idle}
+        for machine in let_go:
+            if machine.id not in still_idle:
+                continue
+            lease = self.leases.pop(machine.id)
+            self.provider.delete(machine.id)
+            self.out.bill(self.billing, lease, now)
+        for machine_id in still_idle - {m.id for m in let_go}:
+            lease = self.leases[machine_id]
+            paid = self.billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
+            if paid <= utc(now):
+                self.out.kept_billing += 1  # kept idle although the cloud bills on for it
+
+
 def run_jobs(
     provider: Provider,
     clock: ManualClock,
@@ -468,18 +540,17 @@ def run_jobs(
     """The jobs on ``provider``, one autoscaler tick every ``TICK`` s: every pool listed (the
     profile's tick), idle machines given to waiting jobs first, a machine made for each job
     left, then the idle ones deleted at once or, with ``keep``, as ``keep_advice`` says."""
-    out = JobsOutcome(jobs=len(jobs))
     billing = provider.billing
     assert billing is not None
-    start = clock()
-    leases: dict[str, Lease] = {}
-    waiting: dict[str, list[Job]] = {pool: [] for pool in POOLS}
     gate = StageGate(jobs)
-    serial = 0
+    run = JobsRun(
+        provider, keep, machine_type, locations, rate_of, gate, JobsOutcome(jobs=len(jobs)), billing
+    )
+    start = clock()
     short_on = False
     ticks, last = 0, round(hours * 3600 / TICK)
     # past the hours, on until every job has its machine (a pipeline's last stages), bounded
-    while ticks < last or (ticks < 2 * last and (gate.held() or any(waiting.values()))):
+    while ticks < last or (ticks < 2 * last and (gate.held() or any(run.waiting.values()))):
         ticks += 1
         now = clock()
         elapsed = now - start
@@ -489,56 +560,15 @@ def run_jobs(
             short(want_short)
             short_on = want_short
         for job in gate.arrived(elapsed):
-            waiting[job.pool].append(job)
+            run.waiting[job.pool].append(job)
         for pool in POOLS:
-            listed = [m for m in provider.machines(pool) if m.status != Status.DELETING]
-            idle = [m for m in listed if m.id in leases and leases[m.id].busy_until <= now]
-            advice = provider.keep_advice(idle, now) if keep and idle else []
-            if advice:  # the most paid time left first: the others' paid time ends sooner
-                idle = [a.machine for a in reversed(advice)]
-            while waiting[pool] and idle:
-                job = waiting[pool].pop(0)
-                machine = idle.pop(0)
-                leases[machine.id].busy_until = now + job.seconds
-                out.waits.append(elapsed - job.at)
-                out.reused += 1
-                gate.started(job, elapsed + job.seconds)
-            for job in list(waiting[pool]):
-                serial += 1
-                spec = MachineSpec(
-                    name=f"{pool}-j{serial}",
-                    machine_type=machine_type,
-                    location=locations[serial % len(locations)],
-                    pool=pool,
-                )
-                made = create(provider, spec, Outcome())
-                if made is None:
-                    break  # no stock anywhere: the job waits for the next tick
-                waiting[pool].remove(job)
-                where = next(m.location for m in provider.machines(pool) if m.id == made)
-                leases[made] = Lease(now, rate_of(where), now + BOOT + job.seconds)
-                out.made += 1
-                out.waits.append(elapsed - job.at + BOOT)
-                gate.started(job, elapsed + BOOT + job.seconds)
-            still_idle = {m.id for m in idle}
-            let_go = [a.machine for a in advice if a.release] if keep else idle
-            for machine in let_go:
-                if machine.id not in still_idle:
-                    continue
-                lease = leases.pop(machine.id)
-                provider.delete(machine.id)
-                out.bill(billing, lease, now)
-            for machine_id in still_idle - {m.id for m in let_go}:
-                lease = leases[machine_id]
-                paid = billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
-                if paid <= utc(now):
-                    out.kept_billing += 1  # kept idle although the cloud bills on for it
+            run.pool_tick(pool, now, elapsed)
         clock.advance(TICK)
-    end = clock()
+    out = run.out
     out.hours = ticks * TICK / 3600
-    for lease in leases.values():
-        out.bill(billing, lease, end)
-    out.unfinished = sum(len(w) for w in waiting.values()) + gate.held()
+    for lease in run.leases.values():
+        out.bill(billing, lease, clock())
+    out.unfinished = sum(len(w) for w in run.waiting.values()) + gate.held()
     return out
 
 
