@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
 
+from machines.runtime.clouds import kinds
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Machine, MachineSpec
-from machines.runtime.provider import Provider, kinds
+from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
 from machines.runtime.settings import ORCA_CI_STACKS, ORCA_OWNER, ORCA_PROVIDER
 

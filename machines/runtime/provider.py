@@ -93,11 +93,6 @@ class Found:
     labels: Mapping[str, str]
 
 
-def kinds() -> tuple[str, ...]:
-    """The provider kinds ``Provider.of`` knows."""
-    return tuple(CLOUDS)
-
-
 class Provider(ABC):
     """One cloud account's machines for one owner (a deployment, i.e. a Pulumi stack).
 
@@ -160,14 +155,15 @@ class Provider(ABC):
             raise UnknownProviderError(
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
             )
-        target = cloud(kind).provider
+        facts = cloud(kind)
+        target = facts.provider
         env = os.environ if environ is None else environ
         pools = pools_of(env, kind)
         module_name, _, class_name = target.partition(":")
         cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
         source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
         for pool in pools.values():
-            refused = unsold_market(cls.cloud, cls.markets, pool.name, pool.market)
+            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
             if refused:
                 raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
