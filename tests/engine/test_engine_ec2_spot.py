@@ -24,8 +24,8 @@ from machines.runtime.models import Ending, Market
 from machines.runtime.pool import pools_of
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import EC2_STACK
 from testkit.specs import spec
-from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 

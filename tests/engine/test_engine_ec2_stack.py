@@ -9,19 +9,17 @@ preview, and destroy through the CLI leaves nothing behind.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli.exits import ExitCode
 from machines.runtime.pool import pools_of
 from testkit import moto_server
+from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 from testkit.specs import spec
-from tests.engine.conftest import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 
 pytestmark = pytest.mark.engine
 
@@ -29,18 +27,6 @@ INSTANCE = "aws:ec2/instance:Instance"
 GROUP = "aws:ec2/securityGroup:SecurityGroup"
 USER_DATA = "package_update: true"
 OWNER = {"Name": "tag:orca-owner", "Values": ["prod"]}
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def instances(deployment: Any) -> dict[str, dict[str, Any]]:

@@ -8,8 +8,6 @@ the runtime API is configured from the outputs, and destroy leaves nothing behin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from machines import automation
 from machines.cli.exits import ExitCode
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig
+from testkit.commands import machines_cli as cli
 
 pytestmark = pytest.mark.engine
 
@@ -30,18 +29,6 @@ POOL_LINES = [
     "pool x86: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
 ]
 COMMITTED = (PROJECT_ROOT / "stacks" / "Pulumi.local.yaml").read_bytes()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def servers(deployment) -> dict[str, tuple[int, dict[str, str]]]:

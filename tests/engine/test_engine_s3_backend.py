@@ -3,32 +3,17 @@ work on it, and the engine's lock in the bucket keeps a second operation out."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.cli.exits import ExitCode
 from testkit import moto_server
-from tests.engine.conftest import S3_STACK, STATE_BUCKET
+from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import S3_STACK, STATE_BUCKET
 
 pytestmark = pytest.mark.engine
 
 INSTANCE = "aws:ec2/instance:Instance"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_automation_and_the_cli_share_state_in_a_bucket_with_its_lock(s3_deployment):

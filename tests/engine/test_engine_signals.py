@@ -18,6 +18,7 @@ import pytest
 
 from emulator.process import PROJECT_ROOT
 from machines.cli.exits import ExitCode
+from testkit.commands import machines_cli as cli
 from testkit.engine_run import engine_processes, lock_files, wait_for
 
 ENGINE_CHILDREN = ("pulumi-language-python", "pulumi-resource-hcloud", "pulumi ")
@@ -32,17 +33,6 @@ def started(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-    )
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
     )
 
 
