@@ -32,6 +32,8 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.simulation``     ``simulate``: an autoscaler's rounds against providers, checked
 ``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)
 ``testkit.commands``       ``machines_cli`` (the CLI as CI runs it), ``git``, ``commit``
+``testkit.engine_stacks``  for the engine tests: ``pin`` (a version ``requirements.txt``
+                           pins), the stacks' names, settings and variables
 ``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``
 ``testkit.readme``         a section of the README or of ``docs/<name>.md`` (``doc``), its
                            code blocks and tables, for tests that run or check them

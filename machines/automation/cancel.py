@@ -28,7 +28,8 @@ CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class EngineInterrupted(MachinesError):
-    """A signal cancelled the engine's run; ``exit_status`` is the shell's 128 + signal."""
+    """A signal cancelled the engine's run; ``signum`` is that signal (the CLI exits with
+    its status for it, ``machines.cli.exits.ExitCode.of_signal``)."""
 
     def __init__(self, signum: int) -> None:
         name = signal.Signals(signum).name
@@ -37,7 +38,6 @@ class EngineInterrupted(MachinesError):
             "stack's lock; run it again to finish"
         )
         self.signum = signum
-        self.exit_status = 128 + signum
 
 
 class CancellableCommand(auto.PulumiCommand):

@@ -10,7 +10,8 @@ from hcloud import Client
 
 from emulator.process import Emulator
 from machines import Provider
-from machines.cli import ERROR, NO_STOCK, OK, main
+from machines.cli import main
+from machines.cli.exits import ExitCode
 from testkit.hetzner import TOKEN, foreign_server
 from testkit.specs import OWNER, spec
 
@@ -19,7 +20,7 @@ HETZNER = ["--provider", "hetzner", "--owner", OWNER]
 
 def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
     args = ["create", "ci", "prod-ci-a1", "--type", "cx23", "--location", "fsn1", *HETZNER]
-    assert main(args) == OK
+    assert main(args) == ExitCode.OK
     made = capsys.readouterr().out.splitlines()
     assert made[0].split() == ["ID", "NAME", "STATUS", "TYPE", "LOCATION", "KEPT", "BY", "ADDRESS"]
     assert made[1].split()[1:6] == ["prod-ci-a1", "starting", "cx23", "fsn1", "autoscaler"]
@@ -27,20 +28,20 @@ def test_create_ls_rm_in_process(hetzner_env, hcloud: Client, capsys):
     assert server is not None
     assert server.labels == {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER}
 
-    assert main(["ls", "ci", *HETZNER]) == OK
+    assert main(["ls", "ci", *HETZNER]) == ExitCode.OK
     rows = capsys.readouterr().out.splitlines()
     assert len(rows) == 2
     assert rows[1].split()[:2] == [str(server.id), "prod-ci-a1"]
 
-    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    assert main(["ls", "ci", "--json", *HETZNER]) == ExitCode.OK
     listed = json.loads(capsys.readouterr().out)
     assert [(m["id"], m["name"], m["pool"]) for m in listed] == [
         (str(server.id), "prod-ci-a1", "ci")
     ]
 
-    assert main(["rm", str(server.id), *HETZNER]) == OK
+    assert main(["rm", str(server.id), *HETZNER]) == ExitCode.OK
     assert capsys.readouterr().out.strip() == f"{server.id} deleted"
-    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    assert main(["ls", "ci", "--json", *HETZNER]) == ExitCode.OK
     assert [m["status"] for m in json.loads(capsys.readouterr().out)] in ([], ["deleting"])
 
 
@@ -48,7 +49,7 @@ def test_ls_says_who_keeps_each_machine(hetzner_env, hcloud: Client, hetzner_pro
     hetzner_provider.create(spec(name="prod-ci-a7", pool="ci"))
     labels = {"orca": "pool", "orca-pool": "ci", "orca-owner": OWNER, "orca-managed-by": "pulumi"}
     foreign_server(hcloud, "prod-ci-1", labels)
-    assert main(["ls", "ci", *HETZNER]) == OK
+    assert main(["ls", "ci", *HETZNER]) == ExitCode.OK
     rows = capsys.readouterr().out.splitlines()
     kept_by = rows[0].index("KEPT BY")
     assert {row.split()[1]: row[kept_by:].split()[0] for row in rows[1:]} == {
@@ -61,7 +62,7 @@ def test_ls_sees_only_the_owner_and_pool(hetzner_env, hetzner_provider, capsys):
     hetzner_provider.create(spec(name="prod-ci-a1", pool="ci"))
     hetzner_provider.create(spec(name="prod-gpu-1", pool="gpu"))
     Provider.of("hetzner", owner="other").create(spec(name="other-ci-1", pool="ci"))
-    assert main(["ls", "ci", *HETZNER]) == OK
+    assert main(["ls", "ci", *HETZNER]) == ExitCode.OK
     names = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
     assert names == ["prod-ci-a1"]
 
@@ -77,7 +78,7 @@ def test_user_data_file_reaches_the_machine_and_is_never_printed(
             "--user-data-file", str(user_data), *HETZNER,
         ]
     )  # fmt: skip
-    assert status == OK
+    assert status == ExitCode.OK
     captured = capsys.readouterr()
     assert "sesame" not in captured.out + captured.err
     server_id = int(captured.out.splitlines()[1].split()[0])
@@ -85,15 +86,15 @@ def test_user_data_file_reaches_the_machine_and_is_never_printed(
 
 
 def test_arch_of_both_architectures(hetzner_env, capsys):
-    assert main(["arch", "cx23", *HETZNER]) == OK
-    assert main(["arch", "cax11", *HETZNER]) == OK
+    assert main(["arch", "cx23", *HETZNER]) == ExitCode.OK
+    assert main(["arch", "cax11", *HETZNER]) == ExitCode.OK
     assert capsys.readouterr().out.split() == ["amd64", "arm64"]
 
 
 def test_no_stock_exits_3_with_the_reason(hetzner_env, emulator: Emulator, capsys):
     emulator.control.set_stock([{"server_type": "cax11", "location": "nbg1"}])
     status = main(["create", "ci", "prod-ci-a3", "--type", "cax11", "--location", "nbg1", *HETZNER])
-    assert status == NO_STOCK
+    assert status == ExitCode.NO_STOCK
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("orca-machines: no stock: ")
@@ -103,10 +104,12 @@ def test_no_stock_exits_3_with_the_reason(hetzner_env, emulator: Emulator, capsy
 def test_provider_and_owner_from_the_environment(hetzner_env, monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PROVIDER", "hetzner")
     monkeypatch.setenv("ORCA_OWNER", OWNER)
-    assert main(["create", "ci", "prod-ci-a4", "--type", "cx23", "--location", "fsn1"]) == OK
-    assert main(["ls", "ci", "--json", "--owner", "other"]) == OK
+    assert (
+        main(["create", "ci", "prod-ci-a4", "--type", "cx23", "--location", "fsn1"]) == ExitCode.OK
+    )
+    assert main(["ls", "ci", "--json", "--owner", "other"]) == ExitCode.OK
     capsys.readouterr()
-    assert main(["ls", "ci", "--json"]) == OK
+    assert main(["ls", "ci", "--json"]) == ExitCode.OK
     assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-ci-a4"]
 
 
@@ -117,7 +120,7 @@ def test_rm_reports_each_id_and_fails_for_a_foreign_one(
     assert created.machine is not None
     foreign = foreign_server(hcloud, "someone-else", {"team": "web"})
     status = main(["rm", str(foreign), created.machine.id, "999999", *HETZNER])
-    assert status == ERROR
+    assert status == ExitCode.ERROR
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [f"{created.machine.id} deleted", "999999 deleted"]
     [line] = captured.err.splitlines()
@@ -127,29 +130,29 @@ def test_rm_reports_each_id_and_fails_for_a_foreign_one(
 
 def test_python_dash_m_machines_as_a_child(hetzner_env, run_cli):
     made = run_cli("create", "ci", "prod-ci-a6", "--type", "cx23", "--location", "fsn1", *HETZNER)
-    assert made.returncode == OK, made.stderr
+    assert made.returncode == ExitCode.OK, made.stderr
     listed = run_cli("ls", "ci", "--json", *HETZNER)
-    assert listed.returncode == OK, listed.stderr
+    assert listed.returncode == ExitCode.OK, listed.stderr
     [machine] = json.loads(listed.stdout)
     assert machine["name"] == "prod-ci-a6"
     removed = run_cli("rm", machine["id"], *HETZNER)
-    assert (removed.returncode, removed.stdout.strip()) == (OK, f"{machine['id']} deleted")
+    assert (removed.returncode, removed.stdout.strip()) == (ExitCode.OK, f"{machine['id']} deleted")
 
 
 def test_console_script_runs_the_same_main(hetzner_env, run_cli, console_script):
     done = run_cli("arch", "cax11", *HETZNER, command=console_script)
-    assert (done.returncode, done.stdout.strip(), done.stderr) == (OK, "arm64", "")
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (ExitCode.OK, "arm64", "")
 
 
 @pytest.mark.parametrize("args", [["--help"], ["ls", "--help"], ["preview", "--help"]])
 def test_help_exits_0(args, capsys):
-    assert main(args) == OK
+    assert main(args) == ExitCode.OK
     assert "exit status:" in capsys.readouterr().out
 
 
 def test_the_token_is_never_printed(hetzner_env, run_cli):
     done = run_cli("arch", "nope-type", *HETZNER)
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     assert TOKEN not in done.stdout + done.stderr
 
 
@@ -163,9 +166,9 @@ def test_ls_shows_each_machines_age_and_paid_until(
     finally:
         emulator.control.set_clock(None)
 
-    assert main(["ls", "ci", *HETZNER]) == OK
+    assert main(["ls", "ci", *HETZNER]) == ExitCode.OK
     header, row = capsys.readouterr().out.splitlines()
-    assert main(["ls", "ci", "--json", *HETZNER]) == OK
+    assert main(["ls", "ci", "--json", *HETZNER]) == ExitCode.OK
     (listed,) = json.loads(capsys.readouterr().out)
 
     assert header.split()[-3:] == ["AGE", "PAID", "UNTIL"]

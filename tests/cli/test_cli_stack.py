@@ -16,7 +16,8 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff, PoolCount, engine, stacks
-from machines.cli import CHANGES, ERROR, OK, main
+from machines.cli import main
+from machines.cli.exits import ExitCode
 from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 from testkit.specs import OWNER, spec
 
@@ -50,11 +51,11 @@ def previews(monkeypatch: pytest.MonkeyPatch) -> list[Diff]:
 
 def test_preview_exit_status_says_whether_there_are_changes(previews, capsys):
     previews.extend([ONE_CREATE, NO_CHANGES])
-    assert main(["preview", "local"]) == CHANGES
+    assert main(["preview", "local"]) == ExitCode.CHANGES
     first = capsys.readouterr()
     assert first.out == "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete\n"
     assert first.err == "engine progress line\n"
-    assert main(["preview", "local", "--quiet"]) == OK
+    assert main(["preview", "local", "--quiet"]) == ExitCode.OK
     second = capsys.readouterr()
     assert (second.out, second.err) == ("stack local: no changes\n", "")
 
@@ -62,13 +63,15 @@ def test_preview_exit_status_says_whether_there_are_changes(previews, capsys):
 def test_preview_diff_markdown_and_json(previews, tmp_path: Path, capsys):
     previews.extend([ONE_CREATE, ONE_CREATE])
     markdown = tmp_path / "plan.md"
-    assert main(["preview", "local", "-q", "--diff", "--markdown", str(markdown)]) == CHANGES
+    assert (
+        main(["preview", "local", "-q", "--diff", "--markdown", str(markdown)]) == ExitCode.CHANGES
+    )
     assert capsys.readouterr().out.splitlines() == [
         f"+  create  {SERVER}  local-x86-3",
         "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete",
     ]
     assert markdown.read_text() == ONE_CREATE.markdown()
-    assert main(["preview", "local", "-q", "--json"]) == CHANGES
+    assert main(["preview", "local", "-q", "--json"]) == ExitCode.CHANGES
     report = json.loads(capsys.readouterr().out)
     assert report["has_changes"] is True
     assert report["counts"] == {"create": 1, "update": 0, "replace": 0, "delete": 0}
@@ -76,7 +79,7 @@ def test_preview_diff_markdown_and_json(previews, tmp_path: Path, capsys):
 
 
 def test_drift_without_a_stack_list_checks_no_example_and_not_local(previews, capsys):
-    assert main(["drift"]) == OK
+    assert main(["drift"]) == ExitCode.OK
     captured = capsys.readouterr()
     assert captured.err == (
         "orca-machines: no deployment stack to check: every stack file is local or an example "
@@ -86,7 +89,7 @@ def test_drift_without_a_stack_list_checks_no_example_and_not_local(previews, ca
 
 def test_drift_fails_on_a_stack_with_changes(previews, capsys):
     previews.extend([ONE_CREATE])
-    assert main(["drift", "--stacks", "local", "-q"]) == ERROR
+    assert main(["drift", "--stacks", "local", "-q"]) == ExitCode.ERROR
     captured = capsys.readouterr()
     assert captured.out.splitlines()[-1] == (
         "stack local: 1 to create, 0 to update, 0 to replace, 0 to delete"
@@ -102,9 +105,9 @@ def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     done = Diff(stack="local", changes=(change("create", "a"), change("delete", "b")))
     monkeypatch.setattr(automation, "up", lambda stack, **_: done)
     monkeypatch.setattr(automation, "destroy", lambda stack, **_: done)
-    assert main(["up", "local", "-q"]) == OK
+    assert main(["up", "local", "-q"]) == ExitCode.OK
     assert capsys.readouterr().out == "stack local: 1 created, 0 updated, 0 replaced, 1 deleted\n"
-    assert main(["destroy", "local", "--yes", "-q"]) == OK
+    assert main(["destroy", "local", "--yes", "-q"]) == ExitCode.OK
     assert "1 deleted" in capsys.readouterr().out
 
 
@@ -120,7 +123,7 @@ def test_destroy_counts_the_machines_the_stacks_and_the_autoscalers(monkeypatch,
         pools=(PoolCount(pool="x86", kept=2, autoscaled=3, deletes=5, reaped=("a", "b", "c")),),
     )
     monkeypatch.setattr(automation, "destroy", lambda stack, **_: done)
-    assert main(["destroy", "local", "--yes", "-q"]) == OK
+    assert main(["destroy", "local", "--yes", "-q"]) == ExitCode.OK
     assert capsys.readouterr().out == (
         "stack local: machines: 0 created, 5 deleted (2 kept by the stack, 3 made by the "
         "autoscaler); resources in all: 0 created, 0 updated, 0 replaced, 4 deleted\n"
@@ -131,7 +134,7 @@ def test_destroy_needs_yes_without_a_terminal(monkeypatch, capsys):
     called: list[str] = []
     monkeypatch.setattr(automation, "destroy", lambda stack, **_: called.append(stack))
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    assert main(["destroy", "prod"]) == ERROR
+    assert main(["destroy", "prod"]) == ExitCode.ERROR
     err = capsys.readouterr().err
     assert err == (
         "orca-machines: error: destroy deletes every resource of stack prod: "
@@ -142,7 +145,7 @@ def test_destroy_needs_yes_without_a_terminal(monkeypatch, capsys):
 
 def test_refresh_prints_the_counts(monkeypatch, capsys):
     monkeypatch.setattr(automation, "refresh", lambda stack, **_: {"same": 5, "update": 1})
-    assert main(["refresh", "local", "-q"]) == OK
+    assert main(["refresh", "local", "-q"]) == ExitCode.OK
     assert capsys.readouterr().out == "stack local: refreshed (5 same, 1 update)\n"
 
 
@@ -173,7 +176,7 @@ def stack_outputs(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
 
 
 def test_env_prints_shell_quoted_settings_with_provider_and_owner(stack_outputs, capsys):
-    assert main(["env", "local"]) == OK
+    assert main(["env", "local"]) == ExitCode.OK
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[:2] == [f"{ORCA_PROVIDER}=hetzner", f"{ORCA_OWNER}=local"]
@@ -185,7 +188,7 @@ def test_env_prints_shell_quoted_settings_with_provider_and_owner(stack_outputs,
 
 def test_env_of_a_stack_without_outputs_says_to_bring_it_up(stack_outputs, capsys):
     stack_outputs.clear()
-    assert main(["env", "local"]) == ERROR
+    assert main(["env", "local"]) == ExitCode.ERROR
     assert capsys.readouterr().err == (
         "orca-machines: error: stack local has no usable output env, owner, provider: "
         "bring it up first (orca-machines up local)\n"
@@ -193,7 +196,7 @@ def test_env_of_a_stack_without_outputs_says_to_bring_it_up(stack_outputs, capsy
 
 
 def test_outputs_print_json(stack_outputs, capsys):
-    assert main(["outputs", "local"]) == OK
+    assert main(["outputs", "local"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out) == OUTPUTS
 
 
@@ -201,15 +204,15 @@ def test_pool_commands_configured_by_a_stack(stack_outputs, hetzner_env, hetzner
     stack_outputs["owner"] = OWNER
     stack_outputs["env"] = {"HCLOUD_ENDPOINT": hetzner_env["HCLOUD_ENDPOINT"]}
     hetzner_provider.create(spec(name="prod-x86-a1", pool="x86"))
-    assert main(["ls", "x86", "--json", "--stack", "local"]) == OK
+    assert main(["ls", "x86", "--json", "--stack", "local"]) == ExitCode.OK
     assert [m["name"] for m in json.loads(capsys.readouterr().out)] == ["prod-x86-a1"]
-    assert main(["ls", "x86", "--json", "--stack", "local", "--owner", "other"]) == OK
+    assert main(["ls", "x86", "--json", "--stack", "local", "--owner", "other"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out) == []
 
 
 def test_a_stacks_credentials_are_checked_before_its_passphrase(monkeypatch, capsys):
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
-    assert main(["preview", "hetzner-example"]) == ERROR
+    assert main(["preview", "hetzner-example"]) == ExitCode.ERROR
     err = capsys.readouterr().err
     assert err == (
         "orca-machines: error: stack hetzner-example: HCLOUD_TOKEN is not set: this provider "
@@ -222,7 +225,7 @@ def test_a_missing_engine_says_to_run_install_pulumi(monkeypatch, tmp_path, caps
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ORCA_PULUMI_PROJECT", str(PROJECT_ROOT))
     monkeypatch.setenv("PULUMI_BACKEND_URL", (tmp_path / "state").as_uri())
-    assert main(["refresh", "local"]) == ERROR
+    assert main(["refresh", "local"]) == ExitCode.ERROR
     assert capsys.readouterr().err == (
         "orca-machines: error: the Pulumi engine is not installed: run scripts/install-pulumi, "
         "which builds it into .pulumi-engine/\n"

@@ -12,7 +12,8 @@ import yaml
 
 from emulator.process import Emulator
 from machines import Provider, automation
-from machines.cli import ERROR, OK, main
+from machines.cli import main
+from machines.cli.exits import ExitCode
 from testkit.specs import spec
 
 
@@ -30,7 +31,7 @@ def project(tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_status_without_a_token_fails_after_the_table(project, capsys):
-    assert main(["status", "local"]) == ERROR
+    assert main(["status", "local"]) == ExitCode.ERROR
     captured = capsys.readouterr()
     assert captured.out.splitlines()[1].split()[:2] == ["x86", "cx23"]
     assert "unknown" in captured.out
@@ -41,13 +42,13 @@ def test_status_without_a_token_fails_after_the_table(project, capsys):
 
 
 def test_status_json_says_what_was_not_read(project, capsys):
-    assert main(["status", "local", "--json"]) == ERROR
+    assert main(["status", "local", "--json"]) == ExitCode.ERROR
     report = json.loads(capsys.readouterr().out)
     assert report["unread"] == ["HCLOUD_TOKEN is not set: this provider needs it"]
 
 
 def test_status_that_read_the_cloud_exits_0(project, hetzner_env, capsys):
-    assert main(["status", "local"]) == OK
+    assert main(["status", "local"]) == ExitCode.OK
     captured = capsys.readouterr()
     assert captured.err == ""
     assert captured.out.splitlines()[1].split()[6:8] == ["0", "0"]
@@ -65,9 +66,9 @@ def test_status_shows_the_money_committed_to_each_pools_machines(
     hourly = Provider.of("hetzner", "local").prices().hourly("cx23", "fsn1")
     assert hourly is not None
 
-    assert main(["status", "local", "--json"]) == OK
+    assert main(["status", "local", "--json"]) == ExitCode.OK
     pools = {p["pool"]: p for p in json.loads(capsys.readouterr().out)["pools"]}
-    assert main(["status", "local"]) == OK
+    assert main(["status", "local"]) == ExitCode.OK
     header, x86, *_ = capsys.readouterr().out.splitlines()
 
     assert Decimal(pools["x86"]["committed"]) == 2 * hourly  # two started hours

@@ -16,7 +16,7 @@ from emulator.process import PROJECT_ROOT, Emulator
 from machines import Provider, automation
 from machines.automation import checks, engine
 from machines.automation.status import status as stack_status
-from machines.cli import ERROR, TERMINATED
+from machines.cli.exits import ExitCode
 from machines.program.config.problems import StackConfigError
 from machines.runtime.errors import SettingsError
 from testkit.specs import spec
@@ -135,7 +135,7 @@ def test_the_cli_says_it_in_one_line_without_a_traceback(project: Path, run_cli,
 
     done = run_cli("preview", "local", *quiet)
 
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
     assert line.startswith(
@@ -199,7 +199,11 @@ def test_sigterm_while_the_stack_is_checked_is_one_line_and_143(project, emulato
         out, err = run.communicate(timeout=120)
     finally:
         emulator.control.clear_faults()
-    assert (run.returncode, out, err) == (TERMINATED, "", "orca-machines: error: terminated\n")
+    assert (run.returncode, out, err) == (
+        ExitCode.TERMINATED,
+        "",
+        "orca-machines: error: terminated\n",
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,21 +24,19 @@ from hcloud import Client
 from emulator.process import Emulator, running_emulator
 from machines import automation
 from testkit import moto_server
+from testkit.engine_stacks import (
+    EC2_PASSPHRASE,
+    EC2_STACK,
+    EC2_USER_DATA,
+    EC2_USER_DATA_KEY,
+    ENGINE_VARIABLES,
+    S3_STACK,
+    STATE_BUCKET,
+    ec2_stack_config,
+)
 from testkit.hetzner import TOKEN
 
 PLUGINS = ("hcloud", "aws")
-
-ENGINE_VARIABLES = (
-    "ORCA_CI_STACKS",
-    "ORCA_PROVIDER",
-    "ORCA_OWNER",
-    "PULUMI_CONFIG_PASSPHRASE",
-    "PULUMI_CONFIG_PASSPHRASE_FILE",
-    "HCLOUD_ENDPOINT",
-    "ORCA_HCLOUD_IMAGE",
-    "ORCA_HCLOUD_SSH_KEYS",
-    "ORCA_HCLOUD_FIREWALL",
-)
 
 
 def _plugins(binary: Path) -> list[dict[str, object]]:
@@ -113,12 +111,6 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         yield Deployment(project, state, emulator, client)
 
 
-EC2_STACK = "moto"
-EC2_USER_DATA_KEY = "orca-machines:pools[1].userData"
-EC2_USER_DATA = "#cloud-config\npackage_update: true\n"
-EC2_PASSPHRASE = "orca-machines-moto"
-
-
 @dataclass(frozen=True)
 class Ec2Deployment:
     """A project copy whose ``moto`` stack is the EC2 example stack aimed at moto's server."""
@@ -128,27 +120,6 @@ class Ec2Deployment:
     moto: moto_server.MotoServer
     network: moto_server.Network
     policy: str
-
-
-def ec2_stack_config(url: str, network: moto_server.Network, policy: str) -> dict[str, object]:
-    """What the example stack needs changed to run on moto: endpoints, network, policy."""
-    return {
-        "aws:endpoints": [{"ec2": url, "iam": url, "sts": url}],
-        "orca-machines:subnets": network.subnets,
-        "orca-machines:securityGroup": {
-            "name": "pools",
-            "vpc": network.vpc,
-            "ingress": [
-                {
-                    "protocol": "tcp",
-                    "port": "22",
-                    "sourceIps": ["203.0.113.0/24"],
-                    "description": "ssh from the office",
-                }
-            ],
-        },
-        "orca-machines:instanceProfile": {"name": "workers", "policies": [policy]},
-    }
 
 
 @contextmanager
@@ -189,10 +160,6 @@ def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Depl
         # As the example stack advises: user data as a secret, so no backend file has it.
         automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: EC2_USER_DATA}, path=True, secret=True)
         yield Ec2Deployment(project, state, moto, network, policy)
-
-
-S3_STACK = "shared-state"
-STATE_BUCKET = "orca-pulumi-state"
 
 
 @dataclass(frozen=True)

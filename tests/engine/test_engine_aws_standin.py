@@ -17,11 +17,12 @@ import pytest
 
 from machines import automation
 from testkit import moto_server
-from tests.engine.test_engine_install import AWS
+from testkit.engine_stacks import pin
 
 pytestmark = pytest.mark.engine
 
 STACK = "aws-itself"
+AWS = pin("pulumi-aws")
 
 
 def _stand_in_installed(env: dict[str, str], engine: Path) -> bool:

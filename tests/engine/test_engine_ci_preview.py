@@ -17,7 +17,7 @@ import yaml
 from machines import MachineSpec, automation
 from machines.automation import ci_preview
 from machines.automation.ci_preview import MARKER
-from machines.cli import ERROR, OK
+from machines.cli.exits import ExitCode
 from testkit.commands import commit, git
 from testkit.commands import machines_cli as cli
 from testkit.hetzner import TOKEN
@@ -86,7 +86,7 @@ def test_no_stack_affected_is_an_empty_body_and_success(repo, tmp_path):
     commit(repo, message="notes")
     body = tmp_path / "comment.md"
     done = cli("ci-preview", "--stacks", "local", "--base", "HEAD~1", "--markdown", str(body), "-q")
-    assert (done.returncode, done.stdout, done.stderr) == (OK, "", "")
+    assert (done.returncode, done.stdout, done.stderr) == (ExitCode.OK, "", "")
     assert body.read_text() == ""
 
 
@@ -98,7 +98,7 @@ def test_a_pool_removal_names_the_autoscaler_machines_and_the_money(repo, deploy
     commit(repo, message="drop arm, grow x86")
     body = tmp_path / "comment.md"
     done = cli("ci-preview", "--stacks", "local", "--base", "HEAD~1", "--markdown", str(body), "-q")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     text = body.read_text()
     cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
     before = (2 * cx23 + 3 * cax11).quantize(Decimal("0.01"))
@@ -131,7 +131,7 @@ def test_summary_only_leaves_the_details_out(repo, tmp_path):
         "--summary-only",
         "-q",
     )
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     text = body.read_text()
     assert "removes pool `arm`" in text
     assert "<details" not in text
@@ -151,7 +151,7 @@ def test_a_failed_preview_is_a_failure_block_with_the_engines_line(repo, tmp_pat
         )
     finally:
         git(repo, "reset", "-q", "--hard", "HEAD~1")
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     text = body.read_text()
     assert "| `local` | ❌ preview failed | |" in text
     assert "stack local: pools[0].size: must be >= 0" in text
@@ -168,7 +168,7 @@ def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
         done = cli("status", "local")
     finally:
         deployment.emulator.control.set_stock([])
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     header, x86, arm, total = done.stdout.splitlines()
     assert header.split() == [
         "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "KEPT", "AUTOSCALER", "IN",
@@ -194,7 +194,7 @@ def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
 
 def test_status_json_has_exact_money(repo, deployment):
     done = cli("status", "local", "--json")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     report = json.loads(done.stdout)
     assert [p["pool"] for p in report["pools"]] == ["x86", "arm"]
     assert report["pools"][1]["autoscaler"] == {"running": 2}
@@ -204,11 +204,11 @@ def test_status_json_has_exact_money(repo, deployment):
 def test_drift_fails_preview_expect_no_changes(repo, deployment):
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     clean = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
-    assert clean.returncode == OK, clean.stderr
+    assert clean.returncode == ExitCode.OK, clean.stderr
     [server] = [s for s in deployment.hcloud.servers.get_all() if s.name == "local-x86-1.stack"]
     server.delete()
     drifted = cli("preview", "local", "--refresh", "--expect-no-changes", "-q")
-    assert drifted.returncode == ERROR
+    assert drifted.returncode == ExitCode.ERROR
     assert "stack local has drifted from its configuration: 1 to create" in drifted.stderr
 
 
@@ -228,7 +228,7 @@ def test_by_default_ci_previews_the_deployments_stacks_and_rewrites_no_file(
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "the-deployments-passphrase")
     body = tmp_path / "comment.md"
     done = cli("ci-preview", "--base", "HEAD~1", "--markdown", str(body), "-q")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     text = body.read_text()
     assert text.startswith(MARKER + "\n")
     assert "1 stack previewed: 1 with changes, 0 failed." in text

@@ -18,14 +18,14 @@ import pytest
 from machines import automation
 from machines.automation import ci_preview
 from machines.automation.ci_preview import StackResult, render
-from machines.cli import ERROR, OK
+from machines.cli.exits import ExitCode
 from machines.runtime.labels import machine_name
 from machines.runtime.models import Ending, Market
 from machines.runtime.pool import pools_of
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import EC2_STACK
 from testkit.specs import spec
-from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 
@@ -91,7 +91,7 @@ def test_an_interrupted_kept_instance_is_drift_the_refreshing_preview_names(
 
     drifted = cli("preview", EC2_STACK, "--refresh", "--expect-no-changes")
 
-    assert drifted.returncode == ERROR
+    assert drifted.returncode == ExitCode.ERROR
     assert "has drifted from its configuration: 1 to create" in drifted.stderr
     assert f"EC2 Instance ({interrupted}) was interrupted" in drifted.stdout + drifted.stderr
     [gone] = [m for m in automation.provider(EC2_STACK).machines("ci") if m.id == interrupted]
@@ -113,7 +113,7 @@ def test_status_prices_the_spot_pool_at_the_spot_price_beside_the_on_demand_one(
 ) -> None:
     done = cli("status", EC2_STACK)
 
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     header, ci, mix, *rest = done.stdout.splitlines()
     assert header.split()[6] == "MARKET"
     assert ci.split()[6] == "spot"
@@ -152,5 +152,5 @@ def test_the_ci_comment_prices_the_spot_pool_beside_on_demand(spot_stack: Any) -
 
 def test_destroy_leaves_nothing_behind(spot_stack: Any) -> None:
     done = cli("destroy", EC2_STACK, "--yes")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert instances(spot_stack) == {}

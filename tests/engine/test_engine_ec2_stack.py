@@ -9,19 +9,17 @@ preview, and destroy through the CLI leaves nothing behind.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.cli import CHANGES, OK
+from machines.cli.exits import ExitCode
 from machines.runtime.pool import pools_of
 from testkit import moto_server
+from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 from testkit.specs import spec
-from tests.engine.conftest import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 
 pytestmark = pytest.mark.engine
 
@@ -29,18 +27,6 @@ INSTANCE = "aws:ec2/instance:Instance"
 GROUP = "aws:ec2/securityGroup:SecurityGroup"
 USER_DATA = "package_update: true"
 OWNER = {"Name": "tag:orca-owner", "Values": ["prod"]}
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def instances(deployment: Any) -> dict[str, dict[str, Any]]:
@@ -129,7 +115,7 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
 
 def test_preview_after_up_has_no_changes(ec2_deployment):
     done = cli("preview", EC2_STACK, "--diff")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert done.stdout.splitlines() == [
         "pool arm: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
         "pool x86: 1 kept by the stack, 0 made by the autoscaler, 0 to delete",
@@ -143,7 +129,7 @@ def test_user_data_never_appears_in_plain_text(ec2_deployment):
     assert "prod-x86-1" in backend
     assert USER_DATA not in backend
     shown = cli("outputs", EC2_STACK)
-    assert shown.returncode == OK, shown.stderr
+    assert shown.returncode == ExitCode.OK, shown.stderr
     assert "prod-x86-1" in shown.stdout
     assert USER_DATA not in shown.stdout
 
@@ -165,7 +151,7 @@ def test_user_data_never_appears_in_plain_text(ec2_deployment):
 def test_a_size_change_previews_exactly_one_create(ec2_deployment):
     automation.set_config(EC2_STACK, {"orca-machines:pools[0].size": 3}, path=True)
     done = cli("preview", EC2_STACK, "--diff")
-    assert done.returncode == CHANGES, done.stderr
+    assert done.returncode == ExitCode.CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {INSTANCE}  prod-arm-3",
         "pool arm: 2 → 3 kept by the stack, 0 made by the autoscaler, 0 to delete",
@@ -177,7 +163,7 @@ def test_a_size_change_previews_exactly_one_create(ec2_deployment):
 def test_up_through_the_cli_applies_it_and_leaves_the_others_alone(ec2_deployment):
     before = {name: i["InstanceId"] for name, i in instances(ec2_deployment).items()}
     done = cli("up", EC2_STACK)
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     after = {name: i["InstanceId"] for name, i in instances(ec2_deployment).items()}
     assert set(after) == {*before, "prod-arm-3.stack"}
     assert {name: after[name] for name in before} == before
@@ -241,7 +227,7 @@ def test_removing_a_pool_reaps_the_autoscalers_instances_there_only(ec2_deployme
 
 def test_destroy_through_the_cli_reaps_and_leaves_nothing_behind(ec2_deployment):
     done = cli("destroy", EC2_STACK, "--yes")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert instances(ec2_deployment) == {}
     ec2 = moto_server.client(ec2_deployment.moto.url)
     groups = ec2.describe_security_groups()["SecurityGroups"]

@@ -15,7 +15,6 @@ import hashlib
 import io
 import os
 import platform
-import re
 import shutil
 import subprocess
 import tarfile
@@ -29,16 +28,9 @@ from pathlib import Path
 import pytest
 
 from emulator.process import PROJECT_ROOT
+from testkit.engine_stacks import pin
 
 pytestmark = pytest.mark.engine
-
-
-def pin(name: str) -> str:
-    found = re.search(
-        rf"^{name}==(\S+)$", (PROJECT_ROOT / "requirements.txt").read_text(), re.MULTILINE
-    )
-    assert found, name
-    return found[1]
 
 
 PULUMI, HCLOUD, AWS = pin("pulumi"), pin("pulumi-hcloud"), pin("pulumi-aws")

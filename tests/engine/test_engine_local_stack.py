@@ -8,8 +8,6 @@ the runtime API is configured from the outputs, and destroy leaves nothing behin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +15,10 @@ import yaml
 
 from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.cli import CHANGES, ERROR, OK
+from machines.cli.exits import ExitCode
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig
+from testkit.commands import machines_cli as cli
 
 pytestmark = pytest.mark.engine
 
@@ -30,18 +29,6 @@ POOL_LINES = [
     "pool x86: 2 kept by the stack, 0 made by the autoscaler, 0 to delete",
 ]
 COMMITTED = (PROJECT_ROOT / "stacks" / "Pulumi.local.yaml").read_bytes()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def servers(deployment) -> dict[str, tuple[int, dict[str, str]]]:
@@ -114,7 +101,7 @@ def test_outputs_and_runtime_env(deployment):
         **outputs["env"],
     }
     shown = cli("env", "local")
-    assert shown.returncode == OK, shown.stderr
+    assert shown.returncode == ExitCode.OK, shown.stderr
     assert f"HCLOUD_ENDPOINT={deployment.emulator.url}" in shown.stdout.splitlines()
     assert "TOKEN" not in shown.stdout
 
@@ -122,7 +109,7 @@ def test_outputs_and_runtime_env(deployment):
 def test_preview_after_up_has_no_changes(deployment):
     assert not automation.preview("local").has_changes
     done = cli("preview", "local", "--diff")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert done.stdout.splitlines() == [*POOL_LINES, "stack local: no changes"]
 
 
@@ -133,7 +120,7 @@ def test_a_size_change_previews_exactly_one_create(deployment, tmp_path: Path):
 
     markdown = tmp_path / "plan.md"
     done = cli("preview", "local", "--diff", "--markdown", str(markdown))
-    assert done.returncode == CHANGES, done.stderr
+    assert done.returncode == ExitCode.CHANGES, done.stderr
     assert done.stdout.splitlines() == [
         f"+  create  {SERVER}  local-x86-3",
         POOL_LINES[0],
@@ -153,12 +140,12 @@ def test_up_applies_the_size_change_without_touching_the_others(deployment):
     assert {name: after[name][0] for name in before} == {n: i for n, (i, _) in before.items()}
     assert len(automation.provider("local").machines("x86")) == 3
     done = cli("preview", "local", "-q")
-    assert (done.returncode, done.stdout.strip()) == (OK, "stack local: no changes")
+    assert (done.returncode, done.stdout.strip()) == (ExitCode.OK, "stack local: no changes")
 
 
 def test_pool_commands_from_the_stacks_outputs(deployment):
     listed = cli("ls", "x86", "--stack", "local", "--json")
-    assert listed.returncode == OK, listed.stderr
+    assert listed.returncode == ExitCode.OK, listed.stderr
     assert sorted(m["name"] for m in json.loads(listed.stdout)) == [
         "local-x86-1.stack",
         "local-x86-2.stack",
@@ -175,7 +162,7 @@ def test_unknown_stack_is_one_clear_error(deployment):
     with pytest.raises(automation.StackNotFoundError, match="stack nope does not exist"):
         automation.outputs("nope")
     done = cli("outputs", "nope")
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     assert done.stderr.splitlines() == [
         f"orca-machines: error: stack nope does not exist in {deployment.state.as_uri()}: "
         "bring it up first (orca-machines up nope), or set PULUMI_BACKEND_URL to the backend "
@@ -190,7 +177,7 @@ def test_an_invalid_config_fails_the_preview_before_the_engine_in_one_line(deplo
         done = cli("preview", "local", *quiet)
     finally:
         automation.set_config("local", {"orca-machines:pools[0].size": 3}, path=True)
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     assert done.stderr.splitlines() == [
         "orca-machines: error: stack local: pools[0].size: must be >= 0"
     ]
@@ -220,7 +207,7 @@ def test_a_stack_without_file_or_state_says_it_does_not_exist_before_asking_a_pa
     deployment, command
 ):
     done = cli(command[0], "nope", *command[1:])
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     [line] = done.stderr.splitlines()
     assert line.startswith("orca-machines: error: stack nope does not exist: it is not in ")
     assert "PULUMI_CONFIG_PASSPHRASE" not in line

@@ -14,7 +14,7 @@ import pytest
 from machines import automation
 from testkit import moto_server
 from testkit.commands import operator_pulumi
-from tests.engine.conftest import EC2_PASSPHRASE, EC2_STACK, ENGINE_VARIABLES
+from testkit.engine_stacks import EC2_PASSPHRASE, EC2_STACK, ENGINE_VARIABLES
 
 pytestmark = pytest.mark.engine
 

@@ -16,8 +16,8 @@ from machines.automation import ci_preview
 from machines.automation.diff import Diff
 from machines.automation.pool_report import StackPools
 from testkit import moto_server
+from testkit.engine_stacks import EC2_STACK
 from testkit.specs import spec
-from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 

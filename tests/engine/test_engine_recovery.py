@@ -22,8 +22,8 @@ from machines import automation
 from testkit import moto_server
 from testkit.commands import operator_pulumi
 from testkit.engine_run import engine_processes, lock_files, wait_for
+from testkit.engine_stacks import EC2_STACK
 from testkit.fault_proxy import Fault, FaultProxy
-from tests.engine.conftest import EC2_STACK
 
 pytestmark = pytest.mark.engine
 

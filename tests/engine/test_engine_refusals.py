@@ -15,7 +15,7 @@ import pytest
 
 from machines import automation
 from machines.automation.ci_preview import MARKER
-from machines.cli import ERROR, NO_STOCK, OK
+from machines.cli.exits import ExitCode
 from testkit.commands import commit, git, operator_pulumi
 from testkit.commands import machines_cli as cli
 
@@ -73,7 +73,7 @@ def test_the_preview_warns_that_a_pool_it_would_make_is_out_of_stock(repo):
 def test_an_up_without_stock_says_so_in_one_line_keeps_what_it_made_and_exits_3(repo, deployment):
     done = cli("up", "local", "-q")
 
-    assert done.returncode == NO_STOCK, done.stderr
+    assert done.returncode == ExitCode.NO_STOCK, done.stderr
     (said,) = errors(done.stderr)
     assert "no stock of cax11 in fsn1 for pool arm" in said
     assert "another location or machine type" in said
@@ -87,7 +87,7 @@ def test_with_stock_back_the_same_up_completes(repo, deployment):
 
     done = cli("up", "local", "-q")
 
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert live(deployment) == [
         f"{OWNER}-arm-1.stack",
         f"{OWNER}-arm-2.stack",
@@ -112,7 +112,7 @@ def test_ci_preview_tells_a_stack_missing_from_the_backend_from_a_new_one(
     )
 
     text = body.read_text()
-    assert done.returncode == ERROR
+    assert done.returncode == ExitCode.ERROR
     assert text.startswith(MARKER)
     (said,) = errors(done.stderr)
     assert "stack local exists on the base branch" in said

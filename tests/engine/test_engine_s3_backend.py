@@ -3,32 +3,17 @@ work on it, and the engine's lock in the bucket keeps a second operation out."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from emulator.process import PROJECT_ROOT
 from machines import automation
-from machines.cli import ERROR, OK
+from machines.cli.exits import ExitCode
 from testkit import moto_server
-from tests.engine.conftest import S3_STACK, STATE_BUCKET
+from testkit.commands import machines_cli as cli
+from testkit.engine_stacks import S3_STACK, STATE_BUCKET
 
 pytestmark = pytest.mark.engine
 
 INSTANCE = "aws:ec2/instance:Instance"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m machines ARGS``, inheriting the deployment's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_automation_and_the_cli_share_state_in_a_bucket_with_its_lock(s3_deployment):
@@ -49,19 +34,19 @@ def test_automation_and_the_cli_share_state_in_a_bucket_with_its_lock(s3_deploym
     assert f".pulumi/stacks/orca-machines/{S3_STACK}.json" in keys(".pulumi/stacks/")
 
     shown = cli("ls", "ci", "--stack", S3_STACK)
-    assert shown.returncode == OK, shown.stderr
+    assert shown.returncode == ExitCode.OK, shown.stderr
     assert "prod-ci-1" in shown.stdout
 
     # Another operation holds the stack: the CLI says so and changes nothing.
     s3.put_object(Bucket=STATE_BUCKET, Key=held[0], Body=b'{"pid": 1, "username": "ci"}')
     try:
         done = cli("destroy", S3_STACK, "--yes")
-        assert done.returncode == ERROR
+        assert done.returncode == ExitCode.ERROR
         assert "locked" in done.stderr, done.stderr
         assert automation.outputs(S3_STACK)["provider"] == "ec2"
     finally:
         s3.delete_object(Bucket=STATE_BUCKET, Key=held[0])
 
     done = cli("destroy", S3_STACK, "--yes")
-    assert done.returncode == OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     assert automation.outputs(S3_STACK) == {}

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from emulator.process import PROJECT_ROOT
-from machines.cli import OK
+from machines.cli.exits import ExitCode
+from testkit.commands import machines_cli as cli
 from testkit.engine_run import engine_processes, lock_files, wait_for
 
 ENGINE_CHILDREN = ("pulumi-language-python", "pulumi-resource-hcloud", "pulumi ")
@@ -32,17 +33,6 @@ def started(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-    )
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "machines", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
     )
 
 
@@ -82,7 +72,7 @@ def test_a_signal_cancels_the_engine_and_leaves_no_lock_and_no_process(
     (``up`` checks the stack's pools against the catalogue); the signal comes at the next,
     the engine's."""
     prepare = ("up", "local", "-q") if args[0] == "refresh" else ("destroy", "local", "--yes", "-q")
-    assert cli(*prepare).returncode == OK, "the stack has what the run works on"
+    assert cli(*prepare).returncode == ExitCode.OK, "the stack has what the run works on"
     deployment.emulator.control.reset_requests()
     slow(deployment, *route)
     try:
@@ -104,4 +94,4 @@ def test_a_signal_cancels_the_engine_and_leaves_no_lock_and_no_process(
     assert "Traceback" not in stderr
     assert lock_files(deployment.state) == []
     wait_for(lambda: engine_children(deployment.state) == [], "the engine's processes ending", 30)
-    assert cli("up", "local", "-q").returncode == OK
+    assert cli("up", "local", "-q").returncode == ExitCode.OK

@@ -10,7 +10,7 @@ import pytest
 from machines import automation
 from machines.automation.engine import engine_command
 from machines.program.config.stack_config import PROJECT
-from tests.engine.conftest import EC2_STACK
+from testkit.engine_stacks import EC2_STACK
 
 pytestmark = pytest.mark.engine
 

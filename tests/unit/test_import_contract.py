@@ -60,7 +60,7 @@ def test_the_import_contract_is_kept():
     [
         ("automation/availability.py", "requests"),
         ("program/components.py", "hcloud"),
-        ("cli.py", "boto3"),
+        ("cli/pools.py", "boto3"),
         ("prometheus.py", "botocore"),
         ("runtime/provider.py", "urllib3"),
         ("runtime/shortages.py", "hcloud"),
