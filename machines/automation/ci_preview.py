@@ -149,6 +149,7 @@ def preview_stack(
             project=op.project.root,
             environ=op.environ,
             prices=None if prices is None else prices.of(snapshot.provider),
+            catalogue=op.catalogue,
         )
     except MachinesError as error:
         pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
