@@ -37,6 +37,15 @@ from machines.runtime.errors import (
 from machines.runtime.pool import pools_of
 from machines.runtime.provider import Provider
 
+Catalogue = Callable[[BaseDeployment], Mapping[str, str]]
+"""Gives a deployment's ``catalogue_env``: an operation's makes it once and passes it on."""
+
+
+def catalogue_env(deployment: BaseDeployment) -> Mapping[str, str]:
+    """The runtime's settings for reading the catalogue (``BaseDeployment.catalogue_env``),
+    made anew: the default ``Catalogue`` of a caller that holds no operation."""
+    return deployment.catalogue_env()
+
 
 def stack_config(stack: str, project: str | Path | Project | None = None) -> StackConfig:
     """The ``config:`` of the stack's file, as the program gets it (secrets not decrypted)."""
@@ -104,33 +113,34 @@ def check(
     path = stack_file(stack, project)
     if not path.is_file():
         return None
-    settings = read_yaml(path)
-    deployment = deployment_from(stack, settings)
+    config = config_of(stack, read_yaml(path))
+    deployment = load(config, stack)
     env = os.environ if environ is None else environ
-    check_deployment(stack, deployment, settings, env)
+    check_deployment(stack, deployment, config, env)
     return deployment
 
 
 def check_deployment(
     stack: str,
     deployment: BaseDeployment,
-    settings: Mapping[str, object],
+    config: StackConfig,
     environ: Mapping[str, str],
     shared: Callable[[BaseDeployment], Provider | None] | None = None,
     *,
     deployed: frozenset[str] = frozenset(),
+    catalogue: Catalogue = catalogue_env,
 ) -> None:
     """Ask the cloud about the stack's pools, as the module says, but those ``deployed``
-    names (``deployed_as_written``). ``shared``: the operation's provider, when it has one
-    of these settings (else one is made here)."""
-    config = config_of(stack, settings)
+    names (``deployed_as_written``). ``config``: the stack file's, ``deployment`` loaded
+    from it. ``shared``: the operation's provider, when it has one of these settings (else
+    one is made here, of ``catalogue``'s settings)."""
     if any(
         key in config.secret_keys and not environ.get(var) for key, var in credentials().items()
     ):
         return  # credentials only the engine can decrypt: the cloud is its to ask
     provider = shared(deployment) if shared is not None else None
     if provider is None:
-        provider = checking_provider(stack, deployment, environ)
+        provider = checking_provider(stack, deployment, environ, catalogue)
     try:
         problems = pool_problems(deployment, provider, deployed)
     except CloudError as error:
@@ -142,12 +152,15 @@ def check_deployment(
 
 
 def checking_provider(
-    stack: str, deployment: BaseDeployment, environ: Mapping[str, str]
+    stack: str,
+    deployment: BaseDeployment,
+    environ: Mapping[str, str],
+    catalogue: Catalogue = catalogue_env,
 ) -> Provider:
     """A provider of the stack file's catalogue settings; a setting missing names the stack."""
     try:
         return Provider.of(
-            deployment.provider, deployment.owner, {**environ, **deployment.catalogue_env()}
+            deployment.provider, deployment.owner, {**environ, **catalogue(deployment)}
         )
     except SettingsError as error:
         raise SettingsError(
@@ -157,7 +170,7 @@ def checking_provider(
 
 
 def deployed_as_written(
-    deployment: BaseDeployment, outputs: Mapping[str, object]
+    deployment: BaseDeployment, outputs: Mapping[str, object], catalogue: Catalogue = catalogue_env
 ) -> frozenset[str]:
     """The pools the stack's state (its ``outputs``) holds as ``deployment`` has them: the
     runtime's settings the check reads (``catalogue_env``) unchanged, the pool's own
@@ -166,7 +179,7 @@ def deployed_as_written(
     env, pools = outputs.get("env"), outputs.get("pools")
     if not isinstance(env, dict) or not isinstance(pools, dict):
         return frozenset()
-    if any(env.get(key) != value for key, value in deployment.catalogue_env().items()):
+    if any(env.get(key) != value for key, value in catalogue(deployment).items()):
         return frozenset()
     try:
         before = pools_of({str(k): str(v) for k, v in env.items()}, deployment.provider)

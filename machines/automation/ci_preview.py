@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from machines.automation.cost import PriceLists, money
-from machines.automation.diff import Diff
+from machines.automation.diff import Diff, cell
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.pool_report import PoolChange, PoolSide, StackPools, pool_changes
 from machines.automation.project import Project, scratch_copy
@@ -149,6 +149,7 @@ def preview_stack(
             project=op.project.root,
             environ=op.environ,
             prices=None if prices is None else prices.of(snapshot.provider),
+            catalogue=op.catalogue,
         )
     except MachinesError as error:
         pools = StackPools(stack=stack, notes=(f"pools unknown: {one_line(str(error))}",))
@@ -196,7 +197,7 @@ def _body(results: Sequence[StackResult], *, details: bool, note: str = "") -> s
     ]
     lines += [_summary_row(r) for r in results]
     sentences = [
-        f"- `{_cell(r.stack)}` {p.sentence()}"
+        f"- `{cell(r.stack)}` {p.sentence()}"
         for r in results
         if r.pools is not None
         for p in r.pools.pools
@@ -215,13 +216,13 @@ def _body(results: Sequence[StackResult], *, details: bool, note: str = "") -> s
 
 
 def _summary_row(result: StackResult) -> str:
-    name = f"`{_cell(result.stack)}`"
+    name = f"`{cell(result.stack)}`"
     if result.diff is None:
         return f"| {name} | ❌ preview failed | |"
     cost = result.pools.cost_line() if result.pools is not None else ""
     mark = "🟡" if result.diff.has_changes else "✅"
     new = " (new stack)" if result.new else ""
-    return f"| {name}{new} | {mark} {_summary(result)} | {_cell(cost)} |"
+    return f"| {name}{new} | {mark} {_summary(result)} | {cell(cost)} |"
 
 
 def _summary(result: StackResult) -> str:
@@ -260,20 +261,11 @@ def _details(result: StackResult) -> list[str]:
             "",
         ]
     if pools is not None and pools.notes:
-        lines += [*(f"> {_cell(n)}" for n in pools.notes), ""]
+        lines += [*(f"> {cell(n)}" for n in pools.notes), ""]
     if diff.notes():
-        lines += [*(f"> **Warning:** {_cell(n)}" for n in diff.notes()), ""]
+        lines += [*(f"> **Warning:** {cell(n)}" for n in diff.notes()), ""]
     if diff.has_changes:
-        lines += [
-            "| Op | Type | Name | Changed |",
-            "| --- | --- | --- | --- |",
-            *(
-                f"| {c.op} | `{_cell(c.type)}` | `{_cell(c.name)}` | "
-                f"{', '.join(f'`{_cell(k)}`' for k in c.keys)} |"
-                for c in diff.sorted()
-            ),
-            "",
-        ]
+        lines += [*diff.changes_table(), ""]
     else:
         lines += ["No changes.", ""]
     return [*lines, "</details>"]
@@ -294,7 +286,7 @@ def _pool_row(pool: PoolChange, currency: str) -> str:
     elif theirs:
         deletes.append(f"{theirs} autoscaler")
     return (
-        f"| `{_cell(pool.pool)}` | {side(pool.before)} → {side(pool.after)} | {autoscaler} | "
+        f"| `{cell(pool.pool)}` | {side(pool.before)} → {side(pool.after)} | {autoscaler} | "
         f"{', '.join(deletes) or '—'} | {_arrow(pool.cost_before, pool.cost_after, currency)}"
         f"{_on_demand(pool, currency)} |"
     )
@@ -309,10 +301,6 @@ def _on_demand(pool: PoolChange, currency: str) -> str:
 
 def _arrow(before: Decimal | None, after: Decimal | None, currency: str) -> str:
     return f"{money(before, currency)} → {money(after, currency)}"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
 
 
 def _html(text: str) -> str:

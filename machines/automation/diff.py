@@ -255,24 +255,17 @@ class Diff(BaseModel):
 
     def markdown(self) -> str:
         """The diff for a pull request: a table grouped by op, type and name, and a summary."""
-        title = f"### Pulumi preview of stack `{_cell(self.stack)}`"
-        notes = [line for note in self.notes() for line in (f"> **Warning:** {_cell(note)}", "")]
+        title = f"### Pulumi preview of stack `{cell(self.stack)}`"
+        notes = [line for note in self.notes() for line in (f"> **Warning:** {cell(note)}", "")]
         if not self.has_changes:
             return "\n".join([title, "", *notes, "No changes.", "", *self._pools_markdown()])
-        rows = [
-            f"| {c.op} | `{_cell(c.type)}` | `{_cell(c.name)}` | "
-            f"{', '.join(f'`{_cell(k)}`' for k in c.keys)} |"
-            for c in self.sorted()
-        ]
         counts = ", ".join(f"{n} to {op}" for op, n in self.counts.items())
         return "\n".join(
             [
                 title,
                 "",
                 *notes,
-                "| Op | Type | Name | Changed |",
-                "| --- | --- | --- | --- |",
-                *rows,
+                *self.changes_table(),
                 "",
                 f"**{counts}.**",
                 "",
@@ -280,12 +273,25 @@ class Diff(BaseModel):
             ]
         )
 
+    def changes_table(self) -> list[str]:
+        """The changes as a Markdown table's lines: op, type, name and changed keys, in the
+        order of ``sorted`` (the diff's own ``markdown`` and the CI comment show it)."""
+        return [
+            "| Op | Type | Name | Changed |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {c.op} | `{cell(c.type)}` | `{cell(c.name)}` | "
+                f"{', '.join(f'`{cell(k)}`' for k in c.keys)} |"
+                for c in self.sorted()
+            ),
+        ]
+
     def _pools_markdown(self) -> list[str]:
         if not self.pools:
             return []
         rows = [
-            f"| `{_cell(p.pool)}` | {p.kept_text()} | {p.autoscaled} | {p.deletes} | "
-            f"{', '.join(f'`{_cell(n)}`' for n in p.reaped)} |"
+            f"| `{cell(p.pool)}` | {p.kept_text()} | {p.autoscaled} | {p.deletes} | "
+            f"{', '.join(f'`{cell(n)}`' for n in p.reaped)} |"
             for p in self.pools
         ]
         return [
@@ -294,7 +300,7 @@ class Diff(BaseModel):
             "| --- | --- | --- | --- | --- |",
             *rows,
             "",
-            *[f"`{_cell(p.pool)}`: {_cell(p.rename_note())}." for p in self.pools if p.renamed],
+            *[f"`{cell(p.pool)}`: {cell(p.rename_note())}." for p in self.pools if p.renamed],
             *([""] if any(p.renamed for p in self.pools) else []),
         ]
 
@@ -310,7 +316,9 @@ class Diff(BaseModel):
         }
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
+    """``text`` safe in a Markdown table cell or inline code: ``|`` escaped, backquotes
+    made quotes, one line."""
     return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
 
 

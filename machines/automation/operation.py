@@ -6,8 +6,10 @@ project's ``Pulumi.yaml`` and the stack's file once, makes one engine command (i
 shares it between its stacks), one workspace
 and stack (never ``pulumi stack select``: every command names its stack), reads the stack's
 state once (``machines.automation.state``: a ``file://`` backend's checkpoint without the
-engine), checks the stack file once and builds one runtime provider, which the check, the
-recovery and the snapshot share when their settings are the same.
+engine), builds the stack file's config, its deployment and the catalogue's settings once
+(``catalogue``, passed to the check, the snapshot and the reports), checks the stack file
+once and builds one runtime provider, which the check, the recovery and the snapshot share
+when their settings are the same.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pulumi import automation as auto
 from pulumi.automation._stack import StackInitMode  # not re-exported by the package
 
 from machines.automation import engine
-from machines.automation.checks import check_deployment, deployed_as_written, deployment_from
+from machines.automation.checks import check_deployment, config_of, deployed_as_written
 from machines.automation.engine import (
     WHERE_HINT,
     StackNotFoundError,
@@ -35,11 +37,13 @@ from machines.automation.snapshot import (
     SharedListing,
     StackRuntime,
     StackSnapshot,
+    listed_snapshot,
     runtime_of,
-    take,
 )
 from machines.automation.state import StackState, read_state
+from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
+from machines.program.config.stack_config import StackConfig
 from machines.runtime.errors import MachinesError
 from machines.runtime.provider import Provider
 
@@ -109,14 +113,40 @@ class Operation:
         self.path = self.project.stack_file(self.stack)
         self.has_file = self.path.is_file()
         self.settings: Mapping[str, object] = read_yaml(self.path) if self.has_file else {}
+        self._config: StackConfig | None = None
         self._deployment: BaseDeployment | None = None
+        self._catalogue: tuple[BaseDeployment, Mapping[str, str]] | None = None
+        self._runtime: tuple[object, object, StackRuntime | None] | None = None
         self._checked = False
+
+    def config(self) -> StackConfig:
+        """The stack file's ``config:`` as the program gets it (secrets not decrypted), once."""
+        if self._config is None:
+            self._config = config_of(self.stack, self.settings)
+        return self._config
 
     def deployment(self) -> BaseDeployment:
         """The stack file's configuration, validated (secrets not decrypted), parsed once."""
         if self._deployment is None:
-            self._deployment = deployment_from(self.stack, self.settings)
+            self._deployment = load(self.config(), self.stack)
         return self._deployment
+
+    def catalogue(self, deployment: BaseDeployment) -> Mapping[str, str]:
+        """``deployment``'s ``catalogue_env``, made once for the deployment the operation
+        holds (the check, the snapshot and the reports all read it)."""
+        if self._catalogue is None or self._catalogue[0] is not deployment:
+            self._catalogue = (deployment, deployment.catalogue_env())
+        return self._catalogue[1]
+
+    def runtime(
+        self, deployment: BaseDeployment | None, outputs: Mapping[str, object]
+    ) -> StackRuntime | None:
+        """``runtime_of`` the stack, made once for the deployment and outputs it holds."""
+        held = self._runtime
+        if held is None or held[0] is not deployment or held[1] is not outputs:
+            made = runtime_of(self.stack, deployment, outputs, self.catalogue)
+            held = self._runtime = (deployment, outputs, made)
+        return held[2]
 
     def check(self) -> BaseDeployment | None:
         """The stack checked before the engine starts (``machines.automation.checks``), once;
@@ -127,15 +157,18 @@ class Operation:
         if not self._checked:
             state = self.early_state()
             deployed = (
-                frozenset() if state is None else deployed_as_written(deployment, state.outputs)
+                frozenset()
+                if state is None
+                else deployed_as_written(deployment, state.outputs, self.catalogue)
             )
             check_deployment(
                 self.stack,
                 deployment,
-                self.settings,
+                self.config(),
                 self.environ,
                 self.early_provider,
                 deployed=deployed,
+                catalogue=self.catalogue,
             )
             self._checked = True
         return deployment
@@ -273,10 +306,10 @@ class Operation:
         if state is None:
             return None
         try:
-            runtime = runtime_of(self.stack, deployment, state.outputs)
+            runtime = self.runtime(deployment, state.outputs)
             if runtime is None:
                 return None
-            catalogue = deployment.catalogue_env()
+            catalogue = self.catalogue(deployment)
             if any(runtime.env.get(key) != value for key, value in catalogue.items()):
                 return None
             if (runtime.provider, runtime.owner) != (deployment.provider, deployment.owner):
@@ -290,17 +323,20 @@ class Operation:
         listed by the operation's provider."""
         outputs = self.state().outputs
         try:
-            provider = self.runtime_provider(deployment)
+            runtime = self.runtime(deployment, outputs)
+            if runtime is None:
+                return StackSnapshot(self.stack, deployment, outputs)
+            provider = self.provider(runtime)
         except MachinesError as error:
             return StackSnapshot(self.stack, deployment, outputs, refused=error)
-        return take(
-            self.stack, deployment, outputs, self.environ, provider=provider, shared=self._shared
+        return listed_snapshot(
+            self.stack, deployment, outputs, provider, owner=runtime.owner, shared=self._shared
         )
 
     def runtime_provider(self, deployment: BaseDeployment | None) -> Provider | None:
         """The provider the snapshot lists with (``runtime_of``: the settings the stack
         exported, else its file's), made once; None for a stack of neither."""
-        runtime = runtime_of(self.stack, deployment, self.state().outputs)
+        runtime = self.runtime(deployment, self.state().outputs)
         return None if runtime is None else self.provider(runtime)
 
 

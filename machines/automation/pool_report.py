@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from machines.automation.checks import deployment_of
+from machines.automation.checks import Catalogue, catalogue_env, deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Change, Diff
 from machines.automation.snapshot import StackSnapshot
@@ -198,10 +198,12 @@ def pool_changes(
     project: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     prices: PriceList | None = None,
+    catalogue: Catalogue = catalogue_env,
 ) -> StackPools:
     """The pools ``diff`` touches in its stack, counted against the cloud as ``snapshot``
     (the one the preview was counted against) found it: nothing is read again but the
-    price list (``prices``, else the snapshot's provider's)."""
+    price list (``prices``, else the snapshot's provider's). ``catalogue``: the
+    operation's, when it has one."""
     env = os.environ if environ is None else environ
     deployment = snapshot.deployment or deployment_of(diff.stack, project)
     before = before_sides(snapshot)
@@ -211,7 +213,7 @@ def pool_changes(
         notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
     prices = prices or price_list(
         deployment.provider,
-        {**env, **deployment.catalogue_env(), **snapshot.exported},
+        {**env, **catalogue(deployment), **snapshot.exported},
         snapshot.provider,
     )
     names = sorted(set(before) | set(after))

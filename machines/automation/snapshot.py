@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.engine import EngineError
 from machines.program.config.models import BaseDeployment
 from machines.runtime.errors import MachinesError
@@ -87,11 +88,14 @@ class StackSnapshot:
 
 
 def runtime_of(
-    stack: str, deployment: BaseDeployment | None, outputs: Mapping[str, object]
+    stack: str,
+    deployment: BaseDeployment | None,
+    outputs: Mapping[str, object],
+    catalogue: Catalogue = catalogue_env,
 ) -> StackRuntime | None:
     """The runtime's kind, owner and settings for the stack: those it exported when it was
     last brought up (ids of what it created, such as a security group, are known only
-    there), else those its file gives, enough for reading (``catalogue_env``, with the
+    there), else those its file gives, enough for reading (``catalogue``, with the
     pools' max and market); None for neither."""
     if isinstance(outputs.get("pools"), dict) and outputs.get("pools"):
         return StackRuntime.of(stack, outputs)
@@ -100,7 +104,7 @@ def runtime_of(
     return StackRuntime(
         provider=deployment.provider,
         owner=deployment.owner,
-        env=deployment.runtime_env(deployment.catalogue_env()),
+        env=deployment.runtime_env(catalogue(deployment)),
     )
 
 
@@ -127,10 +131,22 @@ def take(
             provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
     except MachinesError as error:
         return StackSnapshot(stack, deployment, outputs, refused=error)
-    listed, failures = listing(provider, pool_names(deployment, outputs), shared)
-    return StackSnapshot(
-        stack, deployment, outputs, runtime.owner, provider, None, listed, failures
-    )
+    return listed_snapshot(stack, deployment, outputs, provider, owner=runtime.owner, shared=shared)
+
+
+def listed_snapshot(
+    stack: str,
+    deployment: BaseDeployment | None,
+    outputs: Mapping[str, object],
+    provider: Provider,
+    *,
+    owner: str,
+    shared: SharedListing | None = None,
+) -> StackSnapshot:
+    """The snapshot of each pool of the stack's state and of ``deployment`` listed by
+    ``provider`` (of ``owner``), from ``shared`` when given."""
+    found, failures = listing(provider, pool_names(deployment, outputs), shared)
+    return StackSnapshot(stack, deployment, outputs, owner, provider, None, found, failures)
 
 
 def pool_names(deployment: BaseDeployment | None, outputs: Mapping[str, object]) -> list[str]:

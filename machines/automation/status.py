@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from machines.automation.availability import Stock, stock
+from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.operation import Operation
 from machines.automation.pool_report import is_kept, unpriced
@@ -158,7 +159,9 @@ def status(
     deployment = op.deployment()
     snapshot = op.snapshot(deployment)
     destroyed = not snapshot.outputs and last_operation(op) == "destroy"
-    return stack_status(snapshot, deployment, op.environ, prices, destroyed=destroyed)
+    return stack_status(
+        snapshot, deployment, op.environ, prices, destroyed=destroyed, catalogue=op.catalogue
+    )
 
 
 def stack_status(
@@ -168,10 +171,12 @@ def stack_status(
     prices: PriceList | None = None,
     *,
     destroyed: bool = False,
+    catalogue: Catalogue = catalogue_env,
 ) -> StackStatus:
     """The status of the stack as ``snapshot`` found it: nothing is read again but the
-    price list and the stock of each pool's type (the snapshot's provider's)."""
-    settings = {**environ, **deployment.catalogue_env(), **snapshot.exported}
+    price list and the stock of each pool's type (the snapshot's provider's);
+    ``catalogue``: the operation's, when it has one."""
+    settings = {**environ, **catalogue(deployment), **snapshot.exported}
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")

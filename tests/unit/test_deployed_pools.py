@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from machines.automation.checks import check_deployment, deployed_as_written, deployment_from
+from machines.automation.checks import (
+    check_deployment,
+    config_of,
+    deployed_as_written,
+    deployment_from,
+)
 from machines.program.config.models import BaseDeployment
 from machines.runtime.errors import SettingsError
 from testkit.moto_server import free_port
@@ -85,7 +90,7 @@ def test_the_provider_settings_are_still_refused_when_every_pool_is_as_deployed(
         check_deployment(
             "local",
             written,
-            settings(),
+            config_of("local", settings()),
             {"HCLOUD_TOKEN": "short"},
             deployed=deployed_as_written(written, outputs_of(written)),
         )
@@ -101,7 +106,7 @@ def test_an_unchanged_stack_is_checked_without_asking_the_cloud() -> None:
     check_deployment(
         "local",
         written,
-        closed,
+        config_of("local", closed),
         {"HCLOUD_TOKEN": "x" * 64},
         deployed=deployed_as_written(written, outputs_of(written)),
     )

@@ -1,9 +1,10 @@
 """Hetzner Cloud behind the provider interface, on the official client (hcloud-python).
 
-Names are resolved to ids once per provider (image per architecture, SSH keys, firewall),
-so a ``create`` is one request after the first. Retries are ``machines.runtime.retry``'s, not
-hcloud's: it knows which requests are safe to repeat (a create is made safe by its unique
-name and labels) and reads ``RateLimit-Reset``, which hcloud-python does not.
+Names are resolved to ids once per provider (image per architecture, SSH keys, firewall,
+network, placement group: one cache, ``lookups.py``), so a ``create`` is one request after
+the first. Retries are ``machines.runtime.retry``'s, not hcloud's: it knows which requests
+are safe to repeat (a create is made safe by its unique name and labels) and reads
+``RateLimit-Reset``, which hcloud-python does not.
 
 ``machines(pool)`` answers every pool from one listing of the owner while it is fresh
 (``machines.runtime.listing``), stretched by the budget each answer states
@@ -25,11 +26,10 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import requests
 from hcloud import APIException, Client
@@ -41,7 +41,7 @@ from hcloud.networks import Network
 from hcloud.placement_groups import PlacementGroup
 from hcloud.server_types import BoundServerType, ServerType
 from hcloud.servers import BoundServer, Server, ServerCreatePublicNetwork
-from hcloud.ssh_keys import BoundSSHKey, SSHKey
+from hcloud.ssh_keys import SSHKey
 
 from machines.runtime import retry, telemetry
 from machines.runtime.arch import docker_arch
@@ -58,6 +58,7 @@ from machines.runtime.clouds.hetzner.answers import (
 from machines.runtime.clouds.hetzner.billing import BILLING
 from machines.runtime.clouds.hetzner.catalogue import Catalogue
 from machines.runtime.clouds.hetzner.client import Clients
+from machines.runtime.clouds.hetzner.lookups import Lookups
 from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
 from machines.runtime.clouds.hetzner.options import HetznerOptions
@@ -102,6 +103,29 @@ SERVERS = "GET /servers"
 """The operation of requests made in more than one place (``machines.runtime.telemetry``)."""
 
 
+class _Found(Protocol):
+    """What a ``get_by_name`` answers: a resource with its id."""
+
+    @property
+    def id(self) -> int | None: ...
+
+
+class _ByName(Protocol):
+    """A resource client of hcloud-python that finds one resource by its name."""
+
+    def get_by_name(self, name: str) -> _Found | None: ...
+
+
+_BY_NAME: Mapping[str, tuple[Callable[[Client], _ByName], str]] = {
+    "network": (lambda client: client.networks, "GET /networks"),
+    "placement group": (lambda client: client.placement_groups, "GET /placement_groups"),
+    "SSH key": (lambda client: client.ssh_keys, "GET /ssh_keys"),
+    "firewall": (lambda client: client.firewalls, "GET /firewalls"),
+}
+"""Each kind looked up by name: its resource client, and the operation its request counts
+under (``machines.runtime.telemetry``)."""
+
+
 class HetznerProvider(Provider):
     """Servers in one Hetzner Cloud project, labelled for one owner."""
 
@@ -124,11 +148,7 @@ class HetznerProvider(Provider):
         self._catalogue = Catalogue(
             self._read_catalogue, settings.freshness.offers_ttl, clock, self._stock.available
         )
-        self._names_lock = threading.Lock()
-        self._images: dict[tuple[str, ...], int] = {}
-        self._named: dict[tuple[str, str], int] = {}
-        self._ssh_key_ids: list[int] | None = None
-        self._firewall_id: int | None = None
+        self._lookups = Lookups()
 
     @classmethod
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> HetznerProvider:
@@ -350,13 +370,11 @@ class HetznerProvider(Provider):
         for the architecture, by id (checked to be of it), or the newest snapshot of the
         label selector for it. ``MachinesError`` naming the setting when there is none."""
         hetzner = hetzner_arch(architecture)
-        key = (choice.name, str(choice.id), choice.selector, hetzner)
-        with self._names_lock:
-            if key not in self._images:
-                self._images[key] = self._find_image(
-                    choice, hetzner, architecture, pool, machine_type
-                )
-            return self._images[key]
+        return self._lookups.once(
+            "image",
+            (choice.name, str(choice.id), choice.selector, hetzner),
+            partial(self._find_image, choice, hetzner, architecture, pool, machine_type),
+        )
 
     def _find_image(
         self, choice: ImageChoice, hetzner: str, architecture: str, pool: str, machine_type: str
@@ -459,60 +477,50 @@ class HetznerProvider(Provider):
         looked up once; ``MachinesError`` naming the pool's key when the project has none."""
         if not name:
             return None
-        with self._names_lock:
-            if (what, name) not in self._named:
-                client = self._client()
-                finder = client.networks if what == "network" else client.placement_groups
-                found = self._call(
-                    f"find {what} {name}",
-                    lambda: finder.get_by_name(name),
-                    "GET /networks" if what == "network" else "GET /placement_groups",
-                )
-                if found is None or found.id is None:
-                    key = "network" if what == "network" else "placementGroup"
-                    raise MachinesError(
-                        f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
-                        f"create it (the stack does, when it declares it) or fix the name"
-                    )
-                self._named[(what, name)] = found.id
-            return self._named[(what, name)]
+        key = "network" if what == "network" else "placementGroup"
+        missing = (
+            f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
+            f"create it (the stack does, when it declares it) or fix the name"
+        )
+        return self._lookups.once(what, name, partial(self._id_by_name, what, name, missing))
 
     def _resolve_ssh_keys(self) -> list[int]:
-        with self._names_lock:
-            if self._ssh_key_ids is None:
-                ids = []
-                for name in self.ssh_keys:
-                    key = self._call(
-                        f"find SSH key {name}",
-                        partial(self._ssh_key, name),
-                        "GET /ssh_keys",
-                    )
-                    if key is None or key.id is None:
-                        raise MachinesError(
-                            f"Hetzner has no SSH key named {name!r} ({ORCA_HCLOUD_SSH_KEYS}): "
-                            "add it to the project or remove it from the setting"
-                        )
-                    ids.append(key.id)
-                self._ssh_key_ids = ids
-            return self._ssh_key_ids
+        """The ids of ``ORCA_HCLOUD_SSH_KEYS``' keys, looked up once (all, or none kept)."""
+        return self._lookups.once("SSH keys", tuple(self.ssh_keys), self._find_ssh_keys)
+
+    def _find_ssh_keys(self) -> list[int]:
+        return [
+            self._id_by_name(
+                "SSH key",
+                name,
+                f"Hetzner has no SSH key named {name!r} ({ORCA_HCLOUD_SSH_KEYS}): "
+                "add it to the project or remove it from the setting",
+            )
+            for name in self.ssh_keys
+        ]
 
     def _resolve_firewall(self) -> int | None:
+        """The id of ``ORCA_HCLOUD_FIREWALL``'s firewall (None for none), looked up once."""
         if not self.firewall:
             return None
-        with self._names_lock:
-            if self._firewall_id is None:
-                firewall = self._call(
-                    f"find firewall {self.firewall}",
-                    lambda: self._client().firewalls.get_by_name(self.firewall),
-                    "GET /firewalls",
-                )
-                if firewall is None or firewall.id is None:
-                    raise MachinesError(
-                        f"Hetzner has no firewall named {self.firewall!r} "
-                        f"({ORCA_HCLOUD_FIREWALL}): create it or change the setting"
-                    )
-                self._firewall_id = firewall.id
-            return self._firewall_id
+        missing = (
+            f"Hetzner has no firewall named {self.firewall!r} "
+            f"({ORCA_HCLOUD_FIREWALL}): create it or change the setting"
+        )
+        return self._lookups.once(
+            "firewall", self.firewall, partial(self._id_by_name, "firewall", self.firewall, missing)
+        )
+
+    def _id_by_name(self, what: str, name: str, missing: str) -> int:
+        """The id of the ``what`` named ``name`` (one request); ``MachinesError(missing)``
+        when the project has none."""
+        finder, operation = _BY_NAME[what]
+        found = self._call(
+            f"find {what} {name}", lambda: finder(self._client()).get_by_name(name), operation
+        )
+        if found is None or found.id is None:
+            raise MachinesError(missing)
+        return found.id
 
     def _list(self, pool: str | None) -> list[Machine]:
         def mine(labels: Mapping[str, str]) -> str | None:
@@ -576,9 +584,6 @@ class HetznerProvider(Provider):
         if server.id != server_id:
             raise NotTheApi(f"server {server_id} answered as server {server.id}")
         return server
-
-    def _ssh_key(self, name: str) -> BoundSSHKey | None:
-        return self._client().ssh_keys.get_by_name(name)
 
     def _client(self) -> Client:
         return self._clients.get()

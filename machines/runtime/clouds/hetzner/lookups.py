@@ -1,0 +1,31 @@
+"""What a create names, looked up once per provider: one cache keyed by kind and key.
+
+A create names an image, SSH keys, a firewall, a network and a placement group; each is
+asked of the API the first time only, so a ``create`` is one request after the first.
+hcloud-python's ``get_by_name`` asks every time, so the answers are kept here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import TypeVar, cast
+
+T = TypeVar("T")
+
+
+class Lookups:
+    """Answers of look-ups by (kind, key), each asked once; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._found: dict[tuple[str, Hashable], object] = {}
+
+    def once(self, kind: str, key: Hashable, find: Callable[[], T]) -> T:
+        """``find()``'s answer for ``key`` of ``kind``, asked the first time only. A look-up
+        that raises keeps nothing: the next one asks again. One at a time, so two threads
+        creating at once ask once."""
+        with self._lock:
+            if (kind, key) not in self._found:
+                self._found[(kind, key)] = find()
+            return cast(T, self._found[(kind, key)])
