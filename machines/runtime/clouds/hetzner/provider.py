@@ -60,7 +60,7 @@ from machines.runtime.clouds.hetzner.catalogue import Catalogue
 from machines.runtime.clouds.hetzner.client import Clients
 from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
-from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.clouds.hetzner.options import SPREAD_LIMIT, HetznerOptions
 from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.runtime.clouds.hetzner.settings import CLOUD, MARKETS, NO_STOCK_CODES, HetznerSettings
 from machines.runtime.errors import (
@@ -119,6 +119,9 @@ class HetznerProvider(Provider):
         self._names_lock = threading.Lock()
         self._images: dict[tuple[str, ...], int] = {}
         self._named: dict[tuple[str, str], int] = {}
+        self._subnet_zones: dict[str, frozenset[str]] = {}
+        self._zones: dict[str, str] = {}
+        self._members: dict[str, frozenset[int]] = {}
         self._ssh_key_ids: list[int] | None = None
         self._firewall_id: int | None = None
 
@@ -231,6 +234,8 @@ class HetznerProvider(Provider):
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
         network_id = self._named_id("network", shape.network, spec.pool)
+        if network_id is not None:
+            self._check_zone(shape.network, spec.location, spec.pool)
         group_id = self._named_id("placement group", shape.placement_group, spec.pool)
         public_net = (
             None
@@ -441,10 +446,70 @@ class HetznerProvider(Provider):
             if name in created:
                 continue
             try:
-                self._named_id(what, name, pool.name)
+                if self._named_id(what, name, pool.name) is None:
+                    continue
+                if what == "network":
+                    self._check_zone(name, pool.location, pool.name)
+                else:
+                    self._check_room(name, pool)
             except MachinesError as error:
                 found.append((key, str(error)))
         return found
+
+    def _check_room(self, group: str, pool: Pool) -> None:
+        """``MachinesError`` when the spread group ``group`` already holds servers other
+        than this owner's, too many for the pool's ``max`` besides: Hetzner refuses the
+        server past ``SPREAD_LIMIT`` (``placement_group_member_limit_reached``). One listing
+        of the owner's machines, asked only when the group holds any server."""
+        members = self._members.get(group, frozenset())
+        if not members:
+            return
+        mine = {int(m.id) for m in self._list(None) if m.id.isdigit()}
+        others = len(members - mine)
+        wanted = pool.max or SPREAD_LIMIT
+        if others + wanted > SPREAD_LIMIT:
+            room = max(SPREAD_LIMIT - others, 0)
+            raise MachinesError(
+                f"pool {pool.name}: hetzner.placementGroup {group!r} already holds {others} "
+                f"server{'' if others == 1 else 's'} not of this owner, and Hetzner puts at most "
+                f"{SPREAD_LIMIT} in a spread group: "
+                + (
+                    f"lower the pool's max from {wanted} to {room}, or "
+                    if room
+                    else "it is full, so "
+                )
+                + "use another placement group"
+            )
+
+    def network_zone(self, location: str) -> str:
+        """``GET /locations?name=``'s ``network_zone``, read once per location."""
+        if not location:
+            return ""
+        with self._names_lock:
+            if location not in self._zones:
+                found = self._call(
+                    f"find location {location}",
+                    lambda: self._client().locations.get_by_name(location),
+                    "GET /locations",
+                )
+                self._zones[location] = (found.network_zone or "") if found else ""
+            return self._zones[location]
+
+    def _check_zone(self, network: str, location: str, pool: str) -> None:
+        """``MachinesError`` naming the pool's key when ``network`` has no subnet in the
+        network zone of ``location`` (Hetzner attaches a server only to a subnet of its
+        location's zone, and refuses the create otherwise)."""
+        zone = self.network_zone(location)
+        zones = self._subnet_zones.get(network, frozenset())
+        if zone and zone not in zones:
+            with self._names_lock:  # read the network again next time: a subnet may be added
+                self._named.pop(("network", network), None)
+            has = ", ".join(sorted(zones)) or "none"
+            raise MachinesError(
+                f"pool {pool}: hetzner.network {network!r} has no subnet in network zone "
+                f"{zone}, which holds location {location} (its subnets' zones: {has}): add a "
+                f"subnet in {zone} to the network, or use a network or location of one zone"
+            )
 
     def _named_id(self, what: str, name: str, pool: str) -> int | None:
         """The id of the network or placement group named ``name`` (None for no name),
@@ -466,6 +531,11 @@ class HetznerProvider(Provider):
                         f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
                         f"create it (the stack does, when it declares it) or fix the name"
                     )
+                if isinstance(found, Network):
+                    zones = (s.network_zone for s in found.subnets or [])
+                    self._subnet_zones[name] = frozenset(z for z in zones if z)
+                else:
+                    self._members[name] = frozenset(found.servers or [])
                 self._named[(what, name)] = found.id
             return self._named[(what, name)]
 
