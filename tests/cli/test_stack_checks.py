@@ -399,6 +399,24 @@ def test_an_image_id_written_as_a_number_is_accepted(project: Path, emulator: Em
             {"imageOwner": "099720109477", "imageName": "nothing-*"},
             "stack moto: pools[1].ec2.imageName: pool x86: ec2.imageOwner 099720109477 has no AMI",
         ),
+        (
+            {"rootVolume": {"kmsKey": "alias/nope"}},
+            "stack moto: pools[1].ec2.rootVolume.kmsKey: pool x86: ec2.rootVolume.kmsKey "
+            "'alias/nope' is no KMS key in region",
+        ),
+        (
+            {"rootVolume": {"type": "io1", "size": 30, "iops": 2000}},
+            "stack moto: pools[1].ec2.rootVolume: iops 2000 is more than a 30 GiB io1 volume "
+            "takes (50 per GiB: at most 1500): lower iops or raise size to 40 GiB",
+        ),
+        (
+            {"rootVolume": {"type": "st1", "size": 100}},
+            "stack moto: pools[1].ec2.rootVolume: type st1 cannot be a root volume",
+        ),
+        (
+            {"rootVolume": {"iops": 1000}},
+            "stack moto: pools[1].ec2.rootVolume: iops 1000 is outside what a gp3 volume takes",
+        ),
     ],
 )
 def test_an_unknown_ami_or_a_small_volume_fails_before_the_engine_starts(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
+from machines.runtime.labels import numbers_as_text
 from machines.runtime.options import Options, extra_keys
 
 if TYPE_CHECKING:
@@ -169,6 +170,8 @@ class HetznerOptions(Options):
     def _image_id(cls, image: object) -> object:
         """An image id as YAML reads it unquoted (``image: 300000005``) is the id."""
         return str(image) if isinstance(image, int) and not isinstance(image, bool) else image
+
+    _numbers = field_validator("labels", mode="before")(numbers_as_text)
 
     @field_validator("labels")
     @classmethod
