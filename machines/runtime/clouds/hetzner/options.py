@@ -44,7 +44,7 @@ SELECTOR_RULE = (
 """Hetzner's label-selector language (docs.hetzner.cloud, "Label Selector")."""
 
 _ABSENT = re.compile(r"!\s*([^\s=!(),]+)")
-_SET = re.compile(r"([^\s=!(),]+)\s+(in|notin)\s+\(([^()]*)\)")
+_SET = re.compile(r"([^\s=!(),]+)\s+(in|notin)\s*\(([^()]*)\)")
 _COMPARE = re.compile(r"([^\s=!(),]+)\s*(==|=|!=)\s*([^\s=!(),]*)")
 _EXISTS = re.compile(r"[^\s=!(),]+")
 
