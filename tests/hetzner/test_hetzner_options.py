@@ -299,3 +299,16 @@ def test_an_image_id_written_as_a_number_is_the_id(
 
     assert server.image is not None
     assert server.image.id == image
+
+
+@pytest.mark.usefixtures("hetzner_env")
+def test_a_set_selector_without_a_space_before_its_values_is_read(
+    hcloud: Client, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = emulator.control.add_image(labels={"role": "ci-worker"})
+    pools(monkeypatch, imageSelector="role in(ci-worker,other)")
+
+    server = hcloud.servers.get_by_id(int(create(machine_type="cx23")))
+
+    assert server.image is not None
+    assert server.image.id == image
