@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -329,6 +330,18 @@ def count_calls(ec2_client: Any) -> Counter[str]:
 
     ec2_client.meta.events.register("before-call.ec2", count)
     return calls
+
+
+def deny(aws_client: Any, operation: str, code: str = "AccessDeniedException") -> None:
+    """Make the client's ``operation`` answer ``code`` (HTTP 400) without asking moto, as AWS
+    answers a caller whose policy does not allow it (moto's server allows everything)."""
+    service = aws_client.meta.service_model.service_name
+
+    def refuse(**_: Any) -> tuple[Any, dict[str, Any]]:
+        answer = {"Error": {"Code": code, "Message": f"not allowed: {operation}"}}
+        return SimpleNamespace(status_code=400, headers={}), answer
+
+    aws_client.meta.events.register(f"before-call.{service}.{operation}", refuse)
 
 
 def sent_params(ec2_client: Any, operation: str) -> list[dict[str, Any]]:

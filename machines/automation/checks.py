@@ -215,6 +215,8 @@ def pool_problems(
         refusal = provider.sells(pool.machine_type, pool.location)
         if refusal is not None:
             problems.append((f"pools[{i}].location", f"pool {pool.name}: {refusal}"))
+        else:
+            problems += deployment.created_problems(i, pool, provider.network_zone)
         for key, why in provider.check_options(
             deployment.runtime_pool(pool), deployment.created_names()
         ):

@@ -31,6 +31,17 @@ _HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?")
 
 
+def numbers_as_text(values: object) -> object:
+    """Label or tag values written as whole numbers (``version: 2``, as YAML reads them
+    unquoted) as their text; anything else as it is, for the model to judge."""
+    if isinstance(values, Mapping):
+        return {
+            k: str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+            for k, v in values.items()
+        }
+    return values
+
+
 def is_host_name(name: str) -> bool:
     """True when ``name`` is a host name every cloud here accepts for a machine."""
     return _HOST_NAME.fullmatch(name) is not None

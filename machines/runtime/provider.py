@@ -489,6 +489,12 @@ class Provider(ABC):
         is checked against before the engine runs. A cloud without options has none."""
         return []
 
+    def network_zone(self, location: str) -> str:
+        """The network zone ``location`` belongs to, as the cloud answers it (Hetzner's
+        ``network_zone``: a private network joins servers only in its subnets' zones); empty
+        for a cloud without zones or a location it does not know."""
+        return ""
+
     def budget(self) -> Budget:
         """The cloud's request budget as its last answer stated it, and the listing's
         freshness window it leads to now."""

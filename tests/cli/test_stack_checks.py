@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hcloud import Client
+from hcloud.images import Image
+from hcloud.networks import NetworkSubnet
+from hcloud.placement_groups import PlacementGroup
+from hcloud.server_types import ServerType
 
 from emulator.process import PROJECT_ROOT, Emulator
 from machines import Provider, automation
@@ -262,6 +267,127 @@ def test_a_network_and_group_the_stack_creates_are_not_looked_for(project: Path)
 
 
 @pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"pool": {"hetzner": {"labels": {"team": "a" * 70}}}},
+            "stack local: pools[0].hetzner.labels: the value of label 'team' has 70 characters, "
+            "more than Hetzner's 63: shorten it",
+        ),
+        (
+            {"pool": {"hetzner": {"imageSelector": "role=="}}},
+            "stack local: pools[0].hetzner.imageSelector: 'role==' cannot be read as a label "
+            "selector: term 'role==' has no value",
+        ),
+        (
+            {
+                "orca-machines:networks": [{"name": "ci", "zone": "us-east"}],
+                "pool": {"hetzner": {"network": "ci"}},
+            },
+            "stack local: pools[0].hetzner.network: pool x86: network ci (networks[0]) has its "
+            "subnet in network zone us-east, but location fsn1 is in eu-central: set "
+            "networks[0].zone to eu-central",
+        ),
+        (
+            {
+                "orca-machines:networks": [
+                    {"name": "ci", "ipRange": "8.0.0.0/16", "subnet": "8.0.1.0/24"}
+                ],
+                "pool": {"hetzner": {"network": "ci"}},
+            },
+            "stack local: networks[0]: ipRange 8.0.0.0/16 is not a private IPv4 range: Hetzner "
+            "takes only RFC 1918 ranges",
+        ),
+        (
+            {
+                "orca-machines:networks": [
+                    {"name": "ci", "ipRange": "10.0.0.0/28", "subnet": "10.0.0.0/30"}
+                ]
+            },
+            "stack local: networks[0]: ipRange 10.0.0.0/28 is smaller than a /24",
+        ),
+    ],
+)
+def test_what_hetzner_refuses_of_labels_selectors_and_networks_fails_before_the_engine(
+    project: Path, emulator: Emulator, changes: dict[str, object], expected: str
+) -> None:
+    """Hetzner would refuse each of these inside the engine, seconds in (a network in the
+    wrong zone after the network and a server are made): the check says it first."""
+    pool = changes.pop("pool", {})
+    assert isinstance(pool, dict)
+    edit_stack(project, "local", **changes, **{"orca-machines:pools": pools(project, **pool)})
+
+    with pytest.raises(StackConfigError) as failed:
+        automation.preview("local")
+
+    assert str(failed.value).startswith(expected)
+    assert not emulator.control.requests().get("POST /v1/networks")
+    assert not emulator.control.requests().get("POST /v1/servers")
+
+
+def test_an_existing_network_of_another_zone_fails_before_the_engine(
+    project: Path, hcloud: Client
+) -> None:
+    hcloud.networks.create(
+        name="east",
+        ip_range="10.0.0.0/16",
+        subnets=[NetworkSubnet(ip_range="10.0.1.0/24", network_zone="us-east", type="cloud")],
+    )
+    edit_stack(
+        project, "local", **{"orca-machines:pools": pools(project, hetzner={"network": "east"})}
+    )
+
+    with pytest.raises(StackConfigError) as failed:
+        checks.check("local")
+
+    assert str(failed.value).startswith(
+        "stack local: pools[0].hetzner.network: pool x86: hetzner.network 'east' has no subnet "
+        "in network zone eu-central, which holds location fsn1"
+    )
+
+
+def test_a_spread_group_already_holding_ten_servers_fails_before_the_engine(
+    project: Path, hcloud: Client
+) -> None:
+    group = hcloud.placement_groups.create(name="full", type=PlacementGroup.TYPE_SPREAD)
+    for n in range(10):
+        hcloud.servers.create(
+            name=f"other-{n}",
+            server_type=ServerType(name="cx23"),
+            image=Image(name="ubuntu-24.04"),
+            placement_group=group.placement_group,
+        )
+    edit_stack(
+        project,
+        "local",
+        **{"orca-machines:pools": pools(project, hetzner={"placementGroup": "full"}, max=2)},
+    )
+
+    with pytest.raises(StackConfigError) as failed:
+        checks.check("local")
+
+    assert str(failed.value) == (
+        "stack local: pools[0].hetzner.placementGroup: pool x86: hetzner.placementGroup 'full' "
+        "already holds 10 servers not of this owner, and Hetzner puts at most 10 in a spread "
+        "group: it is full, so use another placement group"
+    )
+
+
+def test_an_image_id_written_as_a_number_is_accepted(project: Path, emulator: Emulator) -> None:
+    image = emulator.control.add_image(labels={"role": "ci"})
+    edit_stack(
+        project, "local", **{"orca-machines:pools": pools(project, hetzner={"image": image})}
+    )
+    text = (project / "stacks" / "Pulumi.local.yaml").read_text()
+    assert f"image: {image}\n" in text
+
+    deployment = checks.check("local")
+
+    assert deployment is not None
+    assert deployment.pools[0].options["hetzner"].model_dump()["image"] == str(image)
+
+
+@pytest.mark.parametrize(
     ("options", "expected"),
     [
         (
@@ -276,6 +402,24 @@ def test_a_network_and_group_the_stack_creates_are_not_looked_for(project: Path)
         (
             {"imageOwner": "099720109477", "imageName": "nothing-*"},
             "stack moto: pools[1].ec2.imageName: pool x86: ec2.imageOwner 099720109477 has no AMI",
+        ),
+        (
+            {"rootVolume": {"kmsKey": "alias/nope"}},
+            "stack moto: pools[1].ec2.rootVolume.kmsKey: pool x86: ec2.rootVolume.kmsKey "
+            "'alias/nope' is no KMS key in region",
+        ),
+        (
+            {"rootVolume": {"type": "io1", "size": 30, "iops": 2000}},
+            "stack moto: pools[1].ec2.rootVolume: iops 2000 is more than a 30 GiB io1 volume "
+            "takes (50 per GiB: at most 1500): lower iops or raise size to 40 GiB",
+        ),
+        (
+            {"rootVolume": {"type": "st1", "size": 100}},
+            "stack moto: pools[1].ec2.rootVolume: type st1 cannot be a root volume",
+        ),
+        (
+            {"rootVolume": {"iops": 1000}},
+            "stack moto: pools[1].ec2.rootVolume: iops 1000 is outside what a gp3 volume takes",
         ),
     ],
 )

@@ -10,10 +10,20 @@ from typing import Any
 
 import pytest
 
+from machines.runtime.clouds.ec2.client import kms_client
 from machines.runtime.clouds.ec2.provider import Ec2Provider
 from machines.runtime.errors import SettingsError
 from machines.runtime.provider import Provider
-from testkit.moto_server import CANONICAL, NEW_AMD64, NEW_ARM64, OLD_AMD64, count_calls
+from testkit.moto_server import (
+    CANONICAL,
+    NEW_AMD64,
+    NEW_ARM64,
+    OLD_AMD64,
+    MotoServer,
+    client,
+    count_calls,
+    deny,
+)
 from testkit.specs import ec2_spec
 
 
@@ -69,8 +79,13 @@ def test_the_defaults_are_a_ci_workers(
 
 
 def test_every_option_reaches_the_instance(
-    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+    make_ec2_provider: Callable[[str], Ec2Provider],
+    aws: Any,
+    moto: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    kms = client(moto.url, "kms")
+    kms.create_alias(AliasName="alias/ci", TargetKeyId=kms.create_key()["KeyMetadata"]["KeyId"])
     pools(
         monkeypatch,
         rootVolume={
@@ -171,6 +186,10 @@ def test_extra_tags_never_override_the_orca_tags(monkeypatch: pytest.MonkeyPatch
             {"imageOwner": CANONICAL, "imageName": "no-such-image-*"},
             "pool ci: ec2.imageOwner 099720109477 has no AMI named 'no-such-image-*' for amd64",
         ),
+        (
+            {"rootVolume": {"kmsKey": "alias/nope"}},
+            "pool ci: ec2.rootVolume.kmsKey 'alias/nope' is no KMS key in region eu-central-1",
+        ),
     ],
 )
 def test_a_bad_option_fails_naming_the_key_before_any_launch(
@@ -191,3 +210,85 @@ def test_a_bad_option_fails_naming_the_key_before_any_launch(
     assert expected in created.reason
     assert calls["RunInstances"] == 0
     assert aws.describe_instances()["Reservations"] == []
+
+
+@pytest.mark.usefixtures("ec2_world")
+@pytest.mark.parametrize(
+    ("volume", "expected"),
+    [
+        ({"type": "st1", "size": 100}, "type st1 cannot be a root volume"),
+        ({"type": "sc1", "size": 500}, "type sc1 cannot be a root volume"),
+        ({"type": "gp2", "size": 20000}, "size 20000 GiB is outside what a gp2 volume can be"),
+        ({"type": "standard", "size": 2000}, "outside what a standard volume can be (1 to 1024"),
+        ({"type": "io1", "size": 2, "iops": 100}, "outside what a io1 volume can be (4 to"),
+        ({"iops": 1000}, "iops 1000 is outside what a gp3 volume takes (3000 to 16000)"),
+        ({"iops": 20000, "size": 100}, "iops 20000 is outside what a gp3 volume takes"),
+        ({"iops": 16000, "size": 30}, "more than a 30 GiB gp3 volume takes (500 per GiB"),
+        (
+            {"type": "io1", "size": 30, "iops": 2000},
+            "iops 2000 is more than a 30 GiB io1 volume takes (50 per GiB: at most 1500)",
+        ),
+        ({"type": "io2", "size": 10, "iops": 6000}, "(500 per GiB: at most 5000)"),
+        ({"throughput": 1500}, "throughput 1500 MiB/s is outside what a gp3 volume takes"),
+        ({"throughput": 1000}, "throughput 1000 MiB/s is more than 3000 IOPS allow"),
+    ],
+)
+def test_a_root_volume_outside_ec2s_limits_is_refused_when_loaded(
+    monkeypatch: pytest.MonkeyPatch, volume: dict[str, Any], expected: str
+) -> None:
+    """moto's server launches every one of these; EC2 refuses them (``VOLUME_LIMITS``)."""
+    pools(monkeypatch, rootVolume=volume)
+
+    with pytest.raises(SettingsError) as refused:
+        Provider.of("ec2", "prod")
+
+    assert "ec2.rootVolume" in str(refused.value)
+    assert expected in str(refused.value)
+
+
+def test_a_kms_key_that_cannot_be_described_is_a_warning_and_the_launch_goes_on(
+    make_ec2_provider: Callable[[str], Ec2Provider],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A caller without kms:DescribeKey may still launch with the key (EC2 asks KMS itself):
+    the runtime says it could not check, and launches."""
+    pools(monkeypatch, rootVolume={"kmsKey": "alias/theirs"})
+    provider = make_ec2_provider("prod")
+    provider._kms = kms_client(provider._settings, provider._credentials)
+    deny(provider._kms, "DescribeKey")
+
+    machine_id = made(provider)
+
+    assert machine_id.startswith("i-")
+    assert "pool ci: ec2.rootVolume.kmsKey 'alias/theirs' could not be checked (" in caplog.text
+    assert "AccessDeniedException" in caplog.text
+
+
+@pytest.mark.usefixtures("ec2_world")
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        ({"aws:team": "ci"}, "ec2.tags: tag key 'aws:team' starts with aws:, which is AWS's own"),
+        ({"team": "a" * 300}, "the value of tag 'team' has 300 characters, more than EC2's 256"),
+    ],
+)
+def test_tags_ec2_refuses_are_refused_when_loaded(
+    monkeypatch: pytest.MonkeyPatch, tags: dict[str, str], expected: str
+) -> None:
+    pools(monkeypatch, tags=tags)
+
+    with pytest.raises(SettingsError) as refused:
+        Provider.of("ec2", "prod")
+
+    assert expected in str(refused.value)
+
+
+def test_a_tag_value_written_as_a_number_is_its_text(
+    make_ec2_provider: Callable[[str], Ec2Provider], aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pools(monkeypatch, tags={"version": 2})
+
+    found = instance(aws, made(make_ec2_provider("prod")))
+
+    assert {t["Key"]: t["Value"] for t in found["Tags"]}["version"] == "2"

@@ -233,3 +233,82 @@ def test_ec2_options_on_a_hetzner_pool_are_refused(monkeypatch: pytest.MonkeyPat
 
     with pytest.raises(SettingsError, match="pool ci has ec2 options, but this provider is"):
         Provider.of("hetzner", OWNER)
+
+
+@pytest.mark.usefixtures("hetzner_env")
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            {"labels": {"team": "a" * 70}},
+            "hetzner.labels: the value of label 'team' has 70 characters, more than Hetzner's 63",
+        ),
+        ({"labels": {"-team": "ci"}}, "hetzner.labels: label key '-team' has a character"),
+        ({"labels": {"hetzner.cloud/x": "ci"}}, "has Hetzner's own prefix hetzner.cloud/"),
+        (
+            {"imageSelector": "role=="},
+            "hetzner.imageSelector: 'role==' cannot be read as a label selector: term 'role==' "
+            "has no value",
+        ),
+        ({"imageSelector": "role in (a"}, "its parentheses do not pair up"),
+        ({"imageSelector": "role=ci,"}, "an empty term"),
+    ],
+)
+def test_labels_and_selectors_hetzner_cannot_take_are_refused_when_loaded(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], expected: str
+) -> None:
+    """Hetzner refuses such labels at ``POST /servers`` and such selectors at ``GET /images``:
+    the pool's settings are refused when read, naming the key, before any request."""
+    pools(monkeypatch, **options)
+
+    with pytest.raises(SettingsError) as refused:
+        Provider.of("hetzner", OWNER)
+
+    assert expected in str(refused.value)
+
+
+@pytest.mark.usefixtures("hetzner_env")
+def test_a_network_without_a_subnet_in_the_locations_zone_is_refused_before_the_create(
+    hcloud: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hcloud.networks.create(
+        name="east",
+        ip_range="10.0.0.0/16",
+        subnets=[NetworkSubnet(ip_range="10.0.1.0/24", network_zone="us-east", type="cloud")],
+    )
+    pools(monkeypatch, network="east")
+
+    created = Provider.of("hetzner", OWNER).create(spec(location="fsn1"))
+
+    assert created.failed
+    assert created.reason.startswith(
+        "pool ci: hetzner.network 'east' has no subnet in network zone eu-central, which holds "
+        "location fsn1 (its subnets' zones: us-east): add a subnet in eu-central"
+    )
+    assert hcloud.servers.get_all() == []
+
+
+@pytest.mark.usefixtures("hetzner_env")
+def test_an_image_id_written_as_a_number_is_the_id(
+    hcloud: Client, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = emulator.control.add_image(labels={"role": "ci"})
+    pools(monkeypatch, image=image)
+
+    server = hcloud.servers.get_by_id(int(create(machine_type="cx23")))
+
+    assert server.image is not None
+    assert server.image.id == image
+
+
+@pytest.mark.usefixtures("hetzner_env")
+def test_a_set_selector_without_a_space_before_its_values_is_read(
+    hcloud: Client, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = emulator.control.add_image(labels={"role": "ci-worker"})
+    pools(monkeypatch, imageSelector="role in(ci-worker,other)")
+
+    server = hcloud.servers.get_by_id(int(create(machine_type="cx23")))
+
+    assert server.image is not None
+    assert server.image.id == image

@@ -6,7 +6,7 @@ and builds its nested models on ``Model``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
@@ -207,6 +207,14 @@ class BaseDeployment(Model):
         """Cloud names of what the stack itself creates and pools may join (networks,
         placement groups): not looked for in the cloud before the stack is up."""
         return frozenset()
+
+    def created_problems(
+        self, index: int, pool: PoolConfig, network_zone: Callable[[str], str]
+    ) -> list[tuple[str, str]]:
+        """What the cloud would refuse of ``pool`` with what the stack itself creates (a
+        network of another zone than the pool's location, say), as (key, why);
+        ``network_zone`` answers a location's zone as the cloud does (read only)."""
+        return []
 
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The runtime's settings of ``pool`` (``ORCA_POOLS``); a cloud maps the names of

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ipaddress import ip_network
+from collections.abc import Callable
+from ipaddress import IPv4Network, ip_network
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, Tag, field_validator, model_validator
@@ -81,6 +82,11 @@ class SshKey(Model):
         return key.strip()
 
 
+PRIVATE_RANGES = tuple(IPv4Network(r) for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+"""The private IPv4 ranges of RFC 1918, the only ones Hetzner takes for a network's
+``ip_range`` (docs.hetzner.cloud, "Create a Network": "must be one of the private IPv4
+ranges of RFC1918"; a network at least a /24, a subnet at least a /30)."""
+
 NETWORK_ZONES = ("eu-central", "us-east", "us-west", "ap-southeast")
 """Hetzner's network zones: eu-central holds fsn1, nbg1 and hel1; us-east ash; us-west hil;
 ap-southeast sin."""
@@ -103,8 +109,26 @@ class Network(Model):
             outer, inner = ip_network(self.ip_range), ip_network(self.subnet)
         except ValueError as error:
             raise ValueError(f"{error}: write ipRange and subnet like 10.0.0.0/16") from None
-        if not (inner.version == outer.version and inner.subnet_of(outer)):  # type: ignore[arg-type]
+        if not isinstance(outer, IPv4Network) or not any(
+            outer.subnet_of(private) for private in PRIVATE_RANGES
+        ):
+            raise ValueError(
+                f"ipRange {self.ip_range} is not a private IPv4 range: Hetzner takes only "
+                "RFC 1918 ranges (inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16), "
+                "e.g. 10.0.0.0/16"
+            )
+        if outer.prefixlen > 24:
+            raise ValueError(
+                f"ipRange {self.ip_range} is smaller than a /24, Hetzner's smallest network: "
+                "use a /24 or larger, e.g. 10.0.0.0/16"
+            )
+        if not (inner.version == outer.version and inner.subnet_of(outer)):
             raise ValueError(f"subnet {self.subnet} is not inside ipRange {self.ip_range}")
+        if inner.prefixlen > 30:
+            raise ValueError(
+                f"subnet {self.subnet} is smaller than a /30, Hetzner's smallest subnet: "
+                "use a /30 or larger, e.g. 10.0.1.0/24"
+            )
         return self
 
 
@@ -178,6 +202,32 @@ class HetznerDeployment(BaseDeployment):
     def created_names(self) -> frozenset[str]:
         made = [n.name for n in self.networks] + [g.name for g in self.placement_groups]
         return frozenset(self.owned(name) for name in made)
+
+    def created_problems(
+        self, index: int, pool: PoolConfig, network_zone: Callable[[str], str]
+    ) -> list[tuple[str, str]]:
+        """A pool joining a network the stack creates in another zone than the pool's
+        location's: Hetzner attaches a server only to a subnet of its location's zone, so
+        the engine would make the network and the server and then fail."""
+        given = pool.given(HetznerOptions)
+        position = next(
+            (i for i, n in enumerate(self.networks) if given and n.name == given.network), None
+        )
+        if position is None:
+            return []
+        network = self.networks[position]
+        zone = network_zone(pool.location)
+        if not zone or zone == network.zone:
+            return []
+        return [
+            (
+                f"pools[{index}].hetzner.network",
+                f"pool {pool.name}: network {network.name} (networks[{position}]) has its subnet "
+                f"in network zone {network.zone}, but location {pool.location} is in {zone}: "
+                f"set networks[{position}].zone to {zone}, or give the pool a location in "
+                f"{network.zone}",
+            )
+        ]
 
     def runtime_pool(self, pool: PoolConfig) -> Pool:
         """The pool with the cloud names of the network and placement group it joins."""

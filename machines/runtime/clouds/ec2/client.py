@@ -78,6 +78,12 @@ def pricing_client(settings: Ec2Settings, credentials: Mapping[str, str] | None)
     return _client("pricing", PRICING_REGION, settings, credentials)
 
 
+def kms_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """A KMS client in the stack's region, set up as ``client`` is (the same endpoint when
+    ``AWS_ENDPOINT_URL`` is set): what a root volume's ``kmsKey`` is looked up with."""
+    return _client("kms", settings.region, settings, credentials)
+
+
 def _client(
     service: str, region: str, settings: Ec2Settings, credentials: Mapping[str, str] | None
 ) -> Any:

@@ -61,6 +61,7 @@ from machines.runtime.clouds.ec2.client import (
     CREDENTIAL_VARIABLES,
     PRICING_REGION,
     client,
+    kms_client,
     pricing_client,
 )
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
@@ -155,6 +156,8 @@ class Ec2Provider(Provider):
         self._client = client(settings, credentials)
         self._pricing: Any = None
         self._pricing_lock = threading.Lock()
+        self._kms: Any = None
+        self._kms_keys: dict[str, str] = {}
         self._endpoint: str = self._client.meta.endpoint_url
         self.catalogue = Catalogue(
             self._call,
@@ -306,8 +309,10 @@ class Ec2Provider(Provider):
         options = self.pool(spec.pool).options_of(Ec2Options)
         image = self.catalogue.image_for(spec.pool, spec.machine_type, options)
         small = too_small(options.root_volume, image.id, image.root_size)
-        if small:
-            return Created.failure(f"pool {spec.pool}: ec2.{small}")
+        refused = f"pool {spec.pool}: ec2.{small}" if small else ""
+        refused = refused or self._kms_key_refusal(spec.pool, options.root_volume.kms_key)
+        if refused:
+            return Created.failure(refused)
         chosen = launch(
             options,
             spec.name,
@@ -527,8 +532,54 @@ class Ec2Provider(Provider):
             image = self.catalogue.image_for(pool.name, pool.machine_type, options)
         except MachinesError as error:
             return [(key, str(error))]
+        found = []
         small = too_small(options.root_volume, image.id, image.root_size)
-        return [("ec2.rootVolume.size", f"pool {pool.name}: ec2.{small}")] if small else []
+        if small:
+            found.append(("ec2.rootVolume.size", f"pool {pool.name}: ec2.{small}"))
+        unusable = self._kms_key_refusal(pool.name, options.root_volume.kms_key)
+        if unusable:
+            found.append(("ec2.rootVolume.kmsKey", unusable))
+        return found
+
+    def _kms_key_refusal(self, pool: str, key: str) -> str:
+        """Why the root volume's ``kmsKey`` cannot encrypt it (no such key, disabled or
+        being deleted, not a symmetric encryption key), by ``kms:DescribeKey`` once per key;
+        empty when it can, or when it cannot be asked (say AccessDenied: EC2 may still use
+        a key the caller may not describe), which is logged as a warning, once."""
+        if not key:
+            return ""
+        with self._pricing_lock:
+            if key in self._kms_keys:
+                return self._kms_keys[key]
+        where = f"pool {pool}: ec2.rootVolume.kmsKey {key!r}"
+        try:
+            with self._pricing_lock:
+                if self._kms is None:
+                    self._kms = kms_client(self._settings, self._credentials)
+                kms = self._kms
+            answer = self._call(
+                "DescribeKey",
+                lambda: kms.describe_key(KeyId=key),
+                where=f"KMS DescribeKey at {kms.meta.endpoint_url}",
+            )
+        except CloudError as error:
+            if error.code != "NotFoundException":
+                log.warning(
+                    "%s could not be checked (%s): EC2 refuses a launch with a key that does "
+                    "not exist or is not usable, so make sure it is",
+                    where,
+                    error,
+                )
+                return ""
+            why = (
+                f"{where} is no KMS key in region {self.region}: name an existing key by its "
+                "id, ARN or alias (alias/...), or remove kmsKey to use EBS's default key"
+            )
+        else:
+            why = _unusable_key(where, answer.get("KeyMetadata", {}))
+        with self._pricing_lock:
+            self._kms_keys[key] = why
+        return why
 
     def _call(
         self, operation: str, fn: Callable[[], T], *, where: str = "", deadline: float = 0.0
@@ -552,6 +603,22 @@ class Ec2Provider(Provider):
 
     def _tried(self, operation: str, error: Exception | None, retried: bool) -> None:
         telemetry.tried(self.kind, operation, outcome(error), retried)
+
+
+def _unusable_key(where: str, metadata: Mapping[str, Any]) -> str:
+    """Why a KMS key ``DescribeKey`` answered cannot encrypt an EBS volume; empty when it
+    can (EBS takes enabled symmetric encryption keys only: the EBS User Guide, "Amazon EBS
+    encryption")."""
+    state = metadata.get("KeyState", "Enabled")
+    if state != "Enabled":
+        return f"{where} is {state}: enable the key or name another"
+    usage, spec = metadata.get("KeyUsage", ""), metadata.get("KeySpec", "")
+    if usage not in ("", "ENCRYPT_DECRYPT") or spec not in ("", "SYMMETRIC_DEFAULT"):
+        return (
+            f"{where} is a {spec or usage} key: EBS encrypts only with symmetric encryption "
+            "keys (SYMMETRIC_DEFAULT, ENCRYPT_DECRYPT); name one"
+        )
+    return ""
 
 
 def _lost_launch(spec: MachineSpec, error: CloudError) -> CloudError:

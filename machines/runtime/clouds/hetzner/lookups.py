@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import TypeVar, cast
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Named:
+    """A network or placement group found by name: its id, a network's subnets' network
+    zones, a placement group's servers (what the check and the create compare)."""
+
+    id: int
+    zones: frozenset[str] = frozenset()
+    members: frozenset[int] = frozenset()
 
 
 class Lookups:
@@ -29,3 +40,8 @@ class Lookups:
             if (kind, key) not in self._found:
                 self._found[(kind, key)] = find()
             return cast(T, self._found[(kind, key)])
+
+    def forget(self, kind: str, key: Hashable) -> None:
+        """Ask for ``key`` of ``kind`` again next time (what it names may have changed)."""
+        with self._lock:
+            self._found.pop((kind, key), None)

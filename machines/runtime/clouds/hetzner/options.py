@@ -6,11 +6,13 @@ it, so it imports neither hcloud nor anything of the provider.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from machines.runtime.labels import numbers_as_text
 from machines.runtime.options import Options, extra_keys
 
 if TYPE_CHECKING:
@@ -21,6 +23,120 @@ KIND = "hetzner"
 SPREAD_LIMIT = 10
 """The most servers one Hetzner spread placement group holds: a pool in one has a ``max`` of
 at most this many (with the pools sharing its group), or it is refused when loaded."""
+
+LABEL_RULE = (
+    "a label key is an optional DNS-subdomain prefix and '/', then a name of 1 to 63 "
+    "characters; a value has at most 63 characters (or none); names and values are letters, "
+    "digits, '-', '_' and '.', starting and ending with a letter or digit"
+)
+"""Hetzner's label rules (docs.hetzner.cloud, "Labels"; hcloud-go's ``ValidateResourceLabels``
+and the emulator's ``emulator.labels`` hold the same): what the API refuses with
+``invalid_input`` at ``POST /servers``."""
+
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?")
+_DNS_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+_RESERVED_PREFIX = "hetzner.cloud"
+
+SELECTOR_RULE = (
+    "write terms joined by commas: key=value, key==value, key!=value, key (has the label), "
+    "!key (has it not), key in (a,b) or key notin (a,b)"
+)
+"""Hetzner's label-selector language (docs.hetzner.cloud, "Label Selector")."""
+
+_ABSENT = re.compile(r"!\s*([^\s=!(),]+)")
+_SET = re.compile(r"([^\s=!(),]+)\s+(in|notin)\s*\(([^()]*)\)")
+_COMPARE = re.compile(r"([^\s=!(),]+)\s*(==|=|!=)\s*([^\s=!(),]*)")
+_EXISTS = re.compile(r"[^\s=!(),]+")
+
+
+def label_key_problem(key: str, *, selecting: bool = False) -> str:
+    """Why Hetzner refuses ``key`` as a label key; empty when it takes it (``selecting``: in
+    a selector, where Hetzner's own prefix may be asked for)."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (
+        0 < len(prefix) <= 253 and all(_DNS_LABEL.fullmatch(p) for p in prefix.split("."))
+    ):
+        return f"label key {key!r} has a prefix {prefix!r} that is no DNS subdomain"
+    if slash and prefix == _RESERVED_PREFIX and not selecting:
+        return f"label key {key!r} has Hetzner's own prefix {_RESERVED_PREFIX}/"
+    if _LABEL_NAME.fullmatch(name) is None:
+        return f"label key {key!r} {_unfit(name)}"
+    return ""
+
+
+def label_value_problem(key: str, value: str) -> str:
+    """Why Hetzner refuses ``value`` as the value of label ``key``; empty when it takes it."""
+    if value and _LABEL_NAME.fullmatch(value) is None:
+        return f"the value of label {key!r} {_unfit(value)}"
+    return ""
+
+
+def _unfit(text: str) -> str:
+    """What is wrong with a label name or value Hetzner refuses."""
+    if len(text) > 63:
+        return f"has {len(text)} characters, more than Hetzner's 63: shorten it"
+    return "has a character Hetzner refuses there, or one at its start or end: change it"
+
+
+def labels_problem(labels: Mapping[str, str]) -> str:
+    """Why Hetzner would refuse these labels, one sentence with the rule; empty when none."""
+    for key, value in labels.items():
+        why = label_key_problem(key) or label_value_problem(key, value)
+        if why:
+            return f"{why} (Hetzner: {LABEL_RULE})"
+    return ""
+
+
+def selector_problem(selector: str) -> str:
+    """Why ``selector`` cannot be read as a Hetzner label selector; empty when it can.
+
+    A term's value may not be empty (``role==``): an empty value selects only resources
+    whose label is empty, which is almost always a value left out; ``role`` and ``!role``
+    say "has the label" and "has it not".
+    """
+    depth, term, terms = 0, "", []
+    for char in selector:
+        depth += (char == "(") - (char == ")")
+        if depth < 0 or depth > 1:
+            return "its parentheses do not pair up"
+        if char == "," and depth == 0:
+            terms.append(term)
+            term = ""
+        else:
+            term += char
+    if depth:
+        return "its parentheses do not pair up"
+    for raw in [*terms, term]:
+        why = _term_problem(raw.strip())
+        if why:
+            return why
+    return ""
+
+
+def _term_problem(term: str) -> str:
+    if not term:
+        return "it has an empty term (a ',' too many)"
+    keys: list[str] = []
+    values: list[str] = []
+    if match := _ABSENT.fullmatch(term):
+        keys = [match.group(1)]
+    elif match := _SET.fullmatch(term):
+        keys, values = [match.group(1)], [v.strip() for v in match.group(3).split(",")]
+    elif match := _COMPARE.fullmatch(term):
+        keys, values = [match.group(1)], [match.group(3)]
+    elif _EXISTS.fullmatch(term):
+        keys = [term]
+    else:
+        return f"term {term!r} is none of its forms"
+    for key in keys:
+        if label_key_problem(key, selecting=True):
+            return f"term {term!r}: {label_key_problem(key, selecting=True)}"
+    for value in values:
+        if not value:
+            return f"term {term!r} has no value"
+        if label_value_problem(keys[0], value):
+            return f"term {term!r}: {label_value_problem(keys[0], value)}"
+    return ""
 
 
 class HetznerOptions(Options):
@@ -48,6 +164,32 @@ class HetznerOptions(Options):
     image: str = ""
     image_selector: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("image", mode="before")
+    @classmethod
+    def _image_id(cls, image: object) -> object:
+        """An image id as YAML reads it unquoted (``image: 300000005``) is the id."""
+        return str(image) if isinstance(image, int) and not isinstance(image, bool) else image
+
+    _numbers = field_validator("labels", mode="before")(numbers_as_text)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, labels: dict[str, str]) -> dict[str, str]:
+        why = labels_problem(labels)
+        if why:
+            raise ValueError(why)
+        return labels
+
+    @field_validator("image_selector")
+    @classmethod
+    def _selector(cls, selector: str) -> str:
+        why = selector_problem(selector) if selector else ""
+        if why:
+            raise ValueError(
+                f"{selector!r} cannot be read as a label selector: {why}; {SELECTOR_RULE}"
+            )
+        return selector
 
     @model_validator(mode="after")
     def _reachable(self) -> HetznerOptions:

@@ -58,10 +58,10 @@ from machines.runtime.clouds.hetzner.answers import (
 from machines.runtime.clouds.hetzner.billing import BILLING
 from machines.runtime.clouds.hetzner.catalogue import Catalogue
 from machines.runtime.clouds.hetzner.client import Clients
-from machines.runtime.clouds.hetzner.lookups import Lookups
+from machines.runtime.clouds.hetzner.lookups import Lookups, Named
 from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
-from machines.runtime.clouds.hetzner.options import HetznerOptions
+from machines.runtime.clouds.hetzner.options import SPREAD_LIMIT, HetznerOptions
 from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
 from machines.runtime.clouds.hetzner.settings import (
     CLOUD,
@@ -259,6 +259,8 @@ class HetznerProvider(Provider):
         ssh_key_ids = self._resolve_ssh_keys()
         firewall_id = self._resolve_firewall()
         network_id = self._named_id("network", shape.network, spec.pool)
+        if network_id is not None:
+            self._check_zone(shape.network, spec.location, spec.pool)
         group_id = self._named_id("placement group", shape.placement_group, spec.pool)
         public_net = (
             None
@@ -467,14 +469,83 @@ class HetznerProvider(Provider):
             if name in created:
                 continue
             try:
-                self._named_id(what, name, pool.name)
+                if self._named_id(what, name, pool.name) is None:
+                    continue
+                if what == "network":
+                    self._check_zone(name, pool.location, pool.name)
+                else:
+                    self._check_room(name, pool)
             except MachinesError as error:
                 found.append((key, str(error)))
         return found
 
+    def _check_room(self, group: str, pool: Pool) -> None:
+        """``MachinesError`` when the spread group ``group`` already holds servers other
+        than this owner's, too many for the pool's ``max`` besides: Hetzner refuses the
+        server past ``SPREAD_LIMIT`` (``placement_group_member_limit_reached``). One listing
+        of the owner's machines, asked only when the group holds any server."""
+        named = self._named("placement group", group, pool.name)
+        members = named.members if named else frozenset()
+        if not members:
+            return
+        mine = {int(m.id) for m in self._list(None) if m.id.isdigit()}
+        others = len(members - mine)
+        wanted = pool.max or SPREAD_LIMIT
+        if others + wanted > SPREAD_LIMIT:
+            room = max(SPREAD_LIMIT - others, 0)
+            raise MachinesError(
+                f"pool {pool.name}: hetzner.placementGroup {group!r} already holds {others} "
+                f"server{'' if others == 1 else 's'} not of this owner, and Hetzner puts at most "
+                f"{SPREAD_LIMIT} in a spread group: "
+                + (
+                    f"lower the pool's max from {wanted} to {room}, or "
+                    if room
+                    else "it is full, so "
+                )
+                + "use another placement group"
+            )
+
+    def network_zone(self, location: str) -> str:
+        """``GET /locations?name=``'s ``network_zone``, read once per location."""
+        if not location:
+            return ""
+        return self._lookups.once("location", location, partial(self._find_zone, location))
+
+    def _find_zone(self, location: str) -> str:
+        found = self._call(
+            f"find location {location}",
+            lambda: self._client().locations.get_by_name(location),
+            "GET /locations",
+        )
+        return (found.network_zone or "") if found else ""
+
+    def _check_zone(self, network: str, location: str, pool: str) -> None:
+        """``MachinesError`` naming the pool's key when ``network`` has no subnet in the
+        network zone of ``location`` (Hetzner attaches a server only to a subnet of its
+        location's zone, and refuses the create otherwise)."""
+        zone = self.network_zone(location)
+        named = self._named("network", network, pool)
+        zones = named.zones if named else frozenset()
+        if zone and zone not in zones:
+            self._lookups.forget("network", network)  # read again next time: a subnet may come
+            has = ", ".join(sorted(zones)) or "none"
+            raise MachinesError(
+                f"pool {pool}: hetzner.network {network!r} has no subnet in network zone "
+                f"{zone}, which holds location {location} (its subnets' zones: {has}): add a "
+                f"subnet in {zone} to the network, or use a network or location of one zone"
+            )
+
     def _named_id(self, what: str, name: str, pool: str) -> int | None:
         """The id of the network or placement group named ``name`` (None for no name),
         looked up once; ``MachinesError`` naming the pool's key when the project has none."""
+        if not name:
+            return None
+        named = self._named(what, name, pool)
+        return None if named is None else named.id
+
+    def _named(self, what: str, name: str, pool: str) -> Named | None:
+        """The network or placement group named ``name`` (None for no name), looked up once;
+        ``MachinesError`` naming the pool's key when the project has none."""
         if not name:
             return None
         key = "network" if what == "network" else "placementGroup"
@@ -482,7 +553,23 @@ class HetznerProvider(Provider):
             f"pool {pool}: hetzner.{key} {name!r} is no {what} of the project: "
             f"create it (the stack does, when it declares it) or fix the name"
         )
-        return self._lookups.once(what, name, partial(self._id_by_name, what, name, missing))
+        return self._lookups.once(what, name, partial(self._find_named, what, name, missing))
+
+    def _find_named(self, what: str, name: str, missing: str) -> Named:
+        """The ``what`` named ``name`` (one request), with a network's subnet zones and a
+        placement group's servers; ``MachinesError(missing)`` when the project has none."""
+        finder, operation = _BY_NAME[what]
+        found = self._call(
+            f"find {what} {name}", lambda: finder(self._client()).get_by_name(name), operation
+        )
+        if found is None or found.id is None:
+            raise MachinesError(missing)
+        if isinstance(found, Network):
+            zones = (s.network_zone for s in found.subnets or [])
+            return Named(found.id, zones=frozenset(z for z in zones if z))
+        if isinstance(found, PlacementGroup):
+            return Named(found.id, members=frozenset(found.servers or []))
+        return Named(found.id)
 
     def _resolve_ssh_keys(self) -> list[int]:
         """The ids of ``ORCA_HCLOUD_SSH_KEYS``' keys, looked up once (all, or none kept)."""
