@@ -89,6 +89,9 @@ class PoolCount(BaseModel):
     reaped: tuple[str, ...] = ()
     creates: int = 0
     renamed: int = 0
+    boots: str = ""
+    """What the pool's new machines boot when its settings find the image anew (a Hetzner
+    label selector's newest available snapshot: id and description); empty otherwise."""
 
     @property
     def kept_after(self) -> int:
@@ -108,6 +111,7 @@ class PoolCount(BaseModel):
             f"pool {self.pool}: {self.kept_text()} kept by the stack, {self.autoscaled} made by "
             f"the autoscaler, {self.deletes} to delete{names}"
             + (f"; {self.rename_note()}" if self.renamed else "")
+            + (f"; new machines boot {self.boots}" if self.boots else "")
         )
 
     def rename_note(self) -> str:
@@ -295,7 +299,12 @@ class Diff(BaseModel):
             *rows,
             "",
             *[f"`{_cell(p.pool)}`: {_cell(p.rename_note())}." for p in self.pools if p.renamed],
-            *([""] if any(p.renamed for p in self.pools) else []),
+            *[
+                f"`{_cell(p.pool)}`: new machines boot {_cell(p.boots)}."
+                for p in self.pools
+                if p.boots
+            ],
+            *([""] if any(p.renamed or p.boots for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:

@@ -17,7 +17,7 @@ from machines.program.components import Built, named, secret_user_data, shared_o
 from machines.program.config.models import PoolConfig
 from machines.program.hetzner.config import Firewall, HetznerDeployment
 from machines.runtime.arch import docker_arch, hetzner_arch
-from machines.runtime.clouds.hetzner.machine import Server, shape
+from machines.runtime.clouds.hetzner.machine import AVAILABLE, Server, shape
 from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
 from machines.runtime.models import machine_address
@@ -67,6 +67,7 @@ class HetznerCloud:
                     with_selector=choice.selector,
                     most_recent=True,
                     with_architecture=hetzner_arch(docker),
+                    with_statuses=[AVAILABLE],
                     opts=pulumi.InvokeOptions(parent=parent),
                 )
                 return found.id.apply(str)
