@@ -162,9 +162,11 @@ def stack_machines(changes: tuple[Change, ...], op: Op, owner: str, pool: str) -
 
 
 def reaps(changes: tuple[Change, ...], pool: str) -> bool:
-    """Whether the change deletes the pool's reaper, and with it the autoscaler's machines."""
+    """Whether the change deletes the pool's reaper, and with it the autoscaler's machines
+    (replaced: the pool's machines stop using a shared resource the change may delete)."""
     return any(
-        c.op == "delete" and c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in changes
+        c.op in ("delete", "replace") and c.type == REAPER_TYPE and c.name == reaper_name(pool)
+        for c in changes
     )
 
 

@@ -83,6 +83,12 @@ class Cloud(Protocol):
         reaper depends on them, so the autoscaler's machines go before any of them."""
         ...
 
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        """``kind:name`` of every shared resource the pool's machines use, created or not
+        (known while the program runs): a pool that stops using one has its reaper
+        replaced, which deletes the autoscaler's machines there first."""
+        ...
+
 
 @dataclass(frozen=True)
 class Built:
@@ -162,6 +168,7 @@ class Pool(pulumi.ComponentResource):
             provider=args.provider,
             owner=args.owner,
             env=args.env,
+            shared=args.cloud.shared_names(pool),
             opts=pulumi.ResourceOptions(
                 parent=self, provider=args.reapers, depends_on=args.cloud.shared(pool)
             ),

@@ -86,3 +86,32 @@ def test_a_destroy_held_by_a_server_of_someone_else_says_so_within_a_minute(depl
     hcloud.servers.get_by_id(other.id).delete()
     done = machines_cli("destroy", "local", "--yes")
     assert done.returncode == 0, done.stderr
+
+
+def test_an_up_that_removes_the_pools_network_deletes_the_autoscalers_machine_first(deployment):
+    """The pool stays and leaves the network, which the stack stops making: its reaper is
+    replaced, so the autoscaler's machine in the network goes before the subnet does; the
+    stack's own server is moved out of it by the plugin."""
+    hcloud = deployment.hcloud
+    up_with_an_autoscaler_machine(deployment)
+    automation.set_config(
+        "local",
+        {
+            "orca-machines:networks": [],
+            "orca-machines:placementGroups": [],
+            "orca-machines:pools": [{**POOL, "hetzner": {}}],
+        },
+    )
+
+    preview = machines_cli("preview", "local", "--diff")
+    done = machines_cli("up", "local")
+
+    assert (
+        "pool x86: 1 kept by the stack, 1 made by the autoscaler, 1 to delete (x86-7 of the "
+        in (preview.stdout)
+    )
+    assert done.returncode == 0, done.stderr
+    assert [s.name for s in hcloud.servers.get_all()] == ["local-x86-1.stack"]
+    assert hcloud.networks.get_all() == []
+    assert hcloud.placement_groups.get_all() == []
+    automation.destroy("local")

@@ -60,6 +60,9 @@ class Ec2Cloud:
     def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
         return list(self._shared.made)
 
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        return [*self._shared.names, f"subnet:{self._subnets[pool.location]}"]
+
     def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         instance_type = aws.ec2.get_instance_type_output(
             instance_type=pool.machine_type, opts=pulumi.InvokeOptions(parent=parent)
@@ -195,6 +198,11 @@ class Ec2Shared(pulumi.ComponentResource):
         self.made: list[pulumi.Resource] = []
         """The security group, role, its policies and the profile the stack creates: every
         instance uses them."""
+        self.names = [
+            f"securityGroup:{_group_name(d)}",
+            f"instanceProfile:{d.instance_profile_name()}",
+        ]
+        """The security group (its id, or the name of the one created) and the profile."""
         self.security_group_id = self._security_group(d)
         self.instance_profile = self._instance_profile(d)
         self.register_outputs(
@@ -269,6 +277,13 @@ class Ec2Shared(pulumi.ComponentResource):
         )
         self.made.append(created)
         return created.name
+
+
+def _group_name(d: Ec2Deployment) -> str:
+    """The security group as the pools' reapers name it: the id given, or the created one's
+    name."""
+    group = d.security_group
+    return d.owned(group.name) if isinstance(group, SecurityGroup) else str(group)
 
 
 def build(deployment: Ec2Deployment) -> Built:

@@ -109,7 +109,13 @@ class HetznerCloud:
                 None if network is None else [hcloud.ServerNetworkArgs(network_id=network.id)]
             ),
             placement_group_id=group,
-            opts=named(parent, depends_on=[] if network is None else network.ready),
+            # The plugin cannot take a running server out of a placement group (it refuses,
+            # and the update fails): a server joins or leaves one by being made anew.
+            opts=named(
+                parent,
+                depends_on=[] if network is None else network.ready,
+                replace_on_changes=["placementGroupId"],
+            ),
         )
         address = pulumi.Output.all(
             server.ipv4_address, server.ipv6_network, server.networks
@@ -119,6 +125,18 @@ class HetznerCloud:
     def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
         chosen = self._shape(pool)
         return self._shared.used_by(chosen.network, chosen.placement_group)
+
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        chosen = self._shape(pool)
+        d = self._deployment
+        names = [f"sshKey:{name}" for name in d.ssh_key_names()]
+        if d.firewall is not None:
+            names.append(f"firewall:{d.firewall_name()}")
+        if chosen.network:
+            names.append(f"network:{chosen.network}")
+        if chosen.placement_group:
+            names.append(f"placementGroup:{chosen.placement_group}")
+        return names
 
 
 def _private_ip(networks: object) -> str | None:
