@@ -17,18 +17,11 @@ from hcloud.server_types import ServerType
 
 from machines import automation
 from testkit.commands import machines_cli
-from testkit.specs import spec
+from testkit.specs import hetzner_pool, spec
 
 pytestmark = pytest.mark.engine
 
-POOL = {
-    "name": "x86",
-    "machineType": "cx23",
-    "location": "fsn1",
-    "size": 1,
-    "max": 4,
-    "hetzner": {"network": "ci", "placementGroup": "spread"},
-}
+POOL = hetzner_pool({"network": "ci", "placementGroup": "spread"})
 
 
 def up_with_an_autoscaler_machine(deployment) -> str:

@@ -9,19 +9,12 @@ import pytest
 from machines import automation
 from machines.automation import ci_preview
 from testkit.commands import machines_cli
-from testkit.specs import spec
+from testkit.specs import hetzner_pool, spec
 
 pytestmark = pytest.mark.engine
 
 LABELS = {"role": "ci-worker"}
-POOL = {
-    "name": "x86",
-    "machineType": "cx23",
-    "location": "fsn1",
-    "size": 1,
-    "max": 4,
-    "hetzner": {"imageSelector": "role=ci-worker"},
-}
+POOL = hetzner_pool({"imageSelector": "role=ci-worker"})
 
 
 def test_a_snapshot_being_made_is_passed_over_by_the_stack_the_runtime_and_the_preview(
