@@ -36,3 +36,16 @@ def spec(
 
 ec2_spec = partial(spec, cloud="ec2")
 """``spec`` on EC2."""
+
+
+def hetzner_pool(hetzner: dict[str, object], name: str = "x86") -> dict[str, object]:
+    """A stack file's pool of one cx23 in fsn1 (at most 4 machines) with these Hetzner
+    options (``hetzner.network``, ``imageSelector``, ...): the engine tests' usual pool."""
+    return {
+        "name": name,
+        "machineType": "cx23",
+        "location": "fsn1",
+        "size": 1,
+        "max": 4,
+        "hetzner": hetzner,
+    }

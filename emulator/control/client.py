@@ -142,10 +142,12 @@ class Control:
         created: str | None = None,
         disk_size: int = 40,
         kind: str = "snapshot",
+        status: str = "available",
     ) -> int:
-        """Seed an available snapshot (or backup) without a server; its image id.
+        """Seed a snapshot (or backup) without a server; its image id.
 
-        `created` (RFC 3339) dates it, e.g. to make it older than another one.
+        `created` (RFC 3339) dates it, e.g. to make it older than another one; `status`
+        `creating` holds it being made until `finish_image`.
         """
         body: dict[str, object] = {
             "architecture": architecture,
@@ -153,11 +155,16 @@ class Control:
             "description": description,
             "disk_size": disk_size,
             "type": kind,
+            "status": status,
         }
         if created is not None:
             body["created"] = created
         raw = self._call("POST", "images", body)
         return int(raw["id"])
+
+    def finish_image(self, image_id: int) -> None:
+        """Make a snapshot seeded ``creating`` available."""
+        self._call("PUT", f"images/{image_id}", {"status": "available"})
 
     def user_data(self, server_id: int) -> str:
         """The user data a server was created with (its metadata service's view)."""

@@ -229,12 +229,13 @@ def add_servers(controls: Controls, request: Request) -> Response:
 
 
 def add_image(controls: Controls, request: Request) -> Response:
-    """POST /images: an available snapshot (or backup) without a server; {"id": ...}.
+    """POST /images: a snapshot (or backup) without a server; {"id": ...}.
 
     Body: {"architecture": "x86" | "arm", "labels": {}, "description": "", "type":
     "snapshot", "disk_size": 40, "os_flavor": "ubuntu", "os_version": null, "created":
-    RFC 3339 time (default: now)}, so tests can seed pre-baked worker snapshots of either
-    architecture, older or newer than each other.
+    RFC 3339 time (default: now), "status": "available" | "creating"}, so tests can seed
+    pre-baked worker snapshots of either architecture, older or newer than each other, and
+    one still being made (held ``creating`` until ``PUT /images/{id}`` makes it available).
     """
     body = request.body
     architecture = body.get("architecture", "x86")
@@ -253,6 +254,9 @@ def add_image(controls: Controls, request: Request) -> Response:
         raise bad_request("'description' and 'os_flavor' must be strings")
     if os_version is not None and not isinstance(os_version, str):
         raise bad_request("'os_version' must be a string or null")
+    status = body.get("status", "available")
+    if status not in ("available", "creating"):
+        raise bad_request("'status' must be available or creating")
     created_raw = body.get("created")
     labels = validate_labels(body.get("labels"))
     with controls.state.transaction() as project:
@@ -271,8 +275,20 @@ def add_image(controls: Controls, request: Request) -> Response:
             kind="backup" if kind == "backup" else "snapshot",
             os_flavor=os_flavor,
             os_version=os_version,
+            creating=status == "creating",
         )
     return Response(201, {"id": image.id})
+
+
+def put_image(controls: Controls, request: Request) -> Response:
+    """PUT /images/{id}: {"status": "available"} ends a held ``creating`` image; {"id",
+    "status"}."""
+    image_id = request.path_id(resource="image")
+    if request.body.get("status") != "available":
+        raise bad_request("'status' must be available")
+    with controls.state.transaction() as project:
+        image = project.images.finish(image_id)
+    return Response(200, {"id": image.id, "status": image.status})
 
 
 def user_data(controls: Controls, request: Request) -> Response:
@@ -342,6 +358,7 @@ ROUTES: list[Endpoint[Controls]] = [
     Endpoint("POST", "/reset", reset),
     Endpoint("POST", "/servers", add_servers),
     Endpoint("POST", "/images", add_image),
+    Endpoint("PUT", "/images/{id}", put_image),
     Endpoint("GET", "/servers/{id}/user_data", user_data),
     Endpoint("GET", "/timing", get_timing),
     Endpoint("PUT", "/timing", put_timing),

@@ -89,6 +89,9 @@ class PoolCount(BaseModel):
     reaped: tuple[str, ...] = ()
     creates: int = 0
     renamed: int = 0
+    boots: str = ""
+    """What the pool's new machines boot when its settings find the image anew (a Hetzner
+    label selector's newest available snapshot: id and description); empty otherwise."""
 
     @property
     def kept_after(self) -> int:
@@ -108,6 +111,7 @@ class PoolCount(BaseModel):
             f"pool {self.pool}: {self.kept_text()} kept by the stack, {self.autoscaled} made by "
             f"the autoscaler, {self.deletes} to delete{names}"
             + (f"; {self.rename_note()}" if self.renamed else "")
+            + (f"; new machines boot {self.boots}" if self.boots else "")
         )
 
     def rename_note(self) -> str:
@@ -158,9 +162,11 @@ def stack_machines(changes: tuple[Change, ...], op: Op, owner: str, pool: str) -
 
 
 def reaps(changes: tuple[Change, ...], pool: str) -> bool:
-    """Whether the change deletes the pool's reaper, and with it the autoscaler's machines."""
+    """Whether the change deletes the pool's reaper, and with it the autoscaler's machines
+    (replaced: the pool's machines stop using a shared resource the change may delete)."""
     return any(
-        c.op == "delete" and c.type == REAPER_TYPE and c.name == reaper_name(pool) for c in changes
+        c.op in ("delete", "replace") and c.type == REAPER_TYPE and c.name == reaper_name(pool)
+        for c in changes
     )
 
 
@@ -301,7 +307,12 @@ class Diff(BaseModel):
             *rows,
             "",
             *[f"`{cell(p.pool)}`: {cell(p.rename_note())}." for p in self.pools if p.renamed],
-            *([""] if any(p.renamed for p in self.pools) else []),
+            *[
+                f"`{cell(p.pool)}`: new machines boot {cell(p.boots)}."
+                for p in self.pools
+                if p.boots
+            ],
+            *([""] if any(p.renamed or p.boots for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:

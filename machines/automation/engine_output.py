@@ -28,6 +28,12 @@ _CHAIN = (
     "The above exception was the direct cause of the following exception:",
 )
 _LIMIT = 600
+_DELETE_TIMED_OUT = re.compile(
+    r"^(?P<name>\S+): deleting (?P<urn>urn:\S+): .*(?:context deadline exceeded|timed out)"
+)
+"""A resource's delete the plugin gave up at its ``customTimeouts``: the program bounds the
+delete of shared resources, whose users it deletes first, so something else holds it."""
+_TIMED_OUT = re.compile(r"context deadline exceeded|timed out")
 _INVOKE = re.compile(r"invoke of (\S+) failed: invocation of \1 returned an error: ")
 """Pulumi's doubled wording of a failed data source call; said once, its token kept."""
 
@@ -48,6 +54,7 @@ def engine_summary(text: str) -> str:
     if not found:
         last = [line.strip() for line in (stderr or stdout).splitlines() if line.strip()]
         found = last[-1:] or ["the engine failed without saying why"]
+    found = _held_deletes(found)
     unique = list(dict.fromkeys(_INVOKE.sub(r"\1 failed: ", line) for line in found))
     summary = "; ".join(unique)
     missing = [name for name in plugins().values() if re.search(rf"\b{name}\b", summary)]
@@ -57,6 +64,26 @@ def engine_summary(text: str) -> str:
         summary += f" ({PULUMI_CONFIG_PASSPHRASE} is not the passphrase of the stack's secrets)"
     summary = mask(summary)
     return summary if len(summary) <= _LIMIT else summary[: _LIMIT - 3] + "..."
+
+
+def _held_deletes(errors: list[str]) -> list[str]:
+    """A timed-out delete said as what it is, one line naming the resource: in use by
+    something the stack does not manage. Its other lines (the request the deadline cut
+    short) are left out."""
+    held: dict[str, str] = {}
+    for error in errors:
+        found = _DELETE_TIMED_OUT.match(error)
+        if found:
+            kind = found["urn"].split("::")[-2].rsplit(":", 1)[-1]
+            held[found["name"]] = (
+                f"{kind} {found['name']} could not be deleted in time: something the stack "
+                "does not manage still uses it (a server or instance of another owner, or one "
+                "made by hand): delete or detach it, then run the destroy again"
+            )
+    if not held:
+        return errors
+    kept = [e for e in errors if not (e.split(": ", 1)[0] in held and _TIMED_OUT.search(e))]
+    return [*held.values(), *kept]
 
 
 def resource_errors(text: str) -> list[str]:

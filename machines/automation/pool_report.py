@@ -236,6 +236,7 @@ def pool_changes(
         for name in touched_pools(diff, before, after, deployment.owner)
     ]
     notes += price_notes(after, prices)
+    notes += [f"pool {p.pool}: new machines boot {p.boots}" for p in diff.pools if p.boots]
     return StackPools(
         stack=diff.stack,
         changes=stack_changes(diff, deployment.owner, set(names), changes),

@@ -39,7 +39,7 @@ from machines.automation.state import resources
 from machines.program.components import POOL_TYPE
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
-from machines.runtime.errors import SettingsError
+from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_key
 from machines.runtime.models import Status
 from machines.runtime.provider import Provider
@@ -375,7 +375,27 @@ def _with_pools(diff: Diff, taken: StackSnapshot) -> Diff:
     listed = taken.machines()
     if not listed:
         return diff
-    return diff.model_copy(update={"pools": pool_counts(diff.changes, taken.owner, listed)})
+    counts = pool_counts(diff.changes, taken.owner, listed)
+    boots = _boots(taken)
+    counts = tuple(c.model_copy(update={"boots": boots.get(c.pool, "")}) for c in counts)
+    return diff.model_copy(update={"pools": counts})
+
+
+def _boots(taken: StackSnapshot) -> dict[str, str]:
+    """What each pool of the stack file boots when its image is found anew (the runtime
+    provider's ``boots``: a selector's snapshot); a pool whose lookup fails is left out
+    (the checks before the engine named it)."""
+    if taken.provider is None or taken.deployment is None:
+        return {}
+    found: dict[str, str] = {}
+    for pool in taken.deployment.pools:
+        try:
+            boots = taken.provider.boots(taken.deployment.runtime_pool(pool))
+        except MachinesError:
+            continue
+        if boots:
+            found[pool.name] = boots
+    return found
 
 
 def outputs(

@@ -77,6 +77,18 @@ class Cloud(Protocol):
         id and address."""
         ...
 
+    def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
+        """The shared resources the stack creates that the pool's machines use (network and
+        subnet, placement group, firewall, keys, security group, profile): the pool's
+        reaper depends on them, so the autoscaler's machines go before any of them."""
+        ...
+
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        """``kind:name`` of every shared resource the pool's machines use, created or not
+        (known while the program runs): a pool that stops using one has its reaper
+        replaced, which deletes the autoscaler's machines there first."""
+        ...
+
 
 @dataclass(frozen=True)
 class Built:
@@ -95,6 +107,21 @@ def secret_user_data(pool: PoolConfig) -> pulumi.Output[str] | None:
 def named(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
     """Options of a resource with a fixed cloud name: the old one goes before a replacement."""
     return pulumi.ResourceOptions(parent=parent, delete_before_replace=True, **options)
+
+
+SHARED_DELETE_TIMEOUT = "1m"
+"""How long the delete of a shared resource (network, subnet, placement group, firewall,
+key, security group, profile) may take. The machines using it are deleted before it (the
+stack's, and the autoscaler's by the pools' reapers), so a delete that still waits is held by
+something else; the plugins would retry it for 15 or 20 minutes, a stack left half-deleted
+all that time, where this says so in a minute."""
+
+
+def shared_options(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOptions:
+    """Options of a shared resource with a fixed cloud name: ``named``, and a delete bounded
+    by ``SHARED_DELETE_TIMEOUT``."""
+    timeouts = pulumi.CustomTimeouts(delete=SHARED_DELETE_TIMEOUT)
+    return named(parent, custom_timeouts=timeouts, **options)
 
 
 @dataclass(frozen=True)
@@ -134,12 +161,17 @@ class Pool(pulumi.ComponentResource):
         super().__init__(POOL_TYPE, name, None, opts)
         pool = args.pool
         labels = stack_labels(pool.name, args.owner)
+        # The engine deletes a resource before those it depends on: the autoscaler's machines
+        # (the reaper) go before the network, group or firewall they are in, as the stack's do.
         self.reaper = Reaper(
             pool.name,
             provider=args.provider,
             owner=args.owner,
             env=args.env,
-            opts=pulumi.ResourceOptions(parent=self, provider=args.reapers),
+            shared=args.cloud.shared_names(pool),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.reapers, depends_on=args.cloud.shared(pool)
+            ),
         )
         self.arch = args.cloud.arch(pool, self)
         image = args.cloud.image(pool, self.arch, self)

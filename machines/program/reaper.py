@@ -34,13 +34,16 @@ REAPER_SUFFIX = "-autoscaled"
 REAPER_TYPE = "pulumi-python:dynamic:Resource"
 """The engine's type of every Python dynamic resource, so of a reaper."""
 
+SHARED = "shared"
+"""The reaper's input naming the shared resources its pool's machines use (``kind:name``)."""
+
 REAPERS_PROVIDER = "reapers"
 """The name of the provider resource that serves the stack's reapers."""
 
 DYNAMIC_PACKAGE = "pulumi-python"
 """The package of Python dynamic resources: a provider of it serves them."""
 
-_KEYS = ("provider", "owner", "pool", "env", "credentials")
+_KEYS = ("provider", "owner", "pool", "env", "credentials", "shared")
 
 
 def reaper_name(pool: str) -> str:
@@ -54,8 +57,22 @@ class PoolReaper(ResourceProvider):
         return CreateResult(id_=f"{props['owner']}/{props['pool']}", outs=_kept(props))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [key for key in _KEYS if olds.get(key) != news.get(key)]
-        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+        """An update, unless the pool's machines stop using a shared resource (a network,
+        group, firewall, key, security group or profile the change may delete): then the
+        reaper is replaced, the old one deleted first, so the autoscaler's machines there go
+        before the resource does, as the stack's are moved or replaced. A reaper made before
+        it kept ``shared`` takes it with its next update, never as a change of its own."""
+        changed = [
+            key
+            for key in _KEYS
+            if (key in olds or key != SHARED) and olds.get(key) != news.get(key)
+        ]
+        left = set(_names(olds.get(SHARED))) - set(_names(news.get(SHARED)))
+        return DiffResult(
+            changes=bool(changed),
+            replaces=[SHARED] if left and SHARED in olds else [],
+            delete_before_replace=bool(left) and SHARED in olds,
+        )
 
     def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         return UpdateResult(outs=_kept(news))
@@ -71,6 +88,11 @@ class PoolReaper(ResourceProvider):
         environ.update(dict(props.get("credentials") or {}))
         provider = Provider.of(str(props["provider"]), str(props["owner"]), environ)
         reap(provider, str(props["pool"]))
+
+
+def _names(value: object) -> list[str]:
+    """The shared resources' names a reaper's ``shared`` lists."""
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def _kept(props: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +115,7 @@ class Reaper(pulumi.dynamic.Resource):
         provider: str,
         owner: str,
         env: pulumi.Input[dict[str, str]],
+        shared: list[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props: dict[str, Any] = {
@@ -101,6 +124,7 @@ class Reaper(pulumi.dynamic.Resource):
             "pool": pool,
             "env": env,
             "credentials": stack_credentials(),
+            SHARED: sorted(shared or []),
         }
         super().__init__(PoolReaper(), reaper_name(pool), props, opts)
 

@@ -482,6 +482,12 @@ class Provider(ABC):
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
 
+    def boots(self, pool: Pool) -> str:
+        """What a new machine of ``pool`` boots when its settings do not name one image (a
+        cloud's image found anew, say a Hetzner label selector's newest snapshot), one phrase
+        for a preview; empty when they name it. ``MachinesError`` when there is none."""
+        return ""
+
     def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
         """What a create of ``pool`` would refuse in its options, looked up read-only as the
         create does (images, networks, placement groups): (key, why) each, none when all is

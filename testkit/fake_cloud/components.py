@@ -61,6 +61,13 @@ class FakeCloud:
     def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         return pulumi.Output.from_input(TYPES.get(pool.machine_type, ""))
 
+    def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
+        """The fake cloud has no shared infrastructure."""
+        return []
+
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        return []
+
     def image(
         self, pool: PoolConfig, arch: pulumi.Output[str], parent: pulumi.Resource
     ) -> pulumi.Output[str]:

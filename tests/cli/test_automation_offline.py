@@ -130,6 +130,34 @@ def test_summary_keeps_the_meaningful_lines():
     )
 
 
+SUBNET_URN = (
+    "urn:pulumi:local::orca-machines::orca:machines:HetznerShared$hcloud:index/networkSubnet"
+    ":NetworkSubnet::local-ci-subnet"
+)
+DEADLINE = 'Get "http://127.0.0.1:1/v1/networks/3": context deadline exceeded'
+HELD_DELETE = f"""
+ code: 255
+ stdout: Destroying (local):
+Diagnostics:
+  hcloud:index:NetworkSubnet (local-ci-subnet):
+    error:   sdk-v2/provider2.go:571: sdk.helper_schema: {DEADLINE}: provider=hcloud@1.39.1
+    error: deleting {SUBNET_URN}: 1 error occurred:
+        * {DEADLINE}
+
+  pulumi:pulumi:Stack (orca-machines-local):
+    error: update failed
+ stderr: error: update failed"""
+"""The engine's words when the subnet's delete reached its bounded timeout (an engine test's)."""
+
+
+def test_a_delete_cut_short_by_its_timeout_is_one_line_naming_the_resource():
+    assert engine_summary(HELD_DELETE) == (
+        "NetworkSubnet local-ci-subnet could not be deleted in time: something the stack does "
+        "not manage still uses it (a server or instance of another owner, or one made by "
+        "hand): delete or detach it, then run the destroy again"
+    )
+
+
 def test_summary_falls_back_to_stderr_then_to_the_last_line(monkeypatch):
     monkeypatch.setenv("HCLOUD_TOKEN", "sekrit-token-value")
     text = "\n code: 255\n stdout: \n stderr: error: no stack named 'x' found"

@@ -143,6 +143,28 @@ def test_a_snapshot_still_creating_cannot_boot_a_server(hcloud: Client, emulator
     assert excinfo.value.code == "invalid_input"
 
 
+def test_a_seeded_snapshot_can_be_held_creating_until_finished(
+    hcloud: Client, emulator: Emulator
+) -> None:
+    """The control API's snapshot still being made: listed as creating, not bootable, until
+    made available."""
+    held = emulator.control.add_image(labels={"role": "w"}, status="creating")
+
+    listed = hcloud.images.get_all(type=["snapshot"], label_selector="role=w")
+    with pytest.raises(APIException) as excinfo:
+        hcloud.servers.create(
+            name="w-1",
+            server_type=ServerType(name="cx23"),
+            image=Image(id=held),
+            location=Location(name="fsn1"),
+        )
+    emulator.control.finish_image(held)
+
+    assert [(i.id, i.status) for i in listed] == [(held, "creating")]
+    assert excinfo.value.code == "invalid_input"
+    assert hcloud.images.get_by_id(held).status == "available"
+
+
 def test_a_snapshot_can_be_relabelled_and_deleted(hcloud: Client, emulator: Emulator) -> None:
     image = hcloud.images.get_by_id(emulator.control.add_image(labels={"role": "worker"}))
 

@@ -145,6 +145,39 @@ def test_the_image_by_selector_is_the_newest_snapshot_of_the_types_architecture(
 
 
 @pytest.mark.usefixtures("hetzner_env")
+def test_the_image_by_selector_is_the_newest_available_snapshot_never_one_being_made(
+    hcloud: Client, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the cluster-autoscaler asks for available snapshots only: a newer one still
+    ``creating`` cannot boot a server, so every create would fail until it is made."""
+    labels = {"role": "ci-worker"}
+    available = emulator.control.add_image(labels=labels, created="2026-01-01T00:00:00+00:00")
+    emulator.control.add_image(
+        labels=labels, created="2026-06-01T00:00:00+00:00", status="creating"
+    )
+    pools(monkeypatch, imageSelector="role=ci-worker")
+
+    server = hcloud.servers.get_by_id(int(create(name="ci-1", machine_type="cx23")))
+
+    assert server.image is not None
+    assert server.image.id == available
+
+
+@pytest.mark.usefixtures("hetzner_env")
+def test_a_selector_whose_only_snapshot_is_being_made_says_so(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emulator.control.add_image(labels={"role": "ci-worker"}, status="creating")
+    pools(monkeypatch, imageSelector="role=ci-worker")
+
+    created = Provider.of("hetzner", OWNER).create(spec(machine_type="cx23"))
+
+    assert created.failed
+    assert "matches no available snapshot for amd64" in created.reason
+    assert "still being made" in created.reason
+
+
+@pytest.mark.usefixtures("hetzner_env")
 def test_the_image_by_id_is_used(
     hcloud: Client, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -134,8 +134,10 @@ class Images:
         kind: ImageKind = "snapshot",
         os_flavor: str = "ubuntu",
         os_version: str | None = None,
+        creating: bool = False,
     ) -> Snapshot:
-        """An available image made without a server (control API)."""
+        """An image made without a server (control API): available, or held ``creating``
+        until ``finish`` (a snapshot still being made, as the real API lists it)."""
         image = self._add(
             kind=kind,
             description=description,
@@ -148,8 +150,16 @@ class Images:
             created_from=None,
             bound_to=None,
         )
-        self._made_available(image.id)()
+        if not creating:
+            self._made_available(image.id)()
         return image
+
+    def finish(self, image_id: int) -> Snapshot:
+        """A held ``creating`` image made available (control API)."""
+        if image_id not in self.by_id:
+            raise not_found("image", image_id)
+        self._made_available(image_id)()
+        return self.by_id[image_id]
 
     def _add(
         self,

@@ -9,7 +9,13 @@ import pulumi
 import pulumi_aws as aws
 
 from machines.program.clouds.ec2.config import Ec2Deployment, InstanceProfile, SecurityGroup
-from machines.program.components import Built, named, secret_user_data
+from machines.program.components import (
+    SHARED_DELETE_TIMEOUT,
+    Built,
+    named,
+    secret_user_data,
+    shared_options,
+)
 from machines.program.config.models import PoolConfig
 from machines.runtime.arch import preferred_arch
 from machines.runtime.clouds.ec2.machine import ebs, launch, metadata_options
@@ -48,14 +54,20 @@ class Ec2Cloud:
     def __init__(
         self,
         subnets: dict[str, str],
-        security_group_id: pulumi.Input[str],
-        instance_profile: pulumi.Input[str],
+        shared: Ec2Shared,
         image: str,
     ) -> None:
         self._subnets = subnets
-        self._security_group_id = security_group_id
-        self._instance_profile = instance_profile
+        self._shared = shared
+        self._security_group_id = shared.security_group_id
+        self._instance_profile = shared.instance_profile
         self._image = image
+
+    def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
+        return list(self._shared.made)
+
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        return [*self._shared.names, f"subnet:{self._subnets[pool.location]}"]
 
     def arch(self, pool: PoolConfig, parent: pulumi.Resource) -> pulumi.Output[str]:
         instance_type = aws.ec2.get_instance_type_output(
@@ -189,6 +201,14 @@ class Ec2Shared(pulumi.ComponentResource):
     ) -> None:
         super().__init__(EC2_SHARED_TYPE, name, None, opts)
         d = args.deployment
+        self.made: list[pulumi.Resource] = []
+        """The security group, role, its policies and the profile the stack creates: every
+        instance uses them."""
+        self.names = [
+            f"securityGroup:{_group_name(d)}",
+            f"instanceProfile:{d.instance_profile_name()}",
+        ]
+        """The security group (its id, or the name of the one created) and the profile."""
         self.security_group_id = self._security_group(d)
         self.instance_profile = self._instance_profile(d)
         self.register_outputs(
@@ -231,8 +251,9 @@ class Ec2Shared(pulumi.ComponentResource):
             ingress=ingress,
             egress=[everywhere],
             tags=self._tags(d, name),
-            opts=named(self),
+            opts=shared_options(self),
         )
+        self.made.append(created)
         return created.id
 
     def _instance_profile(self, d: Ec2Deployment) -> pulumi.Output[str]:
@@ -245,25 +266,34 @@ class Ec2Shared(pulumi.ComponentResource):
             name=name,
             assume_role_policy=json.dumps(EC2_ASSUME_ROLE),
             tags=self._tags(d, name),
-            opts=named(self),
+            opts=shared_options(self),
         )
+        self.made.append(role)
+        timeouts = pulumi.CustomTimeouts(delete=SHARED_DELETE_TIMEOUT)
         for arn in profile.policies:
-            aws.iam.RolePolicyAttachment(
+            attached = aws.iam.RolePolicyAttachment(
                 f"{name}-{arn.rsplit('/', 1)[-1]}",
                 role=role.name,
                 policy_arn=arn,
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, custom_timeouts=timeouts),
             )
+            self.made.append(attached)
         created = aws.iam.InstanceProfile(
-            name, name=name, role=role.name, tags=self._tags(d, name), opts=named(self)
+            name, name=name, role=role.name, tags=self._tags(d, name), opts=shared_options(self)
         )
+        self.made.append(created)
         return created.name
+
+
+def _group_name(d: Ec2Deployment) -> str:
+    """The security group as the pools' reapers name it: the id given, or the created one's
+    name."""
+    group = d.security_group
+    return d.owned(group.name) if isinstance(group, SecurityGroup) else str(group)
 
 
 def build(deployment: Ec2Deployment) -> Built:
     """The deployment's security group and profile, and a cloud that makes its instances."""
     shared = Ec2Shared("shared", Ec2SharedArgs(deployment))
-    cloud = Ec2Cloud(
-        deployment.subnets, shared.security_group_id, shared.instance_profile, deployment.image
-    )
+    cloud = Ec2Cloud(deployment.subnets, shared, deployment.image)
     return Built(cloud, shared.security_group_id.apply(deployment.env))

@@ -14,10 +14,10 @@ import pulumi
 import pulumi_hcloud as hcloud
 
 from machines.program.clouds.hetzner.config import Firewall, HetznerDeployment
-from machines.program.components import Built, named, secret_user_data
+from machines.program.components import Built, named, secret_user_data, shared_options
 from machines.program.config.models import PoolConfig
 from machines.runtime.arch import docker_arch
-from machines.runtime.clouds.hetzner.machine import Server, shape
+from machines.runtime.clouds.hetzner.machine import AVAILABLE, Server, shape
 from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.settings import hetzner_arch
 from machines.runtime.labels import MANAGED_BY_LABEL, MANAGED_BY_PULUMI, owner_labels, pool_selector
@@ -68,6 +68,7 @@ class HetznerCloud:
                     with_selector=choice.selector,
                     most_recent=True,
                     with_architecture=hetzner_arch(docker),
+                    with_statuses=[AVAILABLE],
                     opts=pulumi.InvokeOptions(parent=parent),
                 )
                 return found.id.apply(str)
@@ -109,12 +110,34 @@ class HetznerCloud:
                 None if network is None else [hcloud.ServerNetworkArgs(network_id=network.id)]
             ),
             placement_group_id=group,
-            opts=named(parent, depends_on=[] if network is None else network.ready),
+            # The plugin cannot take a running server out of a placement group (it refuses,
+            # and the update fails): a server joins or leaves one by being made anew.
+            opts=named(
+                parent,
+                depends_on=[] if network is None else network.ready,
+                replace_on_changes=["placementGroupId"],
+            ),
         )
         address = pulumi.Output.all(
             server.ipv4_address, server.ipv6_network, server.networks
         ).apply(lambda ips: machine_address(ips[0], ips[1], _private_ip(ips[2])))
         return server.id, address
+
+    def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
+        chosen = self._shape(pool)
+        return self._shared.used_by(chosen.network, chosen.placement_group)
+
+    def shared_names(self, pool: PoolConfig) -> list[str]:
+        chosen = self._shape(pool)
+        d = self._deployment
+        names = [f"sshKey:{name}" for name in d.ssh_key_names()]
+        if d.firewall is not None:
+            names.append(f"firewall:{d.firewall_name()}")
+        if chosen.network:
+            names.append(f"network:{chosen.network}")
+        if chosen.placement_group:
+            names.append(f"placementGroup:{chosen.placement_group}")
+        return names
 
 
 def _private_ip(networks: object) -> str | None:
@@ -129,10 +152,12 @@ def _private_ip(networks: object) -> str | None:
 @dataclass(frozen=True)
 class JoinedNetwork:
     """A network the servers join: its id, and what must exist before they do (a network
-    the stack creates needs its subnet first)."""
+    the stack creates needs its subnet first); ``made``: the network and subnet the stack
+    creates, none for an existing one."""
 
     id: pulumi.Output[int]
     ready: list[pulumi.Resource]
+    made: tuple[pulumi.Resource, ...] = ()
 
 
 def _type_arch(machine_type: str) -> pulumi.Output[str]:
@@ -209,6 +234,8 @@ class HetznerShared(pulumi.ComponentResource):
         d = args.deployment
         labels = args.ready.apply(lambda _: owner_labels(d.owner))
         self.ssh_keys = []
+        self._made: list[pulumi.Resource] = []
+        """The keys and firewall the stack creates: every server uses them."""
         for key, key_name in zip(d.ssh_keys, d.ssh_key_names(), strict=True):
             if isinstance(key, str):
                 self.ssh_keys.append(pulumi.Output.from_input(key_name))
@@ -218,8 +245,9 @@ class HetznerShared(pulumi.ComponentResource):
                 name=key_name,
                 public_key=key.public_key,
                 labels=labels,
-                opts=named(self),
+                opts=shared_options(self),
             )
+            self._made.append(created)
             self.ssh_keys.append(created.name)
         self.firewall_ids = self._firewall(d.firewall, d.firewall_name(), labels)
         self._networks: dict[str, JoinedNetwork] = {}
@@ -230,7 +258,7 @@ class HetznerShared(pulumi.ComponentResource):
                 name=network_name,
                 ip_range=net.ip_range,
                 labels=labels,
-                opts=named(self),
+                opts=shared_options(self),
             )
             subnet = hcloud.NetworkSubnet(
                 f"{network_name}-subnet",
@@ -238,16 +266,20 @@ class HetznerShared(pulumi.ComponentResource):
                 type="cloud",
                 network_zone=net.zone,
                 ip_range=net.subnet,
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+                opts=shared_options(self),
             )
-            self._networks[network_name] = JoinedNetwork(made.id.apply(int), [subnet])
+            self._networks[network_name] = JoinedNetwork(
+                made.id.apply(int), [subnet], (made, subnet)
+            )
         self._groups: dict[str, pulumi.Output[int]] = {}
+        self._made_groups: dict[str, pulumi.Resource] = {}
         for group in d.placement_groups:
             group_name = d.owned(group.name)
             spread = hcloud.PlacementGroup(
-                group_name, name=group_name, type="spread", labels=labels, opts=named(self)
+                group_name, name=group_name, type="spread", labels=labels, opts=shared_options(self)
             )
             self._groups[group_name] = spread.id.apply(int)
+            self._made_groups[group_name] = spread
         self.register_outputs(
             {
                 "sshKeys": self.ssh_keys,
@@ -267,6 +299,18 @@ class HetznerShared(pulumi.ComponentResource):
             found = hcloud.get_network_output(name=name, opts=pulumi.InvokeOptions(parent=self))
             self._networks[name] = JoinedNetwork(found.id.apply(int), [])
         return self._networks[name]
+
+    def used_by(self, network: str, placement_group: str) -> list[pulumi.Resource]:
+        """What the stack creates that servers in ``network`` and ``placement_group`` (cloud
+        names, empty for none) use: the keys, the firewall, that network and its subnet, that
+        group."""
+        used = list(self._made)
+        joined = self.network(network)
+        if joined is not None:
+            used.extend(joined.made)
+        if placement_group in self._made_groups:
+            used.append(self._made_groups[placement_group])
+        return used
 
     def placement_group(self, name: str) -> pulumi.Output[int] | None:
         """The placement group of that cloud name: the stack's own, else an existing one
@@ -299,7 +343,10 @@ class HetznerShared(pulumi.ComponentResource):
             )
             for rule in firewall.rules
         ]
-        created = hcloud.Firewall(name, name=name, rules=rules, labels=labels, opts=named(self))
+        created = hcloud.Firewall(
+            name, name=name, rules=rules, labels=labels, opts=shared_options(self)
+        )
+        self._made.append(created)
         return created.id.apply(lambda i: [int(i)])
 
 

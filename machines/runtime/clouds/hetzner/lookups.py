@@ -29,7 +29,7 @@ class Lookups:
     """Answers of look-ups by (kind, key), each asked once; thread-safe."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a look-up may keep what else its answer told
         self._found: dict[tuple[str, Hashable], object] = {}
 
     def once(self, kind: str, key: Hashable, find: Callable[[], T]) -> T:
@@ -45,3 +45,13 @@ class Lookups:
         """Ask for ``key`` of ``kind`` again next time (what it names may have changed)."""
         with self._lock:
             self._found.pop((kind, key), None)
+
+    def put(self, kind: str, key: Hashable, value: object) -> None:
+        """Keep what an answer told besides (a snapshot's description, found with its id)."""
+        with self._lock:
+            self._found[(kind, key)] = value
+
+    def get(self, kind: str, key: Hashable) -> object | None:
+        """What was kept for ``key`` of ``kind``, None when nothing was."""
+        with self._lock:
+            return self._found.get((kind, key))

@@ -17,6 +17,14 @@ from machines.runtime.clouds.hetzner.options import HetznerOptions
 SNAPSHOT = "snapshot"
 NEWEST_FIRST = "created:desc"
 """How an image by label selector is found: snapshots only, the newest first."""
+AVAILABLE = "available"
+"""The one status of a snapshot a server boots from: the newest *available* one of a
+selector is the pool's image (a newer one still ``creating`` is refused at create), as the
+cluster-autoscaler picks it."""
+SNAPSHOTS_PER_PAGE = 50
+"""Snapshots of a selector read at once, newest first, to find the newest available one in
+one request. The status is filtered here: hcloud-python 2.27's ``get_list`` sends
+``per_page`` as the ``status`` filter, which the API refuses."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,7 @@ class ImageChoice:
 
     def describe(self) -> str:
         if self.selector:
-            return f"the newest snapshot matching {self.selector!r}"
+            return f"the newest available snapshot matching {self.selector!r}"
         return f"image {self.id}" if self.id is not None else f"image {self.name!r}"
 
 

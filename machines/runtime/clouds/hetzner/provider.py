@@ -59,7 +59,13 @@ from machines.runtime.clouds.hetzner.billing import BILLING
 from machines.runtime.clouds.hetzner.catalogue import Catalogue
 from machines.runtime.clouds.hetzner.client import Clients
 from machines.runtime.clouds.hetzner.lookups import Lookups, Named
-from machines.runtime.clouds.hetzner.machine import NEWEST_FIRST, SNAPSHOT, ImageChoice
+from machines.runtime.clouds.hetzner.machine import (
+    AVAILABLE,
+    NEWEST_FIRST,
+    SNAPSHOT,
+    SNAPSHOTS_PER_PAGE,
+    ImageChoice,
+)
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
 from machines.runtime.clouds.hetzner.options import SPREAD_LIMIT, HetznerOptions
 from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
@@ -392,13 +398,25 @@ class HetznerProvider(Provider):
                         label_selector=choice.selector,
                         architecture=[hetzner],
                         sort=[NEWEST_FIRST],
-                        per_page=1,
+                        per_page=SNAPSHOTS_PER_PAGE,
                     ).images
                 ),
                 "GET /images",
             )
-            if found and found[0].id is not None:
-                return found[0].id
+            # Only an available snapshot boots a server; a newer one still being made is
+            # passed over, as the cluster-autoscaler does (it asks for status=available).
+            usable = [i for i in found if i.status == AVAILABLE and i.id is not None]
+            if usable and usable[0].id is not None:
+                self._lookups.put("snapshot description", usable[0].id, usable[0].description)
+                return usable[0].id
+            if found:
+                newest = found[0]
+                being = " (still being made)" if newest.status == "creating" else ""
+                raise MachinesError(
+                    f"{where} {choice.selector!r} matches no available snapshot for "
+                    f"{architecture}: snapshot {newest.id} is {newest.status}{being}: wait "
+                    "until it is available, or change the selector"
+                )
             other = self._call(
                 f"find snapshots of {choice.selector}",
                 lambda: (
@@ -534,6 +552,22 @@ class HetznerProvider(Provider):
                 f"{zone}, which holds location {location} (its subnets' zones: {has}): add a "
                 f"subnet in {zone} to the network, or use a network or location of one zone"
             )
+
+    def boots(self, pool: Pool) -> str:
+        """The snapshot a new server of a pool whose image is a label selector boots:
+        ``snapshot 4711 (worker v2), the newest available matching 'role=ci'``, looked up as
+        a create would (once); empty for an image by name or id."""
+        choice = shape_of(pool.options_of(HetznerOptions), self.image, ORCA_HCLOUD_IMAGE, {}).image
+        if not choice.selector:
+            return ""
+        architecture = self.arch(pool.machine_type)
+        image_id = self._image_id(choice, architecture, pool.name, pool.machine_type)
+        description = self._lookups.get("snapshot description", image_id) or ""
+        return (
+            f"snapshot {image_id}"
+            + (f" ({description})" if description else "")
+            + f", the newest available matching {choice.selector!r}"
+        )
 
     def _named_id(self, what: str, name: str, pool: str) -> int | None:
         """The id of the network or placement group named ``name`` (None for no name),
