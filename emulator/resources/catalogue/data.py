@@ -112,6 +112,11 @@ class Image:
     disk_size: int
     deprecation: Deprecation | None = None
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """None: system images have no labels."""
+        return {}
+
 
 EU = ("fsn1", "nbg1", "hel1")
 ALL = ("fsn1", "nbg1", "hel1", "ash", "hil", "sin")

@@ -48,6 +48,11 @@ class Snapshot:
     delete_protected: bool = False
     image_size: float | None = field(default=None)
 
+    @property
+    def name(self) -> None:
+        """None: snapshots and backups have no name (they are found by id or labels)."""
+        return None
+
 
 AnyImage = catalogue.Image | Snapshot
 

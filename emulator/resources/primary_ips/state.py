@@ -26,6 +26,16 @@ class PrimaryIP:
     created: float
     server_id: int | None
 
+    @property
+    def name(self) -> str:
+        """Its name: the real API's default for an address made with a server."""
+        return f"primary_ip-{self.id}"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """None: an address made with a server has no labels here."""
+        return {}
+
 
 class PrimaryIPs:
     """The project's primary IPs; addresses are drawn from each location's emulated prefix."""
