@@ -8,7 +8,9 @@ and `Kind.routes()` makes its `Endpoint`s, in the order the router needs:
     GET    /{plural}                            by name, label_selector, the kind's filters
     POST   /{plural}                            the kind's create handler
     GET    /{plural}/actions[/{id}]             the actions on any resource of the kind
-    GET    /{plural}/{id}, PUT, DELETE          one resource (PUT and DELETE where declared)
+    GET    /{plural}/{id}, PUT, DELETE          one resource; PUT and DELETE with `edits`
+                                                (name and/or labels; the store's delete)
+                                                or the kind's own `update` / `delete`
     GET    /{plural}/{id}/actions               the resource's actions
     POST   /{plural}/{id}/actions/{name}        dispatched by name: `action_routes`
     GET    /{plural}/{id}/actions/{action_id}   one of the resource's actions
@@ -32,6 +34,7 @@ from emulator.project import Project, State
 from emulator.resources.actions.handlers import action_json, action_listing, ids_from
 from emulator.resources.actions.state import Action
 from emulator.routing import Endpoint, Json, Request, Response
+from emulator.validation import Body, name_and_labels, resource_name
 
 
 class Resource(Protocol):
@@ -61,6 +64,16 @@ class Store(Protocol[T_co]):
         """One resource; not_found when there is none."""
 
 
+class Editable(Store[T_co], Protocol[T_co]):
+    """A store with the standard PUT (name and/or labels) and DELETE (`NamedCollection`)."""
+
+    def update(self, item_id: int, name: str | None, labels: dict[str, str] | None) -> T_co:
+        """Rename and/or relabel one resource."""
+
+    def delete(self, item_id: int) -> Action | None:
+        """Delete one resource (an action, when the deletion takes time)."""
+
+
 Route = Callable[[State, Request], Response]
 ActionResult = Action | list[Action] | Response
 ActionHandler = Callable[[Project, int, Json], ActionResult]
@@ -78,20 +91,34 @@ def _everything(_: Request) -> Callable[[Any], bool]:
     return lambda _: True
 
 
+def query_equals(
+    param: str, value: Callable[[T], object]
+) -> Callable[[Request], Callable[[T], bool]]:
+    """A list filter: `?{param}=x` keeps the resources whose `value` is x (absent: all)."""
+
+    def wanted(request: Request) -> Callable[[T], bool]:
+        expected = request.first(param)
+        return lambda item: expected is None or value(item) == expected
+
+    return wanted
+
+
 @dataclass(frozen=True)
 class Kind(Generic[T]):
     """How one resource kind is served under /v1 (see the module docstring)."""
 
     plural: str  # its path and its list's key: "networks"
     singular: str  # its object's key, its actions' resource type, its not-found name
-    store: Callable[[Project], Store[T]]
     render: Callable[[Project, T], Json]
+    store: Callable[[Project], Store[T]] | None = None  # where its state is (or `edits`)
+    edits: Callable[[Project], Editable[T]] | None = None  # a store with the standard PUT, DELETE
+    read_name: Callable[[Body], str] = resource_name  # how the standard PUT checks a name
     sort_keys: Mapping[str, Callable[[T], Any]] = field(default_factory=lambda: BY_ID_NAME_CREATED)
     filters: Callable[[Request], Callable[[T], bool]] = _everything  # read before the lock
     create: Route | None = None
     lister: Route | None = None  # replaces the standard list
-    update: Callable[[Project, int, Json], T] | None = None
-    delete: Callable[[Project, int], Action | None] | None = None  # an action answers 200
+    update: Callable[[Project, int, Json], T] | None = None  # in place of the standard PUT
+    delete: Callable[[Project, int], Action | None] | None = None  # in place of the standard
     actions: Mapping[str, ActionHandler] = field(default_factory=dict)
 
     def routes(self) -> list[Endpoint[State]]:
@@ -104,15 +131,26 @@ class Kind(Generic[T]):
             routes.append(Endpoint("GET", f"{base}/actions", self._kind_actions))
             routes.append(Endpoint("GET", f"{base}/actions/{{id}}", self._kind_action))
         routes.append(Endpoint("GET", one, self._get))
-        if self.update is not None:
+        if self.update is not None or self.edits is not None:
             routes.append(Endpoint("PUT", one, self._update))
-        if self.delete is not None:
+        if self.delete is not None or self.edits is not None:
             routes.append(Endpoint("DELETE", one, self._delete))
         if self.actions:
             routes.append(Endpoint("GET", f"{one}/actions", self._actions))
             routes.extend(action_routes(self.plural, self.singular, self.actions))
             routes.append(Endpoint("GET", f"{one}/actions/{{action_id}}", self._action))
         return routes
+
+    def _state(self, project: Project) -> Store[T]:
+        found = self.edits or self.store
+        if found is None:
+            raise TypeError(f"{self.plural}: a Kind needs a store or edits")
+        return found(project)
+
+    def _edits(self, project: Project) -> Editable[T]:
+        if self.edits is None:
+            raise TypeError(f"{self.plural}: no standard PUT or DELETE without edits")
+        return self.edits(project)
 
     def _id(self, request: Request) -> int:
         return request.path_id(resource=self.singular)
@@ -127,7 +165,7 @@ class Kind(Generic[T]):
         with state.transaction() as project:
             chosen = [
                 item
-                for item in self.store(project).by_id.values()
+                for item in self._state(project).by_id.values()
                 if (name is None or item.name == name)
                 and wanted(item)
                 and selector.matches(item.labels)
@@ -138,19 +176,25 @@ class Kind(Generic[T]):
     def _get(self, state: State, request: Request) -> Response:
         item_id = self._id(request)
         with state.transaction() as project:
-            return self._one(project, self.store(project).get(item_id))
+            return self._one(project, self._state(project).get(item_id))
 
     def _update(self, state: State, request: Request) -> Response:
-        assert self.update is not None
         item_id = self._id(request)
         with state.transaction() as project:
-            return self._one(project, self.update(project, item_id, request.body))
+            if self.update is not None:
+                item = self.update(project, item_id, request.body)
+            else:
+                changes = name_and_labels(request.body, self.read_name)
+                item = self._edits(project).update(item_id, *changes)
+            return self._one(project, item)
 
     def _delete(self, state: State, request: Request) -> Response:
-        assert self.delete is not None
         item_id = self._id(request)
         with state.transaction() as project:
-            action = self.delete(project, item_id)
+            if self.delete is not None:
+                action = self.delete(project, item_id)
+            else:
+                action = self._edits(project).delete(item_id)
             if action is None:
                 return Response(204)
             return Response(200, {"action": action_json(action, project.now)})
@@ -158,7 +202,7 @@ class Kind(Generic[T]):
     def _actions(self, state: State, request: Request) -> Response:
         item_id = self._id(request)
         with state.transaction() as project:
-            self.store(project).get(item_id)
+            self._state(project).get(item_id)
             return action_listing(request, project.actions.of(item_id, self.singular), project.now)
 
     def _action(self, state: State, request: Request) -> Response:

@@ -10,7 +10,7 @@ from emulator.resources.actions.state import Action
 from emulator.resources.firewalls.state import Firewall, FirewallRule
 from emulator.resources.kind import Kind
 from emulator.routing import Endpoint, Json, Request, Response
-from emulator.validation import Body, name_and_labels, object_list, resource_name
+from emulator.validation import Body, object_list, resource_name
 
 
 def _rule_json(rule: FirewallRule) -> Json:
@@ -91,13 +91,9 @@ def remove_from(project: Project, firewall_id: int, body: Json) -> list[Action]:
 FIREWALLS: Kind[Firewall] = Kind(
     "firewalls",
     "firewall",
-    store=lambda project: project.firewalls,
     render=firewall_json,
+    edits=lambda project: project.firewalls,
     create=create,
-    update=lambda project, firewall_id, body: project.firewalls.update(
-        firewall_id, *name_and_labels(body)
-    ),
-    delete=lambda project, firewall_id: project.firewalls.delete(firewall_id),
     actions={
         "set_rules": set_rules,
         "apply_to_resources": apply_to,

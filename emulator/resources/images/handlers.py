@@ -170,8 +170,8 @@ def create_image(project: Project, server_id: int, body: Json) -> Response:
 IMAGES: Kind[AnyImage] = Kind(
     "images",
     "image",
-    store=lambda project: project.images,
     render=image_json,
+    store=lambda project: project.images,
     lister=list_images,
     update=_update,
     delete=_delete,

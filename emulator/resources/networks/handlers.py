@@ -73,11 +73,6 @@ def _update(project: Project, network_id: int, body: Json) -> Network:
     return network
 
 
-def _delete(project: Project, network_id: int) -> None:
-    """DELETE /networks/{id} (204); attached servers are detached."""
-    project.networks.delete(network_id)
-
-
 def add_subnet(project: Project, network_id: int, body: Json) -> Action:
     """POST /networks/{id}/actions/add_subnet: {type, network_zone, ip_range}."""
     network = project.networks.get(network_id)
@@ -179,11 +174,10 @@ def change_alias_ips(project: Project, server_id: int, body: Json) -> Action:
 NETWORKS: Kind[Network] = Kind(
     "networks",
     "network",
-    store=lambda project: project.networks,
     render=lambda _, network: network_json(network),
+    edits=lambda project: project.networks,
     create=create,
     update=_update,
-    delete=_delete,
     actions={
         "add_subnet": add_subnet,
         "delete_subnet": delete_subnet,

@@ -16,7 +16,7 @@ from emulator.render import timestamp
 from emulator.resources.kind import Kind
 from emulator.resources.placement_groups.state import PLACEMENT_GROUP_TYPES, PlacementGroup
 from emulator.routing import Endpoint, Json, Request, Response
-from emulator.validation import name_and_labels, required_str, resource_name
+from emulator.validation import required_str, resource_name
 
 
 def placement_group_json(group: PlacementGroup) -> Json:
@@ -56,14 +56,10 @@ def _of_type(request: Request) -> Callable[[PlacementGroup], bool]:
 PLACEMENT_GROUPS: Kind[PlacementGroup] = Kind(
     "placement_groups",
     "placement_group",
-    store=lambda project: project.placement_groups,
     render=lambda _, group: placement_group_json(group),
+    edits=lambda project: project.placement_groups,
     filters=_of_type,
     create=create,
-    update=lambda project, group_id, body: project.placement_groups.update(
-        group_id, *name_and_labels(body)
-    ),
-    delete=lambda project, group_id: project.placement_groups.delete(group_id),
 )
 
 ROUTES: list[Endpoint[State]] = PLACEMENT_GROUPS.routes()

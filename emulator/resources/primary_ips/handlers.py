@@ -8,9 +8,9 @@ from typing import Any
 from emulator.project import Project, State
 from emulator.render import ipv4_dns_ptr, timestamp
 from emulator.resources.catalogue import data as catalogue
-from emulator.resources.kind import Kind
+from emulator.resources.kind import Kind, query_equals
 from emulator.resources.primary_ips.state import PrimaryIP
-from emulator.routing import Endpoint, Json, Request
+from emulator.routing import Endpoint, Json
 
 PRIMARY_IP_SORT_KEYS: dict[str, Callable[[PrimaryIP], Any]] = {
     "id": lambda p: p.id,
@@ -38,18 +38,13 @@ def primary_ip_json(project: Project, ip: PrimaryIP) -> Json:
     }
 
 
-def _at(request: Request) -> Callable[[PrimaryIP], bool]:
-    address = request.first("ip")
-    return lambda ip: address is None or ip.ip == address
-
-
 PRIMARY_IPS: Kind[PrimaryIP] = Kind(
     "primary_ips",
     "primary_ip",
-    store=lambda project: project.primary_ips,
     render=primary_ip_json,
+    store=lambda project: project.primary_ips,
     sort_keys=PRIMARY_IP_SORT_KEYS,
-    filters=_at,
+    filters=query_equals("ip", lambda ip: ip.ip),
 )
 
 ROUTES: list[Endpoint[State]] = PRIMARY_IPS.routes()

@@ -23,6 +23,7 @@ from emulator.resources.catalogue import data as catalogue
 from emulator.resources.images.handlers import image_json
 from emulator.resources.kind import ActionHandler, Kind
 from emulator.resources.placement_groups.handlers import placement_group_json
+from emulator.resources.primary_ips.state import PrimaryIP
 from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
 from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import (
@@ -30,7 +31,6 @@ from emulator.validation import (
     Body,
     id_list,
     is_hostname,
-    name_and_labels,
     object_list,
     optional_bool,
     optional_object,
@@ -128,11 +128,17 @@ def _firewall_status(project: Project, firewall_id: int, server: Server) -> str:
     return "pending" if any(a.touches(server.id, "server") for a in running) else "applied"
 
 
+def _public_ip(ip: PrimaryIP | None) -> Json | None:
+    """A server's IPv4 address or IPv6 network in `public_net` (None: disabled)."""
+    if ip is None:
+        return None
+    dns_ptr = ipv4_dns_ptr(ip.ip) if ip.kind == "ipv4" else []
+    return {"id": ip.id, "ip": ip.ip, "blocked": False, "dns_ptr": dns_ptr}
+
+
 def server_json(project: Project, server: Server) -> Json:
     """A server, the way GET /servers/{id} answers it."""
     unavailable = project.stock.unavailable()
-    ipv4 = server.ipv4
-    ipv6 = server.ipv6
     traffic = server.location.included_traffic
     group = project.placement_groups.of_server(server.id)
     return {
@@ -141,22 +147,8 @@ def server_json(project: Project, server: Server) -> Json:
         "status": server.status,
         "created": timestamp(server.created),
         "public_net": {
-            "ipv4": None
-            if ipv4 is None
-            else {
-                "id": ipv4.id,
-                "ip": ipv4.ip,
-                "blocked": False,
-                "dns_ptr": ipv4_dns_ptr(ipv4.ip),
-            },
-            "ipv6": None
-            if ipv6 is None
-            else {
-                "id": ipv6.id,
-                "ip": ipv6.ip,
-                "blocked": False,
-                "dns_ptr": [],
-            },
+            "ipv4": _public_ip(server.ipv4),
+            "ipv6": _public_ip(server.ipv6),
             "floating_ips": [],
             "firewalls": [
                 {"id": fw.id, "status": _firewall_status(project, fw.id, server)}
@@ -266,14 +258,11 @@ def _optional_flag(body: Json, key: str) -> bool | None:
 SERVERS: Kind[Server] = Kind(
     "servers",
     "server",
-    store=lambda project: project.servers,
     render=server_json,
+    edits=lambda project: project.servers,
+    read_name=_hostname,
     filters=_of_status,
     create=create,
-    update=lambda project, server_id, body: project.servers.update(
-        server_id, *name_and_labels(body, _hostname)
-    ),
-    delete=lambda project, server_id: project.servers.delete(server_id),
     actions={
         **{name: power(name) for name in POWER_ACTIONS},
         "change_protection": change_protection,

@@ -8,10 +8,10 @@ from typing import Any
 from emulator.labels import validate_labels
 from emulator.project import State
 from emulator.render import timestamp
-from emulator.resources.kind import Kind
+from emulator.resources.kind import Kind, query_equals
 from emulator.resources.ssh_keys.state import SSHKey
 from emulator.routing import Endpoint, Json, Request, Response
-from emulator.validation import name_and_labels, required_str, resource_name
+from emulator.validation import required_str, resource_name
 
 SSH_KEY_SORT_KEYS: dict[str, Callable[[SSHKey], Any]] = {
     "id": lambda k: k.id,
@@ -42,21 +42,14 @@ def create(state: State, request: Request) -> Response:
         return Response(201, {"ssh_key": ssh_key_json(key)})
 
 
-def _fingerprint(request: Request) -> Callable[[SSHKey], bool]:
-    fingerprint = request.first("fingerprint")
-    return lambda key: fingerprint is None or key.fingerprint == fingerprint
-
-
 SSH_KEYS: Kind[SSHKey] = Kind(
     "ssh_keys",
     "ssh_key",
-    store=lambda project: project.ssh_keys,
     render=lambda _, key: ssh_key_json(key),
+    edits=lambda project: project.ssh_keys,
     sort_keys=SSH_KEY_SORT_KEYS,
-    filters=_fingerprint,
+    filters=query_equals("fingerprint", lambda key: key.fingerprint),
     create=create,
-    update=lambda project, key_id, body: project.ssh_keys.update(key_id, *name_and_labels(body)),
-    delete=lambda project, key_id: project.ssh_keys.delete(key_id),
 )
 
 ROUTES: list[Endpoint[State]] = SSH_KEYS.routes()
