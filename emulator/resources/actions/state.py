@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from emulator.resources.collection import Collection
@@ -59,13 +59,8 @@ class ActionFailure:
         return cls(command, code, message, times)
 
     def to_json(self) -> dict[str, object]:
-        """The rule as the control API shows it (with the times it has left)."""
-        return {
-            "command": self.command,
-            "code": self.code,
-            "message": self.message,
-            "times": self.times,
-        }
+        """The rule as the control API shows it (with the times it has left): its fields."""
+        return asdict(self)
 
 
 @dataclass

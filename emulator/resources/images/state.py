@@ -107,17 +107,20 @@ class Images:
         if actions.running_on(server.id, "server"):
             raise ApiError("locked", "server is locked: another action is running")
         source = server.image
-        image = self._add(
-            kind=kind,
-            description=description or f"{server.name}-{project.now:.0f}",
-            labels=labels,
-            created=project.now,
-            architecture=server.server_type.architecture,
-            disk_size=server.disk,
-            os_flavor=source.os_flavor,
-            os_version=source.os_version,
-            created_from=(server.id, server.name),
-            bound_to=server.id if kind == "backup" else None,
+        image = self._added(
+            Snapshot(
+                id=next(self._ids),
+                type=kind,
+                description=description or f"{server.name}-{project.now:.0f}",
+                labels=labels,
+                created=project.now,
+                architecture=server.server_type.architecture,
+                disk_size=server.disk,
+                os_flavor=source.os_flavor,
+                os_version=source.os_version,
+                created_from=(server.id, server.name),
+                bound_to=server.id if kind == "backup" else None,
+            )
         )
         action = actions.start(
             "create_image",
@@ -141,48 +144,12 @@ class Images:
         os_version: str | None = None,
     ) -> Snapshot:
         """An available image made without a server (control API)."""
-        image = self._add(
-            kind=kind,
-            description=description,
-            labels=labels,
-            created=created,
-            architecture=architecture,
-            disk_size=disk_size,
-            os_flavor=os_flavor,
-            os_version=os_version,
-            created_from=None,
-            bound_to=None,
-        )
+        made = (kind, description, labels, created, architecture, disk_size, os_flavor, os_version)
+        image = self._added(Snapshot(next(self._ids), *made, created_from=None))
         self._made_available(image.id)()
         return image
 
-    def _add(
-        self,
-        *,
-        kind: ImageKind,
-        description: str,
-        labels: dict[str, str],
-        created: float,
-        architecture: str,
-        disk_size: int,
-        os_flavor: str,
-        os_version: str | None,
-        created_from: tuple[int, str] | None,
-        bound_to: int | None,
-    ) -> Snapshot:
-        image = Snapshot(
-            id=next(self._ids),
-            type=kind,
-            description=description,
-            labels=labels,
-            created=created,
-            architecture=architecture,
-            disk_size=disk_size,
-            os_flavor=os_flavor,
-            os_version=os_version,
-            created_from=created_from,
-            bound_to=bound_to,
-        )
+    def _added(self, image: Snapshot) -> Snapshot:
         self.by_id[image.id] = image
         return image
 
