@@ -23,7 +23,7 @@ import select
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, cast
 
 FaultKind = Literal["error", "delay", "drop_before", "drop_after"]
@@ -75,21 +75,8 @@ class FaultRule:
         return self.path_regex is None or re.fullmatch(self.path_regex, path) is not None
 
     def to_json(self) -> dict[str, Any]:
-        """The rule as the control API shows it (with the times left)."""
-        return {
-            "kind": self.kind,
-            "method": self.method,
-            "path": self.path,
-            "path_regex": self.path_regex,
-            "status": self.status,
-            "code": self.code,
-            "message": self.message,
-            "details": self.details,
-            "seconds": self.seconds,
-            "times": self.times,
-            "probability": self.probability,
-            "headers": dict(self.headers),
-        }
+        """The rule as the control API shows it (with the times left): its fields."""
+        return asdict(self)
 
     @classmethod
     def from_json(cls, raw: object) -> FaultRule:

@@ -8,9 +8,10 @@ emulator without disturbing what they measure. Errors use the Hetzner error body
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from emulator.capacity import OutOfStock, Stock, StockRuleError
 from emulator.counts import RequestCounter
@@ -24,6 +25,7 @@ from emulator.resources.catalogue import data as catalogue
 from emulator.routing import Endpoint, Request, Response
 
 MAX_BULK = 100_000
+R = TypeVar("R")
 
 
 def bad_request(message: str) -> ApiError:
@@ -65,6 +67,88 @@ def _list_body(request: Request, key: str) -> list[Any]:
     return raw
 
 
+@dataclass(frozen=True)
+class RuleList(Generic[R]):
+    """A list the control API shows (GET), replaces (PUT) and, where it has `clear`, clears
+    (DELETE), each answering `{key: [...]}`: out-of-stock entries, fault rules, action failures.
+
+    A PUT takes a JSON list, or an object holding it under `key`; `parse` reads each entry and
+    its `error` is a 400.
+    """
+
+    path: str
+    key: str
+    parse: Callable[[Any], R]
+    error: type[ValueError]
+    show: Callable[[Controls], list[object]]  # the list's JSON (with the times rules have left)
+    replace: Callable[[Controls, list[R]], None]
+    clear: Callable[[Controls], None] | None = None
+
+    def routes(self) -> list[Endpoint[Controls]]:
+        """GET, PUT and (with `clear`) DELETE on the list's path."""
+        routes = [Endpoint("GET", self.path, self.get), Endpoint("PUT", self.path, self.put)]
+        if self.clear is not None:
+            routes.append(Endpoint("DELETE", self.path, self.delete))
+        return routes
+
+    def get(self, controls: Controls, _: Request) -> Response:
+        """The list."""
+        return Response(200, {self.key: self.show(controls)})
+
+    def put(self, controls: Controls, request: Request) -> Response:
+        """Replace the list."""
+        try:
+            entries = [self.parse(raw) for raw in _list_body(request, self.key)]
+        except self.error as exc:
+            raise bad_request(str(exc)) from None
+        self.replace(controls, entries)
+        return self.get(controls, request)
+
+    def delete(self, controls: Controls, request: Request) -> Response:
+        """Empty the list."""
+        if self.clear is not None:
+            self.clear(controls)
+        return self.get(controls, request)
+
+
+def _action_failures(controls: Controls) -> list[object]:
+    with controls.state.transaction() as project:
+        return [rule.to_json() for rule in project.actions.failures]
+
+
+def _set_action_failures(controls: Controls, rules: list[ActionFailure]) -> None:
+    with controls.state.transaction() as project:
+        project.actions.failures = rules
+
+
+STOCK = RuleList(
+    "/stock",
+    "out_of_stock",
+    OutOfStock.from_json,
+    StockRuleError,
+    show=lambda controls: [entry.to_json() for entry in controls.stock.entries()],
+    replace=lambda controls, entries: controls.stock.replace(entries),
+)
+FAULTS = RuleList(
+    "/faults",
+    "faults",
+    FaultRule.from_json,
+    FaultRuleError,
+    show=lambda controls: [rule.to_json() for rule in controls.faults.rules()],
+    replace=lambda controls, rules: controls.faults.replace(rules),  # restarts the seeded RNG
+    clear=lambda controls: controls.faults.clear(),
+)
+ACTION_FAILURES = RuleList(
+    "/action_failures",
+    "action_failures",
+    ActionFailure.from_json,
+    ActionFailureError,
+    show=_action_failures,
+    replace=_set_action_failures,
+    clear=lambda controls: _set_action_failures(controls, []),
+)
+
+
 def _number(body: dict[str, Any], key: str, default: float | None = None) -> float:
     value = body.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -75,21 +159,6 @@ def _number(body: dict[str, Any], key: str, default: float | None = None) -> flo
 def health(controls: Controls, _: Request) -> Response:
     """GET /health: {"status": "ok"}."""
     return Response(200, {"status": "ok"})
-
-
-def get_stock(controls: Controls, _: Request) -> Response:
-    """GET /stock: {"out_of_stock": [...]}."""
-    return Response(200, {"out_of_stock": [e.to_json() for e in controls.stock.entries()]})
-
-
-def put_stock(controls: Controls, request: Request) -> Response:
-    """PUT /stock: a list of {"server_type", "location", "code"?} (replaces the list)."""
-    try:
-        entries = [OutOfStock.from_json(raw) for raw in _list_body(request, "out_of_stock")]
-    except StockRuleError as exc:
-        raise bad_request(str(exc)) from None
-    controls.stock.replace(entries)
-    return get_stock(controls, request)
 
 
 def get_rate_limit(controls: Controls, _: Request) -> Response:
@@ -117,52 +186,6 @@ def put_rate_limit(controls: Controls, request: Request) -> Response:
         raise bad_request("'per_second' must be above 0")
     controls.bucket.configure(limit, per_second)
     return get_rate_limit(controls, request)
-
-
-def get_faults(controls: Controls, _: Request) -> Response:
-    """GET /faults: {"faults": [...]} with the times each rule has left."""
-    return Response(200, {"faults": [rule.to_json() for rule in controls.faults.rules()]})
-
-
-def put_faults(controls: Controls, request: Request) -> Response:
-    """PUT /faults: a list of rules (replaces them; restarts the seeded RNG)."""
-    try:
-        rules = [FaultRule.from_json(raw) for raw in _list_body(request, "faults")]
-    except FaultRuleError as exc:
-        raise bad_request(str(exc)) from None
-    controls.faults.replace(rules)
-    return get_faults(controls, request)
-
-
-def delete_faults(controls: Controls, request: Request) -> Response:
-    """DELETE /faults: no more faults."""
-    controls.faults.clear()
-    return get_faults(controls, request)
-
-
-def get_action_failures(controls: Controls, _: Request) -> Response:
-    """GET /action_failures: {"action_failures": [...]} with the times each rule has left."""
-    with controls.state.transaction() as project:
-        rules = [rule.to_json() for rule in project.actions.failures]
-    return Response(200, {"action_failures": rules})
-
-
-def put_action_failures(controls: Controls, request: Request) -> Response:
-    """PUT /action_failures: rules {"command", "code"?, "message"?, "times"?} (replaces them)."""
-    try:
-        rules = [ActionFailure.from_json(raw) for raw in _list_body(request, "action_failures")]
-    except ActionFailureError as exc:
-        raise bad_request(str(exc)) from None
-    with controls.state.transaction() as project:
-        project.actions.failures = rules
-    return get_action_failures(controls, request)
-
-
-def delete_action_failures(controls: Controls, request: Request) -> Response:
-    """DELETE /action_failures: every action succeeds again."""
-    with controls.state.transaction() as project:
-        project.actions.failures = []
-    return get_action_failures(controls, request)
 
 
 def get_requests(controls: Controls, _: Request) -> Response:
@@ -343,16 +366,11 @@ def put_clock(controls: Controls, request: Request) -> Response:
 
 ROUTES: list[Endpoint[Controls]] = [
     Endpoint("GET", "/health", health),
-    Endpoint("GET", "/stock", get_stock),
-    Endpoint("PUT", "/stock", put_stock),
+    *STOCK.routes(),
     Endpoint("GET", "/rate_limit", get_rate_limit),
     Endpoint("PUT", "/rate_limit", put_rate_limit),
-    Endpoint("GET", "/faults", get_faults),
-    Endpoint("PUT", "/faults", put_faults),
-    Endpoint("DELETE", "/faults", delete_faults),
-    Endpoint("GET", "/action_failures", get_action_failures),
-    Endpoint("PUT", "/action_failures", put_action_failures),
-    Endpoint("DELETE", "/action_failures", delete_action_failures),
+    *FAULTS.routes(),
+    *ACTION_FAILURES.routes(),
     Endpoint("GET", "/requests", get_requests),
     Endpoint("DELETE", "/requests", delete_requests),
     Endpoint("POST", "/reset", reset),

@@ -1,11 +1,12 @@
-"""Actions endpoints: `GET /actions?id=...`, `GET /actions/{id}`, and the shared action listing."""
+"""Actions endpoints: `GET /actions?id=...`, `GET /actions/{id}`; an action's JSON and the
+shared action listing (each resource's action routes are `emulator/resources/kind.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from emulator.errors import ApiError, invalid_field, not_found
+from emulator.errors import ApiError, invalid_field
 from emulator.listing import page_response, sort_items
 from emulator.project import State
 from emulator.render import timestamp
@@ -50,39 +51,6 @@ def action_listing(request: Request, actions: Iterable[Action], now: float) -> R
     chosen = [a for a in actions if not statuses or a.status in statuses]
     ordered = sort_items(chosen, request.every("sort"), ACTION_SORT_KEYS)
     return page_response("actions", ordered, request, lambda a: action_json(a, now))
-
-
-def resource_action(state: State, request: Request, resource_type: str) -> Response:
-    """GET /{resources}/{id}/actions/{action_id}: one action, if it concerns that resource."""
-    resource_id = request.path_id(resource=resource_type)
-    action_id = request.path_id("action_id", resource="action")
-    with state.transaction() as project:
-        action = project.actions.get(action_id)
-        if not action.touches(resource_id, resource_type):
-            raise not_found("action", action_id)
-        return Response(200, {"action": action_json(action, project.now)})
-
-
-def kind_actions(state: State, request: Request, resource_type: str) -> Response:
-    """GET /{resources}/actions: the actions concerning any resource of a type (`id` filters)."""
-    ids = set(ids_from(request))
-    with state.transaction() as project:
-        found = [
-            a
-            for a in project.actions.by_id.values()
-            if any(rtype == resource_type for _, rtype in a.resources) and (not ids or a.id in ids)
-        ]
-        return action_listing(request, found, project.now)
-
-
-def kind_action(state: State, request: Request, resource_type: str) -> Response:
-    """GET /{resources}/actions/{id}: one action, if it concerns a resource of that type."""
-    action_id = request.path_id(resource="action")
-    with state.transaction() as project:
-        action = project.actions.get(action_id)
-        if not any(rtype == resource_type for _, rtype in action.resources):
-            raise not_found("action", action_id)
-        return Response(200, {"action": action_json(action, project.now)})
 
 
 def ids_from(request: Request) -> list[int]:

@@ -13,12 +13,11 @@ actions started after it for the same work (`after`) fail with it.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from emulator.errors import not_found
+from emulator.resources.collection import Collection
 
 if TYPE_CHECKING:
     from emulator.project import Project
@@ -60,13 +59,8 @@ class ActionFailure:
         return cls(command, code, message, times)
 
     def to_json(self) -> dict[str, object]:
-        """The rule as the control API shows it (with the times it has left)."""
-        return {
-            "command": self.command,
-            "code": self.code,
-            "message": self.message,
-            "times": self.times,
-        }
+        """The rule as the control API shows it (with the times it has left): its fields."""
+        return asdict(self)
 
 
 @dataclass
@@ -91,14 +85,15 @@ class Action:
         return (resource_id, resource_type) in self.resources
 
 
-class Actions:
+class Actions(Collection[Action]):
     """Every action of the project, and the running ones in the order they finish."""
 
+    kind = "action"
+    first_id = FIRST_ID
+
     def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, Action] = {}
+        super().__init__(project)
         self._pending: list[tuple[float, int]] = []
-        self._ids = itertools.count(FIRST_ID)
         self.failures: list[ActionFailure] = []
 
     def finish_due(self, now: float) -> None:
@@ -162,18 +157,12 @@ class Actions:
             fails_with=self._failure_for(command),
             after=after,
         )
-        self.by_id[action.id] = action
+        self._added(action)
         if seconds <= 0:
             self._finish(action)
         else:
             heapq.heappush(self._pending, (action.finishes, action.id))
         return action
-
-    def get(self, action_id: int) -> Action:
-        """An action by id."""
-        if action_id not in self.by_id:
-            raise not_found("action", action_id)
-        return self.by_id[action_id]
 
     def of(self, resource_id: int, resource_type: str) -> list[Action]:
         """The actions that concern one resource, oldest first."""
@@ -201,6 +190,6 @@ class Actions:
 
     def reset(self) -> None:
         """Drop every action and failure rule (ids keep counting up)."""
-        self.by_id.clear()
+        super().reset()
         self._pending.clear()
         self.failures.clear()

@@ -112,6 +112,11 @@ class Image:
     disk_size: int
     deprecation: Deprecation | None = None
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """None: system images have no labels."""
+        return {}
+
 
 EU = ("fsn1", "nbg1", "hel1")
 ALL = ("fsn1", "nbg1", "hel1", "ash", "hil", "sin")
@@ -210,6 +215,8 @@ SHARED, DEDICATED = "shared", "dedicated"
 COST_OPTIMIZED = "Cost-Optimized"
 REGULAR = "Regular Performance"
 GENERAL = "General Purpose"
+HIL_GONE = {"hil": Deprecation(-120, -30)}  # announced 120 days ago, unavailable for 30
+SIN_ENDS = {"sin": Deprecation(-30, 60)}  # announced 30 days ago, orderable for 60 more
 
 
 SERVER_TYPES: tuple[ServerType, ...] = (
@@ -217,37 +224,13 @@ SERVER_TYPES: tuple[ServerType, ...] = (
     ServerType(93, "cax21", 4, 8.0, 80, SHARED, "arm", Decimal("10.99"), EU, COST_OPTIMIZED),
     ServerType(94, "cax31", 8, 16.0, 160, SHARED, "arm", Decimal("21.49"), EU, COST_OPTIMIZED),
     ServerType(95, "cax41", 16, 32.0, 320, SHARED, "arm", Decimal("41.49"), EU, COST_OPTIMIZED),
-    ServerType(
-        96,
-        "ccx13",
-        2,
-        8.0,
-        80,
-        DEDICATED,
-        "x86",
-        Decimal("43.49"),
-        ALL,
-        GENERAL,
-        {"hil": Deprecation(-120, -30)},
-    ),
+    ServerType(96, "ccx13", 2, 8.0, 80, DEDICATED, "x86", Decimal("43.49"), ALL, GENERAL, HIL_GONE),
     ServerType(97, "ccx23", 4, 16.0, 160, DEDICATED, "x86", Decimal("86.49"), ALL, GENERAL),
     ServerType(98, "ccx33", 8, 32.0, 240, DEDICATED, "x86", Decimal("138.99"), ALL, GENERAL),
     ServerType(99, "ccx43", 16, 64.0, 360, DEDICATED, "x86", Decimal("276.49"), ALL, GENERAL),
     ServerType(100, "ccx53", 32, 128.0, 600, DEDICATED, "x86", Decimal("533.99"), ALL, GENERAL),
     ServerType(101, "ccx63", 48, 192.0, 960, DEDICATED, "x86", Decimal("853.99"), ALL, GENERAL),
-    ServerType(
-        108,
-        "cpx12",
-        1,
-        2.0,
-        40,
-        SHARED,
-        "x86",
-        Decimal("11.99"),
-        ALL,
-        REGULAR,
-        {"sin": Deprecation(-30, 60)},
-    ),
+    ServerType(108, "cpx12", 1, 2.0, 40, SHARED, "x86", Decimal("11.99"), ALL, REGULAR, SIN_ENDS),
     ServerType(109, "cpx22", 2, 4.0, 80, SHARED, "x86", Decimal("19.99"), ALL, REGULAR),
     ServerType(110, "cpx32", 4, 8.0, 160, SHARED, "x86", Decimal("35.99"), ALL, REGULAR),
     ServerType(111, "cpx42", 8, 16.0, 320, SHARED, "x86", Decimal("69.99"), ALL, REGULAR),

@@ -10,16 +10,15 @@ as on the real API. A failed apply (control API) leaves the server without the f
 from __future__ import annotations
 
 import ipaddress
-import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from emulator import label_selector
-from emulator.errors import ApiError, invalid_field, not_found, uniqueness
+from emulator.errors import ApiError, invalid_field
 from emulator.resources.actions.state import Action
+from emulator.resources.collection import NamedCollection
 
 if TYPE_CHECKING:
-    from emulator.project import Project
     from emulator.resources.servers.state import Server
 
 FIRST_ID = 40_001
@@ -111,19 +110,12 @@ class Firewall:
     selectors: list[AppliedSelector] = field(default_factory=list)
 
 
-class Firewalls:
+class Firewalls(NamedCollection[Firewall]):
     """The project's firewalls and their attachments."""
 
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, Firewall] = {}
-        self._ids = itertools.count(FIRST_ID)
-
-    def get(self, firewall_id: int) -> Firewall:
-        """A firewall by id."""
-        if firewall_id not in self.by_id:
-            raise not_found("firewall", firewall_id)
-        return self.by_id[firewall_id]
+    kind = "firewall"
+    first_id = FIRST_ID
+    name_taken = "firewall name is already used"
 
     def create(
         self,
@@ -133,11 +125,11 @@ class Firewalls:
         apply_to: list[dict[str, Any]],
     ) -> tuple[Firewall, list[Action]]:
         """Create a firewall, optionally applied to servers or label selectors at once."""
-        if any(fw.name == name for fw in self.by_id.values()):
-            raise uniqueness("name", "firewall name is already used")
+        self.check_name(name)
         targets = [self._target(raw, "apply_to") for raw in apply_to]
-        firewall = Firewall(next(self._ids), name, labels, self.project.now, list(rules))
-        self.by_id[firewall.id] = firewall
+        firewall = self._added(
+            Firewall(next(self._ids), name, labels, self.project.now, list(rules))
+        )
         actions = [
             self.project.actions.start(
                 "set_firewall_rules", [(firewall.id, "firewall")], self.project.timing.action
@@ -146,23 +138,10 @@ class Firewalls:
         actions.extend(self._apply(firewall, target) for target in targets)
         return firewall, actions
 
-    def update(self, firewall_id: int, name: str | None, labels: dict[str, str] | None) -> Firewall:
-        """Rename a firewall and/or replace its labels."""
-        firewall = self.get(firewall_id)
-        if name is not None and name != firewall.name:
-            if any(fw.name == name for fw in self.by_id.values()):
-                raise uniqueness("name", "firewall name is already used")
-            firewall.name = name
-        if labels is not None:
-            firewall.labels = labels
-        return firewall
-
-    def delete(self, firewall_id: int) -> None:
-        """Delete a firewall that is no longer applied to anything."""
-        firewall = self.get(firewall_id)
-        if firewall.server_ids or firewall.selectors:
+    def check_deletable(self, item: Firewall) -> None:
+        """A firewall still applied to anything is in use."""
+        if item.server_ids or item.selectors:
             raise ApiError("resource_in_use", "firewall is still applied to resources")
-        del self.by_id[firewall.id]
 
     def set_rules(self, firewall_id: int, rules: list[FirewallRule]) -> list[Action]:
         """Replace a firewall's rules."""
@@ -271,7 +250,3 @@ class Firewalls:
         """The servers a label selector currently selects."""
         servers = self.project.servers.by_id.values()
         return [s for s in servers if applied.selector.matches(s.labels)]
-
-    def reset(self) -> None:
-        """Drop every firewall (ids keep counting up)."""
-        self.by_id.clear()

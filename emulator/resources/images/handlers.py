@@ -19,15 +19,11 @@ from emulator.labels import validate_labels
 from emulator.listing import page_response, selector_from, sort_items
 from emulator.project import Project, State
 from emulator.render import timestamp
-from emulator.resources.actions.handlers import (
-    action_json,
-    action_listing,
-    kind_action,
-    kind_actions,
-    resource_action,
-)
+from emulator.resources.actions.handlers import action_json
+from emulator.resources.actions.state import Action
 from emulator.resources.catalogue import data as catalogue
 from emulator.resources.images.state import IMAGE_KINDS, AnyImage, ImageKind, Snapshot
+from emulator.resources.kind import Kind, action_routes
 from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import optional_bool, optional_str
 
@@ -41,20 +37,12 @@ def _created(image: AnyImage) -> float:
     return image.created if isinstance(image, Snapshot) else SYSTEM_CREATED
 
 
-def _name(image: AnyImage) -> str | None:
-    return image.name if isinstance(image, catalogue.Image) else None
-
-
 def _kind(image: AnyImage) -> str:
     return image.type if isinstance(image, Snapshot) else "system"
 
 
 def _status(image: AnyImage) -> str:
     return image.status if isinstance(image, Snapshot) else "available"
-
-
-def _labels(image: AnyImage) -> dict[str, str]:
-    return image.labels if isinstance(image, Snapshot) else {}
 
 
 def _bound_to(image: AnyImage) -> int | None:
@@ -67,7 +55,7 @@ def _deprecation(image: AnyImage) -> catalogue.Deprecation | None:
 
 IMAGE_SORT_KEYS: dict[str, Callable[[AnyImage], Any]] = {
     "id": lambda i: i.id,
-    "name": lambda i: (_name(i) or "", i.id),
+    "name": lambda i: (i.name or "", i.id),
     "created": lambda i: (_created(i), i.id),
 }
 
@@ -125,13 +113,13 @@ def _matching(project: Project, request: Request) -> list[AnyImage]:
     chosen = [
         image
         for image in everything
-        if (name is None or _name(image) == name)
+        if (name is None or image.name == name)
         and (include_deprecated or _deprecation(image) is None)
         and (not architectures or image.architecture in architectures)
         and (not types or _kind(image) in types)
         and (not statuses or _status(image) in statuses)
         and (not servers or _bound_to(image) in servers)
-        and selector.matches(_labels(image))
+        and selector.matches(image.labels)
     ]
     return sort_items(chosen, request.every("sort") or ["id"], IMAGE_SORT_KEYS)
 
@@ -143,94 +131,54 @@ def list_images(state: State, request: Request) -> Response:
         return page_response("images", found, request, lambda i: image_json(project, i))
 
 
-def get_image(state: State, request: Request) -> Response:
-    """GET /images/{id}."""
-    image_id = request.path_id(resource="image")
-    with state.transaction() as project:
-        return Response(200, {"image": image_json(project, project.images.get(image_id))})
-
-
-def update(state: State, request: Request) -> Response:
+def _update(project: Project, image_id: int, body: Json) -> Snapshot:
     """PUT /images/{id}: description, labels, type (a backup becomes a snapshot)."""
-    image_id = request.path_id(resource="image")
-    body = request.body
     description = optional_str(body, "description")
     labels = validate_labels(body["labels"]) if body.get("labels") is not None else None
     kind = optional_str(body, "type")
-    with state.transaction() as project:
-        image = project.images.update(image_id, description, labels, kind)
-        return Response(200, {"image": image_json(project, image)})
+    return project.images.update(image_id, description, labels, kind)
 
 
-def delete(state: State, request: Request) -> Response:
+def _delete(project: Project, image_id: int) -> None:
     """DELETE /images/{id} (204): a snapshot or backup."""
-    image_id = request.path_id(resource="image")
-    with state.transaction() as project:
-        project.images.delete(image_id)
-    return Response(204)
+    project.images.delete(image_id)
 
 
-def change_protection(state: State, request: Request) -> Response:
+def change_protection(project: Project, image_id: int, body: Json) -> Action:
     """POST /images/{id}/actions/change_protection: {delete}."""
-    image_id = request.path_id(resource="image")
-    with state.transaction() as project:
-        image = project.images.own(image_id)
-        if request.body.get("delete") is not None:
-            image.delete_protected = optional_bool(request.body, "delete", False)
-        action = project.actions.start("change_protection", [(image_id, "image")], 0)
-        return Response(201, {"action": action_json(action, project.now)})
+    image = project.images.own(image_id)
+    if body.get("delete") is not None:
+        image.delete_protected = optional_bool(body, "delete", False)
+    return project.actions.start("change_protection", [(image_id, "image")], 0)
 
 
-def create_image(state: State, request: Request) -> Response:
+def create_image(project: Project, server_id: int, body: Json) -> Response:
     """POST /servers/{id}/actions/create_image: {type, description, labels} -> image, action."""
-    server_id = request.path_id(resource="server")
-    body = request.body
     kind = optional_str(body, "type") or "snapshot"
     if kind not in IMAGE_KINDS:
         raise invalid_field("type", f"invalid image type '{kind}': snapshot or backup")
     image_kind: ImageKind = "backup" if kind == "backup" else "snapshot"
     description = optional_str(body, "description")
     labels = validate_labels(body.get("labels"))
-    with state.transaction() as project:
-        server = project.servers.get(server_id)
-        image, action = project.images.snapshot(server, image_kind, description, labels)
-        return Response(
-            201, {"image": image_json(project, image), "action": action_json(action, project.now)}
-        )
+    server = project.servers.get(server_id)
+    image, action = project.images.snapshot(server, image_kind, description, labels)
+    return Response(
+        201, {"image": image_json(project, image), "action": action_json(action, project.now)}
+    )
 
 
-def list_actions(state: State, request: Request) -> Response:
-    """GET /images/{id}/actions."""
-    image_id = request.path_id(resource="image")
-    with state.transaction() as project:
-        project.images.get(image_id)
-        return action_listing(request, project.actions.of(image_id, "image"), project.now)
-
-
-def get_action(state: State, request: Request) -> Response:
-    """GET /images/{id}/actions/{action_id}."""
-    return resource_action(state, request, "image")
-
-
-def all_image_actions(state: State, request: Request) -> Response:
-    """GET /images/actions (optionally by id)."""
-    return kind_actions(state, request, "image")
-
-
-def one_image_action(state: State, request: Request) -> Response:
-    """GET /images/actions/{id}."""
-    return kind_action(state, request, "image")
-
+IMAGES: Kind[AnyImage] = Kind(
+    "images",
+    "image",
+    render=image_json,
+    store=lambda project: project.images,
+    lister=list_images,
+    update=_update,
+    delete=_delete,
+    actions={"change_protection": change_protection},
+)
 
 ROUTES: list[Endpoint[State]] = [
-    Endpoint("GET", "/images", list_images),
-    Endpoint("GET", "/images/actions", all_image_actions),
-    Endpoint("GET", "/images/actions/{id}", one_image_action),
-    Endpoint("GET", "/images/{id}", get_image),
-    Endpoint("PUT", "/images/{id}", update),
-    Endpoint("DELETE", "/images/{id}", delete),
-    Endpoint("GET", "/images/{id}/actions", list_actions),
-    Endpoint("POST", "/images/{id}/actions/change_protection", change_protection),
-    Endpoint("GET", "/images/{id}/actions/{action_id}", get_action),
-    Endpoint("POST", "/servers/{id}/actions/create_image", create_image),
+    *IMAGES.routes(),
+    *action_routes("servers", "server", {"create_image": create_image}),
 ]

@@ -48,6 +48,11 @@ class Snapshot:
     delete_protected: bool = False
     image_size: float | None = field(default=None)
 
+    @property
+    def name(self) -> None:
+        """None: snapshots and backups have no name (they are found by id or labels)."""
+        return None
+
 
 AnyImage = catalogue.Image | Snapshot
 
@@ -102,17 +107,20 @@ class Images:
         if actions.running_on(server.id, "server"):
             raise ApiError("locked", "server is locked: another action is running")
         source = server.image
-        image = self._add(
-            kind=kind,
-            description=description or f"{server.name}-{project.now:.0f}",
-            labels=labels,
-            created=project.now,
-            architecture=server.server_type.architecture,
-            disk_size=server.disk,
-            os_flavor=source.os_flavor,
-            os_version=source.os_version,
-            created_from=(server.id, server.name),
-            bound_to=server.id if kind == "backup" else None,
+        image = self._added(
+            Snapshot(
+                id=next(self._ids),
+                type=kind,
+                description=description or f"{server.name}-{project.now:.0f}",
+                labels=labels,
+                created=project.now,
+                architecture=server.server_type.architecture,
+                disk_size=server.disk,
+                os_flavor=source.os_flavor,
+                os_version=source.os_version,
+                created_from=(server.id, server.name),
+                bound_to=server.id if kind == "backup" else None,
+            )
         )
         action = actions.start(
             "create_image",
@@ -138,18 +146,8 @@ class Images:
     ) -> Snapshot:
         """An image made without a server (control API): available, or held ``creating``
         until ``finish`` (a snapshot still being made, as the real API lists it)."""
-        image = self._add(
-            kind=kind,
-            description=description,
-            labels=labels,
-            created=created,
-            architecture=architecture,
-            disk_size=disk_size,
-            os_flavor=os_flavor,
-            os_version=os_version,
-            created_from=None,
-            bound_to=None,
-        )
+        made = (kind, description, labels, created, architecture, disk_size, os_flavor, os_version)
+        image = self._added(Snapshot(next(self._ids), *made, created_from=None))
         if not creating:
             self._made_available(image.id)()
         return image
@@ -161,33 +159,7 @@ class Images:
         self._made_available(image_id)()
         return self.by_id[image_id]
 
-    def _add(
-        self,
-        *,
-        kind: ImageKind,
-        description: str,
-        labels: dict[str, str],
-        created: float,
-        architecture: str,
-        disk_size: int,
-        os_flavor: str,
-        os_version: str | None,
-        created_from: tuple[int, str] | None,
-        bound_to: int | None,
-    ) -> Snapshot:
-        image = Snapshot(
-            id=next(self._ids),
-            type=kind,
-            description=description,
-            labels=labels,
-            created=created,
-            architecture=architecture,
-            disk_size=disk_size,
-            os_flavor=os_flavor,
-            os_version=os_version,
-            created_from=created_from,
-            bound_to=bound_to,
-        )
+    def _added(self, image: Snapshot) -> Snapshot:
         self.by_id[image.id] = image
         return image
 

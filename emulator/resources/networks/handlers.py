@@ -10,30 +10,16 @@ A network renders as the real API's: `ip_range`, `subnets` (`type`, `ip_range`,
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
-from typing import Any
 
 from emulator.errors import invalid_field
 from emulator.labels import validate_labels
-from emulator.listing import page_response, selector_from, sort_items
-from emulator.project import State
+from emulator.project import Project, State
 from emulator.render import timestamp
-from emulator.resources.actions.handlers import (
-    action_json,
-    action_listing,
-    kind_action,
-    kind_actions,
-    resource_action,
-)
+from emulator.resources.actions.state import Action
+from emulator.resources.kind import Kind, action_routes
 from emulator.resources.networks.state import Network, parse_range, parse_subnet
 from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import name_and_labels, object_list, optional_bool, resource_name
-
-NETWORK_SORT_KEYS: dict[str, Callable[[Network], Any]] = {
-    "id": lambda n: n.id,
-    "name": lambda n: n.name,
-    "created": lambda n: (n.created, n.id),
-}
 
 
 def network_json(network: Network) -> Json:
@@ -79,78 +65,34 @@ def create(state: State, request: Request) -> Response:
         return Response(201, {"network": network_json(network)})
 
 
-def list_networks(state: State, request: Request) -> Response:
-    """GET /networks with name, label_selector, sort and pagination."""
-    selector = selector_from(request)
-    name = request.first("name")
-    with state.transaction() as project:
-        chosen = [
-            n
-            for n in project.networks.by_id.values()
-            if (name is None or n.name == name) and selector.matches(n.labels)
-        ]
-        ordered = sort_items(chosen, request.every("sort"), NETWORK_SORT_KEYS)
-        return page_response("networks", ordered, request, network_json)
+def _update(project: Project, network_id: int, body: Json) -> Network:
+    """PUT /networks/{id}: name, labels and/or expose_routes_to_vswitch."""
+    network = project.networks.update(network_id, *name_and_labels(body))
+    if body.get("expose_routes_to_vswitch") is not None:
+        network.expose_routes_to_vswitch = optional_bool(body, "expose_routes_to_vswitch", False)
+    return network
 
 
-def get_network(state: State, request: Request) -> Response:
-    """GET /networks/{id}."""
-    network_id = request.path_id(resource="network")
-    with state.transaction() as project:
-        return Response(200, {"network": network_json(project.networks.get(network_id))})
-
-
-def update(state: State, request: Request) -> Response:
-    """PUT /networks/{id}: name and/or labels."""
-    network_id = request.path_id(resource="network")
-    name, labels = name_and_labels(request.body)
-    with state.transaction() as project:
-        network = project.networks.update(network_id, name, labels)
-        if request.body.get("expose_routes_to_vswitch") is not None:
-            network.expose_routes_to_vswitch = optional_bool(
-                request.body, "expose_routes_to_vswitch", False
-            )
-        return Response(200, {"network": network_json(network)})
-
-
-def delete(state: State, request: Request) -> Response:
-    """DELETE /networks/{id} (204); attached servers are detached."""
-    network_id = request.path_id(resource="network")
-    with state.transaction() as project:
-        project.networks.delete(network_id)
-    return Response(204)
-
-
-def add_subnet(state: State, request: Request) -> Response:
+def add_subnet(project: Project, network_id: int, body: Json) -> Action:
     """POST /networks/{id}/actions/add_subnet: {type, network_zone, ip_range}."""
-    network_id = request.path_id(resource="network")
-    with state.transaction() as project:
-        network = project.networks.get(network_id)
-        subnet = parse_subnet(request.body, network.ip_range)
-        project.networks.add_subnet(network_id, subnet)
-        action = project.actions.start("add_subnet", [(network_id, "network")], 0)
-        return Response(201, {"action": action_json(action, project.now)})
+    network = project.networks.get(network_id)
+    project.networks.add_subnet(network_id, parse_subnet(body, network.ip_range))
+    return project.actions.start("add_subnet", [(network_id, "network")], 0)
 
 
-def delete_subnet(state: State, request: Request) -> Response:
+def delete_subnet(project: Project, network_id: int, body: Json) -> Action:
     """POST /networks/{id}/actions/delete_subnet: {ip_range}."""
-    network_id = request.path_id(resource="network")
-    ip_range = parse_range(request.body.get("ip_range"), "ip_range", smallest=30)
-    with state.transaction() as project:
-        project.networks.delete_subnet(network_id, ip_range)
-        action = project.actions.start("delete_subnet", [(network_id, "network")], 0)
-        return Response(201, {"action": action_json(action, project.now)})
+    ip_range = parse_range(body.get("ip_range"), "ip_range", smallest=30)
+    project.networks.delete_subnet(network_id, ip_range)
+    return project.actions.start("delete_subnet", [(network_id, "network")], 0)
 
 
-def change_protection(state: State, request: Request) -> Response:
+def change_protection(project: Project, network_id: int, body: Json) -> Action:
     """POST /networks/{id}/actions/change_protection: {delete}."""
-    network_id = request.path_id(resource="network")
-    with state.transaction() as project:
-        network = project.networks.get(network_id)
-        if request.body.get("delete") is not None:
-            network.delete_protected = optional_bool(request.body, "delete", False)
-        action = project.actions.start("change_protection", [(network_id, "network")], 0)
-        return Response(201, {"action": action_json(action, project.now)})
+    network = project.networks.get(network_id)
+    if body.get("delete") is not None:
+        network.delete_protected = optional_bool(body, "delete", False)
+    return project.actions.start("change_protection", [(network_id, "network")], 0)
 
 
 def _network_id(body: Json) -> int:
@@ -170,14 +112,19 @@ def _alias_ips(body: Json) -> tuple[str, ...]:
         raise invalid_field("alias_ips", "must be a list of IPs") from None
 
 
-def attach_to_network(state: State, request: Request) -> Response:
+def _server_action(
+    project: Project, command: str, server_id: int, network_id: int, seconds: float
+) -> Action:
+    refs = [(server_id, "server"), (network_id, "network")]
+    return project.actions.start(command, refs, seconds)
+
+
+def attach_to_network(project: Project, server_id: int, body: Json) -> Action:
     """POST /servers/{id}/actions/attach_to_network: {network, ip?, alias_ips?, ip_range?}.
 
     The official Terraform/Pulumi provider attaches a server's networks this way after the
     create, not in POST /servers.
     """
-    server_id = request.path_id(resource="server")
-    body = request.body
     network_id = _network_id(body)
     ip = None
     if body.get("ip") is not None:
@@ -191,90 +138,62 @@ def attach_to_network(state: State, request: Request) -> Response:
         else parse_range(body["ip_range"], "ip_range", smallest=30)
     )
     alias_ips = _alias_ips(body)
-    with state.transaction() as project:
-        server = project.servers.get(server_id)
-        project.networks.attach(
-            network_id,
-            server.id,
-            server.location.network_zone,
-            ip=ip,
-            ip_range=ip_range,
-            alias_ips=alias_ips,
-        )
-        action = project.actions.start(
-            "attach_to_network",
-            [(server.id, "server"), (network_id, "network")],
-            project.timing.action,
-        )
-        return Response(201, {"action": action_json(action, project.now)})
+    server = project.servers.get(server_id)
+    project.networks.attach(
+        network_id,
+        server.id,
+        server.location.network_zone,
+        ip=ip,
+        ip_range=ip_range,
+        alias_ips=alias_ips,
+    )
+    return _server_action(
+        project, "attach_to_network", server.id, network_id, project.timing.action
+    )
 
 
-def detach_from_network(state: State, request: Request) -> Response:
+def detach_from_network(project: Project, server_id: int, body: Json) -> Action:
     """POST /servers/{id}/actions/detach_from_network: {network}."""
-    server_id = request.path_id(resource="server")
-    network_id = _network_id(request.body)
-    with state.transaction() as project:
-        server = project.servers.get(server_id)
-        project.networks.detach_one(network_id, server.id)
-        action = project.actions.start(
-            "detach_from_network",
-            [(server.id, "server"), (network_id, "network")],
-            project.timing.action,
-        )
-        return Response(201, {"action": action_json(action, project.now)})
+    network_id = _network_id(body)
+    server = project.servers.get(server_id)
+    project.networks.detach_one(network_id, server.id)
+    return _server_action(
+        project, "detach_from_network", server.id, network_id, project.timing.action
+    )
 
 
-def change_alias_ips(state: State, request: Request) -> Response:
+def change_alias_ips(project: Project, server_id: int, body: Json) -> Action:
     """POST /servers/{id}/actions/change_alias_ips: {network, alias_ips}."""
-    server_id = request.path_id(resource="server")
-    network_id = _network_id(request.body)
-    alias_ips = _alias_ips(request.body)
-    with state.transaction() as project:
-        server = project.servers.get(server_id)
-        project.networks.set_alias_ips(network_id, server.id, alias_ips)
-        action = project.actions.start(
-            "change_alias_ips", [(server.id, "server"), (network_id, "network")], 0
-        )
-        return Response(201, {"action": action_json(action, project.now)})
+    network_id = _network_id(body)
+    alias_ips = _alias_ips(body)
+    server = project.servers.get(server_id)
+    project.networks.set_alias_ips(network_id, server.id, alias_ips)
+    return _server_action(project, "change_alias_ips", server.id, network_id, 0)
 
 
-def list_actions(state: State, request: Request) -> Response:
-    """GET /networks/{id}/actions."""
-    network_id = request.path_id(resource="network")
-    with state.transaction() as project:
-        project.networks.get(network_id)
-        return action_listing(request, project.actions.of(network_id, "network"), project.now)
-
-
-def get_action(state: State, request: Request) -> Response:
-    """GET /networks/{id}/actions/{action_id}."""
-    return resource_action(state, request, "network")
-
-
-def all_network_actions(state: State, request: Request) -> Response:
-    """GET /networks/actions (optionally by id)."""
-    return kind_actions(state, request, "network")
-
-
-def one_network_action(state: State, request: Request) -> Response:
-    """GET /networks/actions/{id}."""
-    return kind_action(state, request, "network")
-
+NETWORKS: Kind[Network] = Kind(
+    "networks",
+    "network",
+    render=lambda _, network: network_json(network),
+    edits=lambda project: project.networks,
+    create=create,
+    update=_update,
+    actions={
+        "add_subnet": add_subnet,
+        "delete_subnet": delete_subnet,
+        "change_protection": change_protection,
+    },
+)
 
 ROUTES: list[Endpoint[State]] = [
-    Endpoint("GET", "/networks", list_networks),
-    Endpoint("POST", "/networks", create),
-    Endpoint("GET", "/networks/actions", all_network_actions),
-    Endpoint("GET", "/networks/actions/{id}", one_network_action),
-    Endpoint("GET", "/networks/{id}", get_network),
-    Endpoint("PUT", "/networks/{id}", update),
-    Endpoint("DELETE", "/networks/{id}", delete),
-    Endpoint("GET", "/networks/{id}/actions", list_actions),
-    Endpoint("POST", "/networks/{id}/actions/add_subnet", add_subnet),
-    Endpoint("POST", "/networks/{id}/actions/delete_subnet", delete_subnet),
-    Endpoint("POST", "/networks/{id}/actions/change_protection", change_protection),
-    Endpoint("GET", "/networks/{id}/actions/{action_id}", get_action),
-    Endpoint("POST", "/servers/{id}/actions/attach_to_network", attach_to_network),
-    Endpoint("POST", "/servers/{id}/actions/detach_from_network", detach_from_network),
-    Endpoint("POST", "/servers/{id}/actions/change_alias_ips", change_alias_ips),
+    *NETWORKS.routes(),
+    *action_routes(
+        "servers",
+        "server",
+        {
+            "attach_to_network": attach_to_network,
+            "detach_from_network": detach_from_network,
+            "change_alias_ips": change_alias_ips,
+        },
+    ),
 ]

@@ -17,7 +17,8 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from emulator.errors import ApiError, invalid_field, invalid_input, not_found, uniqueness
+from emulator.errors import ApiError, invalid_field, invalid_input
+from emulator.resources.collection import NamedCollection
 
 if TYPE_CHECKING:
     from emulator.project import Project
@@ -103,20 +104,16 @@ def parse_subnet(raw: object, network_range: ipaddress.IPv4Network | None) -> Su
     return Subnet(str(kind), block, str(zone))
 
 
-class Networks:
+class Networks(NamedCollection[Network]):
     """The project's networks, unique by name."""
 
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, Network] = {}
-        self._ids = itertools.count(FIRST_ID)
-        self._macs = random.Random(0)  # noqa: S311 - emulated MAC addresses, not secrets
+    kind = "network"
+    first_id = FIRST_ID
+    name_taken = "network name is already used"
 
-    def get(self, network_id: int) -> Network:
-        """A network by id."""
-        if network_id not in self.by_id:
-            raise not_found("network", network_id)
-        return self.by_id[network_id]
+    def __init__(self, project: Project) -> None:
+        super().__init__(project)
+        self._macs = random.Random(0)  # noqa: S311 - emulated MAC addresses, not secrets
 
     def create(
         self,
@@ -128,8 +125,7 @@ class Networks:
         expose_routes_to_vswitch: bool = False,
     ) -> Network:
         """A new network with its subnets; names are unique."""
-        if any(net.name == name for net in self.by_id.values()):
-            raise uniqueness("name", "network name is already used")
+        self.check_name(name)
         network = Network(
             next(self._ids),
             name,
@@ -140,26 +136,12 @@ class Networks:
         )
         for subnet in subnets:
             self._add_subnet(network, subnet)
-        self.by_id[network.id] = network
-        return network
+        return self._added(network)
 
-    def update(self, network_id: int, name: str | None, labels: dict[str, str] | None) -> Network:
-        """Rename a network and/or replace its labels."""
-        network = self.get(network_id)
-        if name is not None and name != network.name:
-            if any(net.name == name for net in self.by_id.values()):
-                raise uniqueness("name", "network name is already used")
-            network.name = name
-        if labels is not None:
-            network.labels = labels
-        return network
-
-    def delete(self, network_id: int) -> None:
-        """Delete a network; its servers are detached (their `private_net` loses it)."""
-        network = self.get(network_id)
-        if network.delete_protected:
+    def check_deletable(self, item: Network) -> None:
+        """A protected network stays; deleting detaches its servers (their `private_net`)."""
+        if item.delete_protected:
             raise ApiError("protected", "network deletion is protected")
-        del self.by_id[network.id]
 
     def add_subnet(self, network_id: int, subnet: Subnet) -> Network:
         """Add a subnet to a network (the add_subnet action)."""
@@ -286,7 +268,3 @@ class Networks:
         """Detach a server from every network (it is gone)."""
         for network in self.by_id.values():
             network.attachments.pop(server_id, None)
-
-    def reset(self) -> None:
-        """Drop every network (ids keep counting up)."""
-        self.by_id.clear()

@@ -10,14 +10,10 @@ deleted (`resource_in_use`).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from emulator.errors import ApiError, invalid_input, not_found, uniqueness
-
-if TYPE_CHECKING:
-    from emulator.project import Project
+from emulator.errors import ApiError, invalid_input
+from emulator.resources.collection import NamedCollection
 
 FIRST_ID = 4_000_001
 PLACEMENT_GROUP_TYPES = ("spread",)
@@ -37,47 +33,22 @@ class PlacementGroup:
     server_ids: list[int] = field(default_factory=list)
 
 
-class PlacementGroups:
+class PlacementGroups(NamedCollection[PlacementGroup]):
     """The project's placement groups, unique by name."""
 
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, PlacementGroup] = {}
-        self._ids = itertools.count(FIRST_ID)
-
-    def get(self, group_id: int) -> PlacementGroup:
-        """A placement group by id."""
-        if group_id not in self.by_id:
-            raise not_found("placement_group", group_id)
-        return self.by_id[group_id]
+    kind = "placement_group"
+    first_id = FIRST_ID
+    name_taken = "placement group name is already used"
 
     def create(self, name: str, kind: str, labels: dict[str, str]) -> PlacementGroup:
         """A new, empty placement group."""
-        if any(group.name == name for group in self.by_id.values()):
-            raise uniqueness("name", "placement group name is already used")
-        group = PlacementGroup(next(self._ids), name, kind, labels, self.project.now)
-        self.by_id[group.id] = group
-        return group
+        self.check_name(name)
+        return self._added(PlacementGroup(next(self._ids), name, kind, labels, self.project.now))
 
-    def update(
-        self, group_id: int, name: str | None, labels: dict[str, str] | None
-    ) -> PlacementGroup:
-        """Rename a placement group and/or replace its labels."""
-        group = self.get(group_id)
-        if name is not None and name != group.name:
-            if any(other.name == name for other in self.by_id.values()):
-                raise uniqueness("name", "placement group name is already used")
-            group.name = name
-        if labels is not None:
-            group.labels = labels
-        return group
-
-    def delete(self, group_id: int) -> None:
-        """Delete a placement group that no server is in."""
-        group = self.get(group_id)
-        if group.server_ids:
+    def check_deletable(self, item: PlacementGroup) -> None:
+        """A group that servers are in is in use."""
+        if item.server_ids:
             raise ApiError("resource_in_use", "placement group still has servers")
-        del self.by_id[group.id]
 
     def check_joinable(self, group_id: int) -> PlacementGroup:
         """The group a create names, if it has room; the real API's error otherwise."""
@@ -106,7 +77,3 @@ class PlacementGroups:
         for group in self.by_id.values():
             if server_id in group.server_ids:
                 group.server_ids.remove(server_id)
-
-    def reset(self) -> None:
-        """Drop every placement group (ids keep counting up)."""
-        self.by_id.clear()

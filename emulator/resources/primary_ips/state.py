@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from emulator.errors import not_found
 from emulator.resources.catalogue.data import Location
+from emulator.resources.collection import Collection
 
 if TYPE_CHECKING:
     from emulator.project import Project
@@ -26,21 +25,29 @@ class PrimaryIP:
     created: float
     server_id: int | None
 
+    @property
+    def name(self) -> str:
+        """Its name: the real API's default for an address made with a server."""
+        return f"primary_ip-{self.id}"
 
-class PrimaryIPs:
-    """The project's primary IPs; addresses are drawn from each location's emulated prefix."""
+    @property
+    def labels(self) -> dict[str, str]:
+        """None: an address made with a server has no labels here."""
+        return {}
+
+
+class PrimaryIPs(Collection[PrimaryIP]):
+    """The project's primary IPs; addresses are drawn from each location's emulated prefix.
+
+    A reset drops them all; ids and addresses keep counting up.
+    """
+
+    kind = "primary_ip"
+    first_id = FIRST_ID
 
     def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, PrimaryIP] = {}
-        self._ids = itertools.count(FIRST_ID)
+        super().__init__(project)
         self._counter = 0
-
-    def get(self, ip_id: int) -> PrimaryIP:
-        """A primary IP by id."""
-        if ip_id not in self.by_id:
-            raise not_found("primary_ip", ip_id)
-        return self.by_id[ip_id]
 
     def create(
         self, kind: Literal["ipv4", "ipv6"], location: Location, server_id: int
@@ -53,13 +60,8 @@ class PrimaryIPs:
         else:
             address = f"{location.ipv6_prefix}:{n:x}::/64"
         ip = PrimaryIP(next(self._ids), kind, address, location, self.project.now, server_id)
-        self.by_id[ip.id] = ip
-        return ip
+        return self._added(ip)
 
     def delete(self, ip_id: int) -> None:
         """Forget a primary IP (its server is gone); nothing if it is already gone."""
         self.by_id.pop(ip_id, None)
-
-    def reset(self) -> None:
-        """Drop every primary IP (ids and addresses keep counting up)."""
-        self.by_id.clear()

@@ -12,23 +12,18 @@ removed, then `applied`), as hcloud-python and hcloud-go parse it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from emulator.errors import invalid_field, invalid_input
 from emulator.labels import validate_labels
-from emulator.listing import page_response, selector_from, sort_items
 from emulator.project import Project, State
 from emulator.render import ipv4_dns_ptr, timestamp
-from emulator.resources.actions.handlers import (
-    action_json,
-    action_listing,
-    kind_action,
-    kind_actions,
-    resource_action,
-)
+from emulator.resources.actions.handlers import action_json
+from emulator.resources.actions.state import Action
 from emulator.resources.catalogue import data as catalogue
 from emulator.resources.images.handlers import image_json
+from emulator.resources.kind import ActionHandler, Kind
 from emulator.resources.placement_groups.handlers import placement_group_json
+from emulator.resources.primary_ips.state import PrimaryIP
 from emulator.resources.servers.state import POWER_ACTIONS, SERVER_STATUSES, Server, ServerSpec
 from emulator.routing import Endpoint, Json, Request, Response
 from emulator.validation import (
@@ -36,7 +31,6 @@ from emulator.validation import (
     Body,
     id_list,
     is_hostname,
-    name_and_labels,
     object_list,
     optional_bool,
     optional_object,
@@ -46,12 +40,6 @@ from emulator.validation import (
     required_ref,
     required_str,
 )
-
-SERVER_SORT_KEYS: dict[str, Callable[[Server], Any]] = {
-    "id": lambda s: s.id,
-    "name": lambda s: s.name,
-    "created": lambda s: (s.created, s.id),
-}
 
 
 def _hostname(body: Body, key: str = "name") -> str:
@@ -140,11 +128,17 @@ def _firewall_status(project: Project, firewall_id: int, server: Server) -> str:
     return "pending" if any(a.touches(server.id, "server") for a in running) else "applied"
 
 
+def _public_ip(ip: PrimaryIP | None) -> Json | None:
+    """A server's IPv4 address or IPv6 network in `public_net` (None: disabled)."""
+    if ip is None:
+        return None
+    dns_ptr = ipv4_dns_ptr(ip.ip) if ip.kind == "ipv4" else []
+    return {"id": ip.id, "ip": ip.ip, "blocked": False, "dns_ptr": dns_ptr}
+
+
 def server_json(project: Project, server: Server) -> Json:
     """A server, the way GET /servers/{id} answers it."""
     unavailable = project.stock.unavailable()
-    ipv4 = server.ipv4
-    ipv6 = server.ipv6
     traffic = server.location.included_traffic
     group = project.placement_groups.of_server(server.id)
     return {
@@ -153,22 +147,8 @@ def server_json(project: Project, server: Server) -> Json:
         "status": server.status,
         "created": timestamp(server.created),
         "public_net": {
-            "ipv4": None
-            if ipv4 is None
-            else {
-                "id": ipv4.id,
-                "ip": ipv4.ip,
-                "blocked": False,
-                "dns_ptr": ipv4_dns_ptr(ipv4.ip),
-            },
-            "ipv6": None
-            if ipv6 is None
-            else {
-                "id": ipv6.id,
-                "ip": ipv6.ip,
-                "blocked": False,
-                "dns_ptr": [],
-            },
+            "ipv4": _public_ip(server.ipv4),
+            "ipv6": _public_ip(server.ipv6),
             "floating_ips": [],
             "firewalls": [
                 {"id": fw.id, "status": _firewall_status(project, fw.id, server)}
@@ -221,162 +201,77 @@ def create(state: State, request: Request) -> Response:
         )
 
 
-def list_servers(state: State, request: Request) -> Response:
-    """GET /servers with name, status, label_selector, sort and pagination."""
-    selector = selector_from(request)
-    name = request.first("name")
+def _of_status(request: Request) -> Callable[[Server], bool]:
     statuses = request.every("status")
     for status in statuses:
         if status not in SERVER_STATUSES:
             raise invalid_field("status", f"invalid status '{status}'")
-    with state.transaction() as project:
-        chosen = [
-            s
-            for s in project.servers.by_id.values()
-            if (name is None or s.name == name)
-            and (not statuses or s.status in statuses)
-            and selector.matches(s.labels)
-        ]
-        ordered = sort_items(chosen, request.every("sort"), SERVER_SORT_KEYS)
-        return page_response("servers", ordered, request, lambda s: server_json(project, s))
+    return lambda server: not statuses or server.status in statuses
 
 
-def get_server(state: State, request: Request) -> Response:
-    """GET /servers/{id}."""
-    server_id = request.path_id(resource="server")
-    with state.transaction() as project:
-        return Response(200, {"server": server_json(project, project.servers.get(server_id))})
-
-
-def update(state: State, request: Request) -> Response:
-    """PUT /servers/{id}: name and/or labels."""
-    server_id = request.path_id(resource="server")
-    name, labels = name_and_labels(request.body, _hostname)
-    with state.transaction() as project:
-        server = project.servers.update(server_id, name, labels)
-        return Response(200, {"server": server_json(project, server)})
-
-
-def delete(state: State, request: Request) -> Response:
-    """DELETE /servers/{id}: answers the delete_server action."""
-    server_id = request.path_id(resource="server")
-    with state.transaction() as project:
-        action = project.servers.delete(server_id)
-        return Response(200, {"action": action_json(action, project.now)})
-
-
-def list_actions(state: State, request: Request) -> Response:
-    """GET /servers/{id}/actions."""
-    server_id = request.path_id(resource="server")
-    with state.transaction() as project:
-        project.servers.get(server_id)
-        return action_listing(request, project.actions.of(server_id, "server"), project.now)
-
-
-def get_action(state: State, request: Request) -> Response:
-    """GET /servers/{id}/actions/{action_id}."""
-    return resource_action(state, request, "server")
-
-
-def all_server_actions(state: State, request: Request) -> Response:
-    """GET /servers/actions (optionally by id)."""
-    return kind_actions(state, request, "server")
-
-
-def one_server_action(state: State, request: Request) -> Response:
-    """GET /servers/actions/{id}."""
-    return kind_action(state, request, "server")
-
-
-def change_type(state: State, request: Request) -> Response:
+def change_type(project: Project, server_id: int, body: Json) -> Action:
     """POST /servers/{id}/actions/change_type: {server_type, upgrade_disk}."""
-    server_id = request.path_id(resource="server")
-    server_type_ref = required_ref(request.body, "server_type")
-    upgrade_disk = request.body.get("upgrade_disk")
+    server_type_ref = required_ref(body, "server_type")
+    upgrade_disk = body.get("upgrade_disk")
     if not isinstance(upgrade_disk, bool):
         raise invalid_field("upgrade_disk", "is required and must be a boolean")
     server_type = catalogue.server_type(server_type_ref)
     if server_type is None:
         raise invalid_input(f"server type '{server_type_ref}' not found")
-    with state.transaction() as project:
-        action = project.servers.change_type(server_id, server_type, upgrade_disk=upgrade_disk)
-        return Response(201, {"action": action_json(action, project.now)})
+    return project.servers.change_type(server_id, server_type, upgrade_disk=upgrade_disk)
 
 
-def power(name: str) -> Callable[[State, Request], Response]:
+def power(name: str) -> ActionHandler:
     """POST /servers/{id}/actions/{poweron,poweroff,shutdown,reboot,reset}."""
-
-    def handler(state: State, request: Request) -> Response:
-        server_id = request.path_id(resource="server")
-        with state.transaction() as project:
-            action = project.servers.power(server_id, name)
-            return Response(201, {"action": action_json(action, project.now)})
-
-    return handler
+    return lambda project, server_id, _: project.servers.power(server_id, name)
 
 
-def change_protection(state: State, request: Request) -> Response:
-    """POST /servers/{id}/actions/change_protection."""
-    server_id = request.path_id(resource="server")
-    delete_flag = _optional_flag(request.body, "delete")
-    rebuild_flag = _optional_flag(request.body, "rebuild")
-    with state.transaction() as project:
-        action = project.servers.change_protection(server_id, delete_flag, rebuild_flag)
-        return Response(201, {"action": action_json(action, project.now)})
+def change_protection(project: Project, server_id: int, body: Json) -> Action:
+    """POST /servers/{id}/actions/change_protection: {delete?, rebuild?}."""
+    delete_flag = _optional_flag(body, "delete")
+    rebuild_flag = _optional_flag(body, "rebuild")
+    return project.servers.change_protection(server_id, delete_flag, rebuild_flag)
 
 
-def backup(*, enabled: bool) -> Callable[[State, Request], Response]:
+def backup(*, enabled: bool) -> ActionHandler:
     """POST /servers/{id}/actions/{enable,disable}_backup."""
-
-    def handler(state: State, request: Request) -> Response:
-        server_id = request.path_id(resource="server")
-        with state.transaction() as project:
-            action = project.servers.set_backup(server_id, enabled=enabled)
-            return Response(201, {"action": action_json(action, project.now)})
-
-    return handler
+    return lambda project, server_id, _: project.servers.set_backup(server_id, enabled=enabled)
 
 
-def add_to_placement_group(state: State, request: Request) -> Response:
+def add_to_placement_group(project: Project, server_id: int, body: Json) -> Action:
     """POST /servers/{id}/actions/add_to_placement_group: {placement_group} (server off)."""
-    server_id = request.path_id(resource="server")
-    group_id = _placement_group(request.body)
+    group_id = _placement_group(body)
     if group_id is None:
         raise invalid_field("placement_group", "is required")
-    with state.transaction() as project:
-        action = project.servers.move_placement_group(server_id, group_id)
-        return Response(201, {"action": action_json(action, project.now)})
+    return project.servers.move_placement_group(server_id, group_id)
 
 
-def remove_from_placement_group(state: State, request: Request) -> Response:
+def remove_from_placement_group(project: Project, server_id: int, _: Json) -> Action:
     """POST /servers/{id}/actions/remove_from_placement_group."""
-    server_id = request.path_id(resource="server")
-    with state.transaction() as project:
-        action = project.servers.move_placement_group(server_id, None)
-        return Response(201, {"action": action_json(action, project.now)})
+    return project.servers.move_placement_group(server_id, None)
 
 
 def _optional_flag(body: Json, key: str) -> bool | None:
     return None if body.get(key) is None else optional_bool(body, key, False)
 
 
-ROUTES: list[Endpoint[State]] = [
-    Endpoint("GET", "/servers", list_servers),
-    Endpoint("POST", "/servers", create),
-    Endpoint("GET", "/servers/actions", all_server_actions),
-    Endpoint("GET", "/servers/actions/{id}", one_server_action),
-    Endpoint("GET", "/servers/{id}", get_server),
-    Endpoint("PUT", "/servers/{id}", update),
-    Endpoint("DELETE", "/servers/{id}", delete),
-    Endpoint("GET", "/servers/{id}/actions", list_actions),
-    *(Endpoint("POST", f"/servers/{{id}}/actions/{name}", power(name)) for name in POWER_ACTIONS),
-    Endpoint("POST", "/servers/{id}/actions/change_protection", change_protection),
-    Endpoint("POST", "/servers/{id}/actions/change_type", change_type),
-    Endpoint("POST", "/servers/{id}/actions/enable_backup", backup(enabled=True)),
-    Endpoint("POST", "/servers/{id}/actions/disable_backup", backup(enabled=False)),
-    Endpoint("POST", "/servers/{id}/actions/add_to_placement_group", add_to_placement_group),
-    Endpoint(
-        "POST", "/servers/{id}/actions/remove_from_placement_group", remove_from_placement_group
-    ),
-    Endpoint("GET", "/servers/{id}/actions/{action_id}", get_action),
-]
+SERVERS: Kind[Server] = Kind(
+    "servers",
+    "server",
+    render=server_json,
+    edits=lambda project: project.servers,
+    read_name=_hostname,
+    filters=_of_status,
+    create=create,
+    actions={
+        **{name: power(name) for name in POWER_ACTIONS},
+        "change_protection": change_protection,
+        "change_type": change_type,
+        "enable_backup": backup(enabled=True),
+        "disable_backup": backup(enabled=False),
+        "add_to_placement_group": add_to_placement_group,
+        "remove_from_placement_group": remove_from_placement_group,
+    },
+)
+
+ROUTES: list[Endpoint[State]] = SERVERS.routes()

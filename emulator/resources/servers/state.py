@@ -11,17 +11,17 @@ the server again when done (`migrating` meanwhile).
 
 from __future__ import annotations
 
-import itertools
 import random
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
-from emulator.errors import ApiError, invalid_input, not_found, uniqueness
+from emulator.errors import ApiError, invalid_input, uniqueness
 from emulator.render import timestamp
 from emulator.resources.actions.state import Action
 from emulator.resources.catalogue import data as catalogue
+from emulator.resources.collection import Collection
 from emulator.resources.images.state import AnyImage
 from emulator.resources.primary_ips.state import PrimaryIP
 
@@ -103,21 +103,16 @@ class CreatedServer:
     root_password: str | None
 
 
-class Servers:
-    """The project's servers, unique by name."""
+class Servers(Collection[Server]):
+    """The project's servers, unique by name (kept in an index: benchmarks make many)."""
+
+    kind = "server"
+    first_id = FIRST_ID
 
     def __init__(self, project: Project, seed: int = 0) -> None:
-        self.project = project
-        self.by_id: dict[int, Server] = {}
+        super().__init__(project)
         self._names: dict[str, int] = {}
-        self._ids = itertools.count(FIRST_ID)
         self._rng = random.Random(seed)  # noqa: S311 - emulated passwords, not secrets
-
-    def get(self, server_id: int) -> Server:
-        """A server by id."""
-        if server_id not in self.by_id:
-            raise not_found("server", server_id)
-        return self.by_id[server_id]
 
     def create(self, spec: ServerSpec) -> CreatedServer:
         """Create a server (status `initializing`) and start its create (and start) actions."""
@@ -255,9 +250,8 @@ class Servers:
             ipv6=ips.create("ipv6", location, server_id) if enable_ipv6 else None,
             disk=server_type.disk,
         )
-        self.by_id[server_id] = server
         self._names[name] = server_id
-        return server
+        return self._added(server)
 
     def _place(
         self, server_type: catalogue.ServerType, location: catalogue.Location | None
@@ -482,5 +476,5 @@ class Servers:
 
     def reset(self) -> None:
         """Drop every server (ids keep counting up)."""
-        self.by_id.clear()
+        super().reset()
         self._names.clear()

@@ -5,15 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import itertools
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from emulator.errors import invalid_field, invalid_input, not_found, uniqueness
-
-if TYPE_CHECKING:
-    from emulator.project import Project
+from emulator.errors import invalid_field, invalid_input, uniqueness
+from emulator.resources.collection import NamedCollection
 
 FIRST_ID = 20_001
 SSH_KEY_TYPES = frozenset(
@@ -58,19 +54,12 @@ def ssh_fingerprint(public_key: str) -> str:
     return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
 
 
-class SSHKeys:
+class SSHKeys(NamedCollection[SSHKey]):
     """The project's SSH keys."""
 
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.by_id: dict[int, SSHKey] = {}
-        self._ids = itertools.count(FIRST_ID)
-
-    def get(self, key_id: int) -> SSHKey:
-        """An SSH key by id."""
-        if key_id not in self.by_id:
-            raise not_found("ssh_key", key_id)
-        return self.by_id[key_id]
+    kind = "ssh_key"
+    first_id = FIRST_ID
+    name_taken = "SSH key with the same name already exists"
 
     def referenced(self, ref: int | str) -> SSHKey:
         """The key a create request names by id or name; invalid_input if there is none."""
@@ -82,31 +71,10 @@ class SSHKeys:
     def create(self, name: str, public_key: str, labels: dict[str, str]) -> SSHKey:
         """Store a public key; names and fingerprints are unique."""
         fingerprint = ssh_fingerprint(public_key)
-        if any(key.name == name for key in self.by_id.values()):
-            raise uniqueness("name", "SSH key with the same name already exists")
+        self.check_name(name)
         if any(key.fingerprint == fingerprint for key in self.by_id.values()):
             raise uniqueness("public_key", "SSH key with the same fingerprint already exists")
         key = SSHKey(
             next(self._ids), name, fingerprint, public_key.strip(), labels, self.project.now
         )
-        self.by_id[key.id] = key
-        return key
-
-    def update(self, key_id: int, name: str | None, labels: dict[str, str] | None) -> SSHKey:
-        """Rename an SSH key and/or replace its labels."""
-        key = self.get(key_id)
-        if name is not None and name != key.name:
-            if any(other.name == name for other in self.by_id.values()):
-                raise uniqueness("name", "SSH key with the same name already exists")
-            key.name = name
-        if labels is not None:
-            key.labels = labels
-        return key
-
-    def delete(self, key_id: int) -> None:
-        """Delete an SSH key (servers keep running)."""
-        del self.by_id[self.get(key_id).id]
-
-    def reset(self) -> None:
-        """Drop every key (ids keep counting up)."""
-        self.by_id.clear()
+        return self._added(key)
