@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -43,7 +44,7 @@ from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider, provider_class
-from machines.runtime.settings import ORCA_POOLS, unsold_market
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, ORCA_POOLS, unsold_market
 
 log = logging.getLogger(__name__)
 
@@ -380,29 +381,31 @@ class SpanningProvider(Provider):
     @staticmethod
     def _known_out(provider: Provider, settings: Pool, place: Place) -> str:
         """Why ``place`` is passed over without a request: its cloud remembers ``no_stock``
-        there in every market the place buys, or (a cloud whose ``offers`` knows its stock)
-        does not offer the type there now; empty when it is worth a request."""
+        there in every market the place buys, or (a cloud whose ``offers`` knows its stock,
+        and forgets what it remembered once its catalogue shows the type again) does not
+        offer the type there now; empty when it is worth a request."""
         where = (place.machine_type, place.location)
         left = {m: s for t, loc, m, s in provider.out_of_stock() if (t, loc) == where}
         markets = place.market.tries
-        if all(m in left for m in markets):
-            seconds = min(left[m] for m in markets)
-            return (
-                f"no stock, remembered from its last answer (tried there again in "
-                f"{seconds:.0f} s); passed over without a request"
-            )
-        if not provider.offers_stock:
+        if provider.offers_stock:
+            try:
+                with provider.placed(settings):
+                    offered = provider.offers(place.machine_type, settings.name)
+            except MachinesError:
+                return ""  # the create asks, and says what is wrong
+            if place.location in offered:
+                return ""
+            if not all(m in left for m in markets):
+                return (
+                    f"{cloud(place.cloud).name} offers no {place.machine_type} in "
+                    f"{place.location} now (its catalogue's stock); passed over without a request"
+                )
+        elif not all(m in left for m in markets):
             return ""
-        try:
-            with provider.placed(settings):
-                offered = provider.offers(place.machine_type, settings.name)
-        except MachinesError:
-            return ""  # the create asks and says what is wrong
-        if place.location in offered:
-            return ""
+        seconds = min(left[m] for m in markets)
         return (
-            f"{cloud(place.cloud).name} offers no {place.machine_type} in {place.location} "
-            "now (its catalogue's stock); passed over without a request"
+            f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "
+            f"({ORCA_NO_STOCK_TTL}); passed over without a request"
         )
 
     def machines(self, pool: str) -> list[Machine]:
