@@ -9,6 +9,7 @@ import json
 import pytest
 
 from machines import MachineSpec, Provider, SettingsError
+from machines.program.config.models import PoolConfig
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider as BaseProvider
 from testkit.span import PLACES, POOL, Span, pools_json
@@ -247,3 +248,30 @@ def test_a_cloud_without_its_settings_is_one_line_naming_the_variable_and_the_pl
     assert "\n" not in message
     assert "ORCA_EC2_SUBNETS" in message
     assert f"place {EC2}" in message
+
+
+def test_a_report_over_two_owners_lists_each_owners_machines_on_both_clouds(span: Span) -> None:
+    prod, staging = span.provider(), span.provider("staging")
+    assert prod.create(autoscaler_create(prod, "ci-1")).ok
+    span.out_of_stock(FSN1, NBG1)
+    assert staging.create(autoscaler_create(staging, "ci-2")).ok
+
+    listed = prod.listed_with([staging])
+
+    assert {o: [(m.name, m.cloud) for m in ms] for o, ms in listed.items()} == {
+        OWNER: [("ci-1", "hetzner")],
+        "staging": [("ci-2", "ec2")],
+    }
+
+
+def test_a_stacks_pool_names_no_places_yet() -> None:
+    with pytest.raises(ValueError, match="names no places yet"):
+        PoolConfig.model_validate(
+            {
+                "name": "ci",
+                "machineType": "cax11",
+                "location": "fsn1",
+                "size": 0,
+                "places": [FSN1.model_dump(by_alias=True)],
+            }
+        )
