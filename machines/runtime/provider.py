@@ -551,6 +551,12 @@ class Provider(ABC):
         saying so."""
         return NoPrices(f"prices unknown: no price list for provider {self.kind}")
 
+    def launched(self, name: str, pool: str) -> Machine | None:
+        """The machine this provider made as ``name`` in ``pool`` and has not deleted, while
+        its listing may not show it yet; None otherwise. Asks the cloud nothing."""
+        made = self._listing.launched(name, pool)
+        return None if made is None else made.model_copy(update={"cloud": self.kind})
+
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first
         (the metrics report it; it asks nothing of the cloud)."""

@@ -328,8 +328,17 @@ class SpanningProvider(Provider):
 
     def _made_before(self, spec: MachineSpec, pool: Pool) -> Created | None:
         """The machine of ``spec``'s name the pool already has on some cloud (an earlier
-        attempt's), or why the name is taken; None when no live machine has it."""
-        for machine in self.machines(spec.pool):
+        attempt's), or why the name is taken; None when no live machine has it. Asked of
+        what each cloud's provider made itself, and of the pool's listing when it has a max
+        (the max check has just read it): no request of its own."""
+        machines = [
+            made
+            for provider in self._providers.values()
+            if (made := provider.launched(spec.name, spec.pool)) is not None
+        ]
+        if pool.max is not None:
+            machines += self.machines(spec.pool)
+        for machine in machines:
             if machine.name != spec.name or machine.status == Status.DELETING:
                 continue
             at = any(
@@ -339,7 +348,7 @@ class SpanningProvider(Provider):
             )
             if machine.managed_by or not at:
                 return Created.failure(mismatch(spec, machine))
-            return Created.success(machine)
+            return Created.success(self.spanned(machine))
         return None
 
     def _first_with_stock(self, spec: MachineSpec, pool: Pool) -> Created:
@@ -381,31 +390,31 @@ class SpanningProvider(Provider):
     @staticmethod
     def _known_out(provider: Provider, settings: Pool, place: Place) -> str:
         """Why ``place`` is passed over without a request: its cloud remembers ``no_stock``
-        there in every market the place buys, or (a cloud whose ``offers`` knows its stock,
-        and forgets what it remembered once its catalogue shows the type again) does not
-        offer the type there now; empty when it is worth a request."""
+        there in every market the place buys (``ORCA_NO_STOCK_TTL``, as a create there
+        would answer at once), or a cloud whose ``offers`` knows its stock (Hetzner's
+        catalogue, read at most once per ``ORCA_OFFERS_TTL``) does not offer the type there
+        now; empty when it is worth a request."""
         where = (place.machine_type, place.location)
         left = {m: s for t, loc, m, s in provider.out_of_stock() if (t, loc) == where}
         markets = place.market.tries
-        if provider.offers_stock:
-            try:
-                with provider.placed(settings):
-                    offered = provider.offers(place.machine_type, settings.name)
-            except MachinesError:
-                return ""  # the create asks, and says what is wrong
-            if place.location in offered:
-                return ""
-            if not all(m in left for m in markets):
-                return (
-                    f"{cloud(place.cloud).name} offers no {place.machine_type} in "
-                    f"{place.location} now (its catalogue's stock); passed over without a request"
-                )
-        elif not all(m in left for m in markets):
+        if all(m in left for m in markets):
+            seconds = min(left[m] for m in markets)
+            return (
+                f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "
+                f"({ORCA_NO_STOCK_TTL}); passed over without a request"
+            )
+        if not provider.offers_stock:
             return ""
-        seconds = min(left[m] for m in markets)
+        try:
+            with provider.placed(settings):
+                offered = provider.offers(place.machine_type, settings.name)
+        except MachinesError:
+            return ""  # the create asks, and says what is wrong
+        if place.location in offered:
+            return ""
         return (
-            f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "
-            f"({ORCA_NO_STOCK_TTL}); passed over without a request"
+            f"{cloud(place.cloud).name} offers no {place.machine_type} in {place.location} "
+            "now (its catalogue's stock); passed over without a request"
         )
 
     def machines(self, pool: str) -> list[Machine]:
