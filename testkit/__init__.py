@@ -11,7 +11,8 @@ import the modules (``python -m bench.load`` from the project root).
                            ``ec2_cloud`` and ``cloud`` (each of them in turn, for contracts);
                            ``clock``, ``make_clocked_hetzner``, ``clocked_hetzner``,
                            ``make_clocked_ec2``, ``clocked_ec2`` (providers on that clock);
-                           ``recorded`` (the runtime's metrics and spans), ``workload_scrape``
+                           ``recorded`` (the runtime's metrics and spans), ``workload_scrape``;
+                           ``span`` and ``fake_span`` (pools spanning clouds)
 ``testkit.specs``          ``spec()`` / ``ec2_spec()``: the one ``MachineSpec`` builder;
                            ``OWNER`` of the fixtures' providers
 ``testkit.hetzner``        the emulator as a process (``running``), ``TOKEN``, the official
@@ -21,6 +22,9 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.fault_proxy``    ``FaultProxy``: errors, drops and delays in front of moto per action
 ``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
                            ``of_moto``)
+``testkit.span``           ``Span``: the emulator and moto at once, with a pool whose
+                           places span them (``PLACES``; the fixture ``span``), and
+                           ``FAKE_PLACES`` with the third cloud (the fixture ``fake_span``)
 ``testkit.fake_cloud``     a third cloud kept in a file, built as a cloud's packages are and
                            joined by a line in each registry (``register`` in this process,
                            ``child_env`` for the CLI and the engine's processes)

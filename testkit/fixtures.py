@@ -3,12 +3,14 @@
 Each name says which cloud it serves: ``emulator``, ``hetzner_env``, ``hetzner_provider``,
 ``hcloud`` and ``emulator_api`` are Hetzner's; ``moto``, ``aws``, ``ec2_world``,
 ``make_ec2_provider``, ``ec2_provider`` and ``fault_proxy`` are EC2's; ``hetzner_cloud`` and
-``ec2_cloud`` are each a ``testkit.clouds.Cloud``, and ``cloud`` is each of them in turn.
+``ec2_cloud`` are each a ``testkit.clouds.Cloud``, and ``cloud`` is each of them in turn;
+``span`` is both at once, with a pool that spans them (``testkit.span``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +22,8 @@ from machines.runtime.clouds.ec2.settings import Ec2Settings
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from machines.runtime.clouds.hetzner.settings import HetznerSettings
 from machines.runtime.provider import Provider
-from testkit import clouds, hetzner, metrics_endpoint, moto_server, telemetry, timeouts
+from testkit import clouds, fake_cloud, hetzner, metrics_endpoint, moto_server, telemetry, timeouts
+from testkit import span as spanning
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
 from testkit.fault_proxy import FaultProxy
@@ -179,6 +182,35 @@ def cloud(request: pytest.FixtureRequest) -> Cloud:
     """Each cloud in turn: ``hetzner_cloud``, then ``ec2_cloud``."""
     made: Cloud = request.getfixturevalue(f"{request.param}_cloud")
     return made
+
+
+@pytest.fixture
+def span(
+    hetzner_cloud: Cloud,
+    ec2_cloud: Cloud,
+    emulator: Emulator,
+    moto: moto_server.MotoServer,
+    fault_proxy: FaultProxy,
+    monkeypatch: pytest.MonkeyPatch,
+) -> spanning.Span:
+    """Both clouds at once, emptied, the environment pointing at both, and ``ORCA_POOLS``
+    with pool ``ci`` of ``testkit.span.PLACES`` (Hetzner's cax11 in fsn1 and nbg1, then
+    EC2's t4g.micro) and the one-cloud pool ``lab``: ``Provider.of("hetzner")`` spans."""
+    monkeypatch.setenv("ORCA_POOLS", spanning.pools_json())
+    emulator.control.set_timing(boot_seconds=0, action_seconds=0)
+    return spanning.Span(hetzner_cloud, ec2_cloud, emulator, fault_proxy, moto.url)
+
+
+@pytest.fixture
+def fake_span(
+    hetzner_cloud: Cloud, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> fake_cloud.Store:
+    """The emulator and the third cloud (``testkit.fake_cloud``, whose ids are numbers as
+    Hetzner's are) at once, and pool ``ci`` of ``testkit.span.FAKE_PLACES``: the fake
+    cloud's f1.arm first, then Hetzner's cax11 in fsn1. Its store."""
+    store = fake_cloud.register(monkeypatch, tmp_path / "cloud.json")
+    monkeypatch.setenv("ORCA_POOLS", spanning.pools_json(*spanning.FAKE_PLACES))
+    return store
 
 
 # Providers on a clock the test moves: the listing's window, the stock memory, the budget

@@ -137,6 +137,10 @@ class Machine(BaseModel):
     ``LaunchTime``), in UTC; ``paid_until`` the end of the time the cloud bills for the
     machine whatever happens now, by that cloud's billing rule (``machines.runtime.billing``), at
     the moment ``machines`` answered. Both are None where the cloud did not say.
+
+    ``cloud`` is the provider kind of the cloud that holds it (``hetzner``, ``ec2``), set by
+    ``Provider`` on every machine it lists or makes; a pool that spans clouds has machines
+    of several.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -153,6 +157,7 @@ class Machine(BaseModel):
     ending: Ending = Ending.NONE
     created: datetime | None = None
     paid_until: datetime | None = None
+    cloud: str = ""
 
     @property
     def interrupted(self) -> bool:
@@ -203,6 +208,9 @@ class Created(BaseModel):
     """What ``create`` returns: the machine, or no stock of its type there, or why it failed.
 
     Branch on ``ok`` and ``no_stock``; ``reason`` is a sentence for people, not for parsing.
+    ``passed_over`` says, for a pool that names several places (``Pool.places``), each place
+    tried or skipped before the one that made the machine, and why (a sentence each, in
+    order); ``machine.cloud``, ``machine_type`` and ``location`` say where it was made.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -210,6 +218,7 @@ class Created(BaseModel):
     outcome: Outcome
     machine: Machine | None = None
     reason: str = ""
+    passed_over: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -8,6 +8,11 @@ runtime's ``create`` and the stack's
 program turn them into one cloud's create arguments by one function per cloud
 (``machines.runtime.clouds.<kind>.machine``), so both make the same machine for the same pool.
 
+A pool may name its places (``places``), in order of preference: each a cloud (a provider
+kind), a machine type, a location and a market. When its first place has no stock, its
+machines come from the next (``machines.runtime.span``). A pool without places has one: its
+own type, location and market, on the provider's cloud.
+
 Old deployments exported ``ORCA_POOL_MAX`` and ``ORCA_POOL_MARKET`` instead: ``pools_of``
 reads those when ``ORCA_POOLS`` is not set (their pools then have no type, location or
 options: the cloud's defaults).
@@ -33,7 +38,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from machines.runtime.clouds import options_models
+from machines.runtime.clouds import CLOUDS, cloud, options_models
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
@@ -45,6 +50,7 @@ from machines.runtime.settings import (
     pool_market,
     pool_max,
     single,
+    unsold_market,
 )
 
 OptionsT = TypeVar("OptionsT", bound=Options)
@@ -63,6 +69,56 @@ def _details(error: ValidationError, *prefix: str | int) -> list[InitErrorDetail
     ]
 
 
+class Place(Model):
+    """One place a pool's machines can be made: a cloud (its provider kind), a machine type,
+    a location (Hetzner's location, EC2's zone) and a market, as ``ORCA_POOLS`` writes it
+    (``{"cloud": "ec2", "machineType": "t4g.small", "location": "eu-central-1a"}``)."""
+
+    cloud: str
+    machine_type: str = Field(min_length=1)
+    location: str = Field(min_length=1)
+    market: Market = Market.ON_DEMAND
+
+    @field_validator("cloud")
+    @classmethod
+    def _registered(cls, kind: str) -> str:
+        if kind not in CLOUDS:
+            raise ValueError(
+                f"unknown cloud {kind!r}: use one of {', '.join(sorted(CLOUDS))} (a provider kind)"
+            )
+        return kind
+
+    @property
+    def key(self) -> tuple[str, str, str, Market]:
+        """What tells two places apart: all four fields."""
+        return (self.cloud, self.machine_type, self.location, self.market)
+
+    def __str__(self) -> str:
+        market = "" if self.market == Market.ON_DEMAND else f" ({self.market.value})"
+        return f"{self.cloud} {self.machine_type} in {self.location}{market}"
+
+
+def _place_refusals(places: tuple[Place, ...], pool: str) -> list[InitErrorDetails]:
+    """A place named twice, or in a market its cloud does not sell, each at its key."""
+    errors: list[InitErrorDetails] = []
+    seen: set[tuple[str, str, str, Market]] = set()
+    for position, place in enumerate(places):
+        if place.key in seen:
+            errors.append(
+                _error(("places", position), f"names place {place} twice: name each place once")
+            )
+        seen.add(place.key)
+        facts = cloud(place.cloud)
+        unsold = unsold_market(facts.name, facts.markets, pool, place.market)
+        if unsold:
+            errors.append(_error(("places", position, "market"), unsold))
+    return errors
+
+
+def _error(loc: tuple[str | int, ...], message: str) -> InitErrorDetails:
+    return {"type": "value_error", "loc": loc, "input": None, "ctx": {"error": ValueError(message)}}
+
+
 class Pool(Model):
     """One pool's settings. ``machine_type`` and ``location`` are the stack's (empty when
     the deployment predates ``ORCA_POOLS``); ``max`` bounds the pool's machines, the
@@ -72,6 +128,11 @@ class Pool(Model):
     of the cloud's kind (``hetzner:``, ``ec2:``), each validated by the model the cloud
     declares (``machines.runtime.clouds``); a cloud's own rules over the pool
     (``Options.pool_refusal``) are kept here, so every layer that makes a pool keeps them.
+
+    ``places``, when given, are where its machines are made, in order of preference (see
+    ``Place``); the pool's own ``machine_type``, ``location`` and ``market`` are then its
+    first place's (left out, they are taken from it). Only the runtime's pool takes places
+    yet: a stack's pool (a subclass) refuses them until the stack can make them.
     """
 
     name: str
@@ -80,6 +141,7 @@ class Pool(Model):
     market: Market = Market.ON_DEMAND
     max: int | None = Field(default=None, ge=1)
     options: Mapping[str, Options] = Field(default_factory=dict, exclude=True)
+    places: tuple[Place, ...] = ()
 
     @model_validator(mode="wrap")
     @classmethod
@@ -103,6 +165,8 @@ class Pool(Model):
         except ValidationError as error:
             errors = _details(error) + errors
         else:
+            pool, placed = pool._placed(cls)
+            errors += placed
             for chosen in pool.options.values():
                 refused = chosen.pool_refusal(pool)
                 if refused:
@@ -123,6 +187,45 @@ class Pool(Model):
     @classmethod
     def _name(cls, name: str) -> str:
         return check_pool(name)
+
+    def _placed(self, cls: type[Pool]) -> tuple[Self, list[InitErrorDetails]]:
+        """This pool with its first place's type, location and market where it leaves them
+        out, and what is wrong with its places, each at its key."""
+        if not self.places:
+            return self, []
+        if cls is not Pool:
+            message = (
+                "a stack's pool names no places yet: only the runtime's ORCA_POOLS takes "
+                "them (issue 39's stack side is to come); remove it"
+            )
+            return self, [_error(("places",), message)]
+        errors = _place_refusals(self.places, self.name)
+        first = self.places[0]
+        update: dict[str, object] = {}
+        for field, key in (("machine_type", "machineType"), ("location", "location"),
+                           ("market", "market")):  # fmt: skip
+            own, theirs = getattr(self, field), getattr(first, field)
+            if field not in self.model_fields_set:
+                update[field] = theirs
+            elif own != theirs:
+                errors.append(
+                    _error(
+                        (key,),
+                        f"is {own}, but the pool's first place is {first}: a pool with places "
+                        f"is made at them; leave {key} out, or write its first place's",
+                    )
+                )
+        return self.model_copy(update=update), errors
+
+    def clouds(self, home: str) -> tuple[str, ...]:
+        """The clouds the pool's machines come from, in order of preference: its places'
+        clouds, or ``home`` (the provider's kind) for a pool without places."""
+        return tuple(dict.fromkeys(p.cloud for p in self.places)) or (home,)
+
+    def spans(self, home: str) -> bool:
+        """Whether the pool names more than its one place on ``home``: more places, or a
+        place on another cloud (its machines then come through a spanning provider)."""
+        return len(self.places) > 1 or self.clouds(home) != (home,)
 
     @model_serializer(mode="wrap")
     def _with_options(
@@ -208,7 +311,8 @@ def pools_of(env: Mapping[str, str], kind: str = "") -> dict[str, Pool]:
             raise SettingsError(f"{ORCA_POOLS} item {position}: {_first(error)}") from None
         if pool.name in pools:
             raise SettingsError(f"{ORCA_POOLS} names pool {pool.name!r} more than once")
-        other = next((k for k in pool.options if kind and k != kind), "")
+        allowed = {kind, *pool.clouds(kind)}
+        other = next((k for k in pool.options if kind and k not in allowed), "")
         if other:
             raise SettingsError(
                 f"{ORCA_POOLS} pool {pool.name} has {other} options, but this provider is "

@@ -9,6 +9,11 @@ one create per name at a time, the shared listing and this provider's writes lai
 whose machine a delete may touch, telemetry); a cloud implements the steps only it knows:
 ``_create`` (the request), ``_list`` (its pool machines, all pages), ``_look_up`` and
 ``_remove`` (one machine by id), ``_machine_id`` (its form of id).
+
+When the settings name pools that span places (``Pool.places``: more than one, or on
+another cloud), ``Provider.of`` returns a ``machines.runtime.span`` provider instead, which
+holds one provider of this kind per cloud the pools name and makes each machine at the
+first of its pool's places with stock.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -93,6 +99,13 @@ class Found:
     labels: Mapping[str, str]
 
 
+def provider_class(kind: str) -> type[Provider]:
+    """The ``Provider`` class of cloud ``kind`` (imported now: its cloud library loads)."""
+    module_name, _, class_name = cloud(kind).provider.partition(":")
+    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
 class Provider(ABC):
     """One cloud account's machines for one owner (a deployment, i.e. a Pulumi stack).
 
@@ -116,6 +129,9 @@ class Provider(ABC):
     """Why the cloud states no request budget, if it states none (``Budget.note``)."""
     billing: ClassVar[Billing | None] = None
     """How the cloud bills a machine's time (``clouds.<kind>.billing``); None: unknown."""
+    watched: ClassVar[bool] = True
+    """Whether the gauges report this provider's budget, listing and stock memory (a
+    spanning provider's are its clouds' providers', each reported by itself)."""
 
     def __init__(
         self, owner: str, image: str, freshness: Freshness, clock: Clock = time.time
@@ -146,7 +162,10 @@ class Provider(ABC):
         self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
-        importlib.import_module("machines.runtime.telemetry").watch(self)
+        self._placed = threading.local()
+        """The pool's settings at one place, while this thread's create makes it there."""
+        if self.watched:
+            importlib.import_module("machines.runtime.telemetry").watch(self)
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
@@ -156,11 +175,13 @@ class Provider(ABC):
                 f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
             )
         facts = cloud(kind)
-        target = facts.provider
         env = os.environ if environ is None else environ
         pools = pools_of(env, kind)
-        module_name, _, class_name = target.partition(":")
-        cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+        if any(pool.spans(kind) for pool in pools.values()):
+            span = importlib.import_module("machines.runtime.span")
+            spanning: Provider = span.spanning(kind, owner, env, pools)
+            return spanning
+        cls = provider_class(kind)
         source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
         for pool in pools.values():
             refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
@@ -178,7 +199,22 @@ class Provider(ABC):
     def pool(self, name: str) -> Pool:
         """Pool ``name``'s settings (type, location, market, max, the cloud's options), as the
         stack exported them; a pool the deployment does not name has the defaults."""
+        placed: Pool | None = getattr(self._placed, "pool", None)
+        if placed is not None and placed.name == name:
+            return placed
         return self._pools.get(name) or Pool(name=check_pool(name))
+
+    @contextmanager
+    def placed(self, pool: Pool) -> Iterator[None]:
+        """While this thread's calls run, ``pool(pool.name)`` and ``market`` answer ``pool``:
+        a spanning provider's create at one of the pool's places (its type, location and
+        market there, no max of its own) on this cloud's provider."""
+        before = getattr(self._placed, "pool", None)
+        self._placed.pool = pool
+        try:
+            yield
+        finally:
+            self._placed.pool = before
 
     def pools(self) -> list[Pool]:
         """Every pool the deployment names, by name: what an autoscaler scales."""
@@ -224,9 +260,10 @@ class Provider(ABC):
                 except MachinesError as error:
                     return Created.failure(str(error))
                 if created.machine is not None:
-                    self._listing.created(created.machine)
-                    paid = self.paid_until(created.machine)
-                    machine = created.machine.model_copy(update={"paid_until": paid})
+                    made = created.machine.model_copy(update={"cloud": self.kind})
+                    self._listing.created(made)
+                    paid = self.paid_until(made)
+                    machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
                 return created
         finally:
@@ -279,7 +316,10 @@ class Provider(ABC):
     def _paid(self, found: Iterable[Machine]) -> list[Machine]:
         """``found`` as ``machines`` answers: each with its ``paid_until``, by name."""
         now = utc(self._clock())
-        paid = [m.model_copy(update={"paid_until": self.paid_until(m, now)}) for m in found]
+        paid = [
+            m.model_copy(update={"paid_until": self.paid_until(m, now), "cloud": self.kind})
+            for m in found
+        ]
         return sorted(paid, key=lambda m: (m.name, m.id))
 
     def paid_until(self, machine: Machine, now: datetime | float | None = None) -> datetime | None:
@@ -519,6 +559,12 @@ class Provider(ABC):
         saying so."""
         return NoPrices(f"prices unknown: no price list for provider {self.kind}")
 
+    def launched(self, name: str, pool: str) -> Machine | None:
+        """The machine this provider made as ``name`` in ``pool`` and has not deleted, while
+        its listing may not show it yet; None otherwise. Asks the cloud nothing."""
+        made = self._listing.launched(name, pool)
+        return None if made is None else made.model_copy(update={"cloud": self.kind})
+
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first
         (the metrics report it; it asks nothing of the cloud)."""
@@ -531,6 +577,9 @@ class Provider(ABC):
 
     def market(self, pool: str) -> Market:
         """The market ``pool``'s machines are bought in (``ORCA_POOLS``)."""
+        placed: Pool | None = getattr(self._placed, "pool", None)
+        if placed is not None and placed.name == pool:
+            return placed.market
         return self._pools[pool].market if pool in self._pools else Market.ON_DEMAND
 
     def __repr__(self) -> str:

@@ -1,0 +1,575 @@
+"""A provider whose pools span places on several clouds: "elsewhere" is the runtime's work.
+
+The design document's ``create`` answers no stock with "try again later, or elsewhere". A
+pool that names its places (``Pool.places``, in order of preference: a cloud, a type, a
+location and a market each) makes "elsewhere" this module's: ``create`` makes the machine
+at the place the spec names when it has stock, else at the pool's next place with stock,
+on whichever cloud that is, and the autoscaler's code does not change.
+
+``Provider.of(kind, owner)`` returns a ``SpanningProvider`` when the settings name a pool
+that spans (more than its one place on ``kind``, the home cloud). It holds one provider per
+cloud the pools name, each built by its own ``from_env`` from the same environment and
+answering by its own rules (its listing, budget, stock memory, retries, billing); this one
+only chooses the place, counts a pool's ``max`` over every cloud, and routes ids.
+
+Ids: a machine on the home cloud keeps its cloud's id (``4711``, ``i-0abc...``), so a pool
+on one cloud has the ids it always had; a machine on another cloud is ``<kind>:<id>``
+(``ec2:i-0abc...``), so ids of two clouds never collide and ``delete`` knows where to go.
+``Machine.cloud`` says the cloud of every machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import math
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import cast
+
+from machines.runtime.budget import Budget
+from machines.runtime.clouds import cloud
+from machines.runtime.errors import (
+    InvalidMachineIdError,
+    MachinesError,
+    SettingsError,
+    UnknownMachineTypeError,
+    UnknownProviderError,
+)
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
+from machines.runtime.paid import DEFAULT_MARGIN, Advice
+from machines.runtime.pool import Place, Pool
+from machines.runtime.prices import PriceList
+from machines.runtime.provider import Found, Provider, provider_class
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, ORCA_POOLS, unsold_market
+
+log = logging.getLogger(__name__)
+
+SEPARATOR = ":"
+"""Between a cloud's kind and its id, in the ids of machines not on the home cloud."""
+
+
+def spanning(
+    home: str, owner: str, environ: Mapping[str, str], pools: Mapping[str, Pool]
+) -> SpanningProvider:
+    """The spanning provider of ``pools``: one provider per cloud they name (``home`` first),
+    each built from ``environ`` by its own ``from_env``. A cloud whose settings are short is
+    one ``SettingsError`` naming its variable and the place that needs it."""
+    for pool in pools.values():
+        if not pool.places:
+            facts = cloud(home)
+            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
+            if refused:
+                raise SettingsError(f"{ORCA_POOLS}: {refused}")
+    kinds = dict.fromkeys([home, *(k for p in pools.values() for k in p.clouds(home))])
+    providers: dict[str, Provider] = {}
+    for kind in kinds:
+        try:
+            made = provider_class(kind).from_env(owner, environ)
+        except SettingsError as error:
+            needs = _needing(pools.values(), kind)
+            short = f"{needs} is on {cloud(kind).name}, whose settings are short: {error}"
+            raise SettingsError(short) from None
+        made.set_pools(_on(kind, home, pools.values()))
+        providers[kind] = made
+    provider = _class_of(home)(owner, providers)
+    provider.set_pools(pools.values())
+    return provider
+
+
+def _needing(pools: Iterable[Pool], kind: str) -> str:
+    """Which place needs cloud ``kind``'s settings, for the message that they are short."""
+    for pool in pools:
+        for place in pool.places:
+            if place.cloud == kind:
+                return f"{ORCA_POOLS} pool {pool.name}'s place {place}"
+    return f"{ORCA_POOLS}'s pools without places"
+
+
+def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
+    """The pools as cloud ``kind``'s provider holds them: a pool without places on the home
+    cloud as it is (its max is that provider's to keep); a pool with places on ``kind`` at
+    its first place there, without max or places (the spanning provider counts the max),
+    in spot-then-on-demand where its places there buy both (so a listing asks for its
+    interrupted spot machines, and ``offers`` leaves out zones short in both)."""
+    held = []
+    for pool in pools:
+        if not pool.places:
+            if kind == home:
+                held.append(pool)
+            continue
+        here = [p for p in pool.places if p.cloud == kind]
+        if here:
+            markets = {p.market for p in here}
+            market = here[0].market if len(markets) == 1 else Market.SPOT_THEN_ON_DEMAND
+            held.append(_at(pool, here[0]).model_copy(update={"market": market}))
+    return held
+
+
+def _at(pool: Pool, place: Place) -> Pool:
+    """``pool``'s settings at ``place``: its type, location and market, its options, no max."""
+    update = {
+        "machine_type": place.machine_type,
+        "location": place.location,
+        "market": place.market,
+        "max": None,
+        "places": (),
+    }
+    return pool.model_copy(update=update)
+
+
+@functools.cache
+def _class_of(home: str) -> type[SpanningProvider]:
+    """The spanning provider's class for home cloud ``home``: its kind and cloud's words."""
+    base = provider_class(home)
+    made = type(
+        f"Spanning{base.__name__}",
+        (SpanningProvider,),
+        {
+            "kind": home,
+            "cloud": base.cloud,
+            "markets": base.markets,
+            "label_word": base.label_word,
+            "budget_note": base.budget_note,
+            "__module__": __name__,
+        },
+    )
+    return cast(type[SpanningProvider], made)
+
+
+class SpanningProvider(Provider):
+    """Pools whose machines come from several places, on one or several clouds.
+
+    ``kind`` is the home cloud's (``Provider.of``'s); ``on(kind)`` is each cloud's own
+    provider. Every call the autoscaler makes answers as one provider's would.
+    """
+
+    kind = ""
+    cloud = "several clouds"
+    watched = False
+
+    def __init__(self, owner: str, providers: Mapping[str, Provider]) -> None:
+        home = providers[self.kind]
+        super().__init__(owner, home.image, home._freshness, home._clock)
+        self.ssh_keys = home.ssh_keys
+        self.firewall = home.firewall
+        self._providers = dict(providers)
+        self._home = home
+        self._lock = threading.Lock()
+        self._arches: dict[str, str] = {}
+        """Each spanning pool's refusal of its architectures ("" when it has one), once
+        it has been checked."""
+        self._tried: dict[tuple[str, str], Place] = {}
+        """Where a create of (pool, name) last failed: its retry goes there first, so a
+        machine made though its answer was lost is found rather than made again elsewhere."""
+
+    @classmethod
+    def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
+        """``Provider.of`` of the home cloud: a spanning provider when the pools span."""
+        return Provider.of(cls.kind, owner, environ)
+
+    @property
+    def providers(self) -> dict[str, Provider]:
+        """Each cloud's provider, by kind, the home cloud's first."""
+        return dict(self._providers)
+
+    def on(self, kind: str) -> Provider:
+        """Cloud ``kind``'s provider (its budget, prices, listing apart)."""
+        if kind not in self._providers:
+            raise UnknownProviderError(
+                f"provider {self.kind} of owner {self.owner or '-'} spans "
+                f"{', '.join(self._providers)}, not {kind!r}"
+            )
+        return self._providers[kind]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(kind={self.kind!r}, owner={self.owner!r}, "
+            f"clouds={list(self._providers)!r})"
+        )
+
+    # Ids
+
+    def spanned(self, machine: Machine) -> Machine:
+        """``machine`` (listed or made by its cloud's provider) as this provider answers it:
+        off the home cloud, its id is ``<kind>:<id>``."""
+        if machine.cloud in ("", self.kind):
+            return machine
+        return machine.model_copy(update={"id": f"{machine.cloud}{SEPARATOR}{machine.id}"})
+
+    def where(self, machine_id: object) -> tuple[Provider, str]:
+        """The provider of the cloud that holds ``machine_id``, and the id in its form: a
+        ``<kind>:`` prefix names the cloud, no prefix is the home cloud's (or, in a form the
+        home cloud refuses, the first cloud whose form it is)."""
+        text = str(machine_id)
+        kind, separator, rest = text.partition(SEPARATOR)
+        if separator and kind in self._providers and kind != self.kind:
+            return self._providers[kind], rest
+        try:
+            return self._home, self._home._machine_id(machine_id)
+        except InvalidMachineIdError:
+            for other in self._providers.values():
+                try:
+                    return other, other._machine_id(machine_id)
+                except InvalidMachineIdError:
+                    continue
+            raise
+
+    def _machine(self, machine: Machine) -> tuple[Provider, Machine]:
+        """``machine`` as its own cloud's provider knows it (its id in that cloud's form)."""
+        provider = self._providers.get(machine.cloud or self.kind, self._home)
+        if provider is self._home:
+            return provider, machine
+        bare = machine.id.removeprefix(f"{machine.cloud}{SEPARATOR}")
+        return provider, machine.model_copy(update={"id": bare})
+
+    # The calls
+
+    def arch(self, machine_type: str) -> str:
+        """Docker's architecture of ``machine_type`` on the first cloud (home first) that
+        knows the type."""
+        unknown: UnknownMachineTypeError | None = None
+        for provider in self._providers.values():
+            try:
+                return provider.arch(machine_type)
+            except UnknownMachineTypeError as error:
+                unknown = unknown or error
+        assert unknown is not None
+        raise unknown
+
+    def create(self, spec: MachineSpec) -> Created:
+        """Make the machine at the place ``spec`` names when it has stock, else at the
+        pool's next place with stock (on whichever cloud), with the same name, pool labels
+        and owner; ``no_stock`` only when no place has stock.
+
+        A place the cloud's memory of ``no_stock`` or its ``offers`` already knows is out is
+        passed over without a request; ``passed_over`` says each place passed over and why.
+        The pool's ``max`` counts its machines on every cloud, before any request that makes
+        something; a name the pool already has on some cloud returns that machine; a place
+        whose create failed ends the create (its reason may be a machine made all the same,
+        which a retry, sent there first, finds). A pool without places is the home cloud's.
+        """
+        pool = self.pool(spec.pool)
+        if not pool.places:
+            return self._home.create(spec)
+        refused = self._refusal(pool, spec)
+        if refused:
+            return Created.failure(refused)
+        limit = pool.max
+        if limit is not None:
+            full = self._max_check(spec, limit)
+            if full is not None:
+                return full
+        try:
+            with self._name_lock(spec.name):
+                return self._made_before(spec, pool) or self._first_with_stock(spec, pool)
+        finally:
+            if limit is not None:
+                self._listing.release(spec.pool, spec.name)
+
+    def _refusal(self, pool: Pool, spec: MachineSpec) -> str:
+        """Why a create of ``spec`` is refused before any request: a place the pool does not
+        name, or places of two architectures; empty when it goes ahead."""
+        if not self._asked(pool, spec):
+            places = "; ".join(str(p) for p in pool.places)
+            return (
+                f"pool {pool.name} makes its machines at its places ({places}), and "
+                f"{spec.machine_type} in {spec.location} is none of them: ask for one of "
+                f"provider.pool({pool.name!r}).places"
+            )
+        return self.arch_refusal(pool)
+
+    def arch_refusal(self, pool: Pool) -> str:
+        """Why ``pool``'s places cannot stand together: not all of one architecture (its
+        machines run one image), naming the first place that differs; empty when they can.
+        Asked of each cloud's catalogue once per pool (``arch`` is cached)."""
+        with self._lock:
+            known = self._arches.get(pool.name)
+        if known is not None:
+            return known
+        arches: list[tuple[Place, str]] = []
+        for place in pool.places:
+            try:
+                arches.append((place, self._providers[place.cloud].arch(place.machine_type)))
+            except UnknownMachineTypeError as error:
+                return f"pool {pool.name}'s place {place}: {error}"
+            except MachinesError:
+                return ""  # the catalogue is out of reach: the create says so, asked again
+        (first, arch), *rest = arches
+        differ = next(((p, a) for p, a in rest if a != arch), None)
+        refused = ""
+        if differ is not None:
+            place, other = differ
+            refused = (
+                f"{ORCA_POOLS} pool {pool.name}'s place {place} is {other}, but its first "
+                f"place {first} is {arch}: a pool's machines run one image, so name places "
+                "of one architecture (or make a pool per architecture)"
+            )
+        with self._lock:
+            self._arches[pool.name] = refused
+        return refused
+
+    @staticmethod
+    def _asked(pool: Pool, spec: MachineSpec) -> list[Place]:
+        """The pool's places at the type and location ``spec`` names, in the pool's order."""
+        asked = (spec.machine_type, spec.location)
+        return [p for p in pool.places if (p.machine_type, p.location) == asked]
+
+    def _order(self, pool: Pool, spec: MachineSpec) -> list[Place]:
+        """The places a create tries, in turn: where its last attempt failed (a lost answer),
+        the places ``spec`` names, then the pool's others in its order."""
+        with self._lock:
+            tried = self._tried.get((pool.name, spec.name))
+        first = [tried] if tried in pool.places else []
+        return list(dict.fromkeys([*first, *self._asked(pool, spec), *pool.places]))
+
+    def _made_before(self, spec: MachineSpec, pool: Pool) -> Created | None:
+        """The machine of ``spec``'s name the pool already has on some cloud (an earlier
+        attempt's), or why the name is taken; None when no live machine has it. Asked of
+        what each cloud's provider made itself, and of the pool's listing when it has a max
+        (the max check has just read it): no request of its own."""
+        machines = [
+            made
+            for provider in self._providers.values()
+            if (made := provider.launched(spec.name, spec.pool)) is not None
+        ]
+        if pool.max is not None:
+            machines += self.machines(spec.pool)
+        for machine in machines:
+            if machine.name != spec.name or machine.status == Status.DELETING:
+                continue
+            at = any(
+                (p.cloud, p.machine_type, p.location)
+                == (machine.cloud, machine.machine_type, machine.location)
+                for p in pool.places
+            )
+            if machine.managed_by or not at:
+                return Created.failure(mismatch(spec, machine))
+            return Created.success(self.spanned(machine))
+        return None
+
+    def _first_with_stock(self, spec: MachineSpec, pool: Pool) -> Created:
+        """Try each place in turn until one makes the machine or fails."""
+        passed: list[str] = []
+        for place in self._order(pool, spec):
+            provider = self._providers[place.cloud]
+            settings = _at(pool, place)
+            out = self._known_out(provider, settings, place)
+            if out:
+                passed.append(f"{place}: {out}")
+                continue
+            asked = spec.model_copy(
+                update={"machine_type": place.machine_type, "location": place.location}
+            )
+            with provider.placed(settings):
+                created = provider.create(asked)
+            if created.no_stock:
+                passed.append(f"{place}: {created.reason}")
+                continue
+            with self._lock:
+                if created.failed:
+                    self._tried[pool.name, spec.name] = place
+                else:
+                    self._tried.pop((pool.name, spec.name), None)
+            if passed:
+                log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
+            machine = None if created.machine is None else self.spanned(created.machine)
+            reason = f"{place}: {created.reason}" if created.reason else ""
+            return created.model_copy(
+                update={"machine": machine, "reason": reason, "passed_over": tuple(passed)}
+            )
+        return Created(
+            outcome="no_stock",
+            reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
+            passed_over=tuple(passed),
+        )
+
+    @staticmethod
+    def _known_out(provider: Provider, settings: Pool, place: Place) -> str:
+        """Why ``place`` is passed over without a request: its cloud remembers ``no_stock``
+        there in every market the place buys (``ORCA_NO_STOCK_TTL``, as a create there
+        would answer at once), or a cloud whose ``offers`` knows its stock (Hetzner's
+        catalogue, read at most once per ``ORCA_OFFERS_TTL``) does not offer the type there
+        now; empty when it is worth a request."""
+        where = (place.machine_type, place.location)
+        left = {m: s for t, loc, m, s in provider.out_of_stock() if (t, loc) == where}
+        markets = place.market.tries
+        if all(m in left for m in markets):
+            seconds = min(left[m] for m in markets)
+            return (
+                f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "
+                f"({ORCA_NO_STOCK_TTL}); passed over without a request"
+            )
+        if not provider.offers_stock:
+            return ""
+        try:
+            with provider.placed(settings):
+                offered = provider.offers(place.machine_type, settings.name)
+        except MachinesError:
+            return ""  # the create asks, and says what is wrong
+        if place.location in offered:
+            return ""
+        return (
+            f"{cloud(place.cloud).name} offers no {place.machine_type} in {place.location} "
+            "now (its catalogue's stock); passed over without a request"
+        )
+
+    def machines(self, pool: str) -> list[Machine]:
+        """The owner's machines of ``pool`` on every cloud this provider spans, by name:
+        each cloud's own listing, shared and fresh by its own rules and budget."""
+        found = [self.spanned(m) for p in self._providers.values() for m in p.machines(pool)]
+        return sorted(found, key=lambda m: (m.name, m.id))
+
+    def delete(self, id: str) -> bool:
+        """Delete the machine ``id`` names, on the cloud its id says (see the module)."""
+        provider, machine_id = self.where(id)
+        return provider.delete(machine_id)
+
+    def paid_until(self, machine: Machine, now: datetime | float | None = None) -> datetime | None:
+        """By the billing rule of the machine's own cloud."""
+        provider, own = self._machine(machine)
+        return provider.paid_until(own, self._moment(now))
+
+    def keep_advice(
+        self,
+        idle: Iterable[Machine],
+        now: datetime | float | None = None,
+        margin: float = DEFAULT_MARGIN,
+    ) -> list[Advice]:
+        """Each cloud's advice for its machines (its own billing), the first to release
+        first, at one moment for all."""
+        if isinstance(idle, str | Machine):
+            return self._home.keep_advice(idle, now, margin)  # refused as it says
+        listed = list(idle)
+        if not all(isinstance(m, Machine) for m in listed):
+            return self._home.keep_advice(listed, now, margin)  # refused as it says
+        moment = self._moment(now)
+        groups: dict[str, list[Machine]] = {}
+        theirs: dict[tuple[str, str], Machine] = {}
+        for machine in listed:
+            provider, own = self._machine(machine)
+            groups.setdefault(provider.kind, []).append(own)
+            theirs[provider.kind, own.id] = machine
+        advice = [
+            dataclasses.replace(a, machine=theirs[kind, a.machine.id])
+            for kind, own in groups.items()
+            for a in self._providers[kind].keep_advice(own, moment, margin)
+        ]
+        return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+
+    def committed(
+        self,
+        machines: Iterable[Machine],
+        now: datetime | float | None = None,
+        prices: PriceList | None = None,
+    ) -> Decimal | None:
+        """The money the machines' cloud bills for them; None when they are on several
+        clouds (whose currencies differ: ask each cloud's provider, ``on(kind)``)."""
+        groups: dict[str, list[Machine]] = {}
+        for machine in machines:
+            provider, own = self._machine(machine)
+            groups.setdefault(provider.kind, []).append(own)
+        if len(groups) > 1:
+            return None
+        kind, held = next(iter(groups.items()), (self.kind, []))
+        return self._providers[kind].committed(held, self._moment(now), prices)
+
+    def offers(self, machine_type: str, pool: str = "") -> list[str]:
+        """Where ``machine_type`` can be created now on the clouds of ``pool`` (every cloud
+        this provider spans when none), each cloud's answer in turn."""
+        kinds = self.pool(pool).clouds(self.kind) if pool else tuple(self._providers)
+        found: list[str] = []
+        unknown: UnknownMachineTypeError | None = None
+        for kind in kinds:
+            try:
+                found += self._providers[kind].offers(machine_type, pool)
+            except UnknownMachineTypeError as error:
+                unknown = unknown or error
+        if not found and unknown is not None and len(kinds) == 1:
+            raise unknown
+        return list(dict.fromkeys(found))
+
+    def sells(self, machine_type: str, location: str) -> str | None:
+        """None when some cloud this provider spans makes the type there, else why the home
+        cloud does not."""
+        reasons = [p.sells(machine_type, location) for p in self._providers.values()]
+        return None if None in reasons else reasons[0]
+
+    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+        """Each place's options on its own cloud, and the places' architectures."""
+        if not pool.places:
+            return self._home.check_options(pool, created)
+        found: list[tuple[str, str]] = []
+        for place in dict.fromkeys(p.cloud for p in pool.places):
+            first = next(p for p in pool.places if p.cloud == place)
+            found += self._providers[place].check_options(_at(pool, first), created)
+        refused = self.arch_refusal(pool)
+        return [*found, ("places", refused)] if refused else found
+
+    def listed_with(self, peers: Sequence[Provider]) -> dict[str, list[Machine]]:
+        """Each cloud's ``listed_with`` over the peers' providers of that cloud, together."""
+        found: dict[str, list[Machine]] = {}
+        for kind, provider in self._providers.items():
+            theirs = []
+            for peer in peers:
+                if not isinstance(peer, SpanningProvider) or kind not in peer.providers:
+                    raise ValueError(
+                        f"{peer!r} spans other clouds than {self!r}: list each apart (machines)"
+                    )
+                theirs.append(peer.on(kind))
+            for owner, listed in provider.listed_with(theirs).items():
+                found.setdefault(owner, []).extend(self.spanned(m) for m in listed)
+        return {o: sorted(ms, key=lambda m: (m.name, m.id)) for o, ms in found.items()}
+
+    def budget(self) -> Budget:
+        """The home cloud's budget (each cloud's: ``on(kind).budget()``)."""
+        return self._home.budget()
+
+    def account(self) -> tuple[str, ...]:
+        """Every cloud's account, home first."""
+        return tuple(part for p in self._providers.values() for part in p.account())
+
+    def prices(self) -> PriceList:
+        """The home cloud's price list (each cloud's: ``on(kind).prices()``)."""
+        return self._home.prices()
+
+    def listing_age(self) -> float | None:
+        """The oldest of the clouds' listings."""
+        ages = [a for p in self._providers.values() if (a := p.listing_age()) is not None]
+        return max(ages, default=None)
+
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]:
+        """Every cloud's remembered ``no_stock`` answers."""
+        return sorted(r for p in self._providers.values() for r in p.out_of_stock())
+
+    # The cloud's steps: each cloud's provider takes them; these route there.
+
+    def _create(self, spec: MachineSpec) -> Created:
+        return self.create(spec)
+
+    def _list(self, pool: str | None) -> list[Machine]:
+        return [self.spanned(m) for p in self._providers.values() for m in p._list(pool)]
+
+    def _list_owners(
+        self, owners: Sequence[str], group: Sequence[Provider]
+    ) -> list[tuple[str, Machine]]:
+        raise NotImplementedError("a spanning provider lists with peers by listed_with")
+
+    def _machine_id(self, machine_id: object) -> str:
+        self.where(machine_id)
+        return str(machine_id)
+
+    def _look_up(self, machine_id: str) -> Found | None:
+        provider, own = self.where(machine_id)
+        found = provider._look_up(own)
+        if found is None:
+            return None
+        listed = found.machine.model_copy(update={"cloud": provider.kind})
+        return Found(self.spanned(listed), found.labels)
+
+    def _remove(self, machine_id: str) -> None:
+        provider, own = self.where(machine_id)
+        provider._remove(own)
