@@ -39,6 +39,7 @@ from machines.automation.state import resources
 from machines.program.components import POOL_TYPE
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
+from machines.program.reaper import unordered
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_key
 from machines.runtime.models import Status
@@ -131,6 +132,16 @@ def destroy(
     pool's reaper deletes them); the stack and its settings stay."""
     op = Operation(stack, project, on_output=on_output)
     with stack_lock(stack, op.project):
+        op.start_engine()
+        older = unordered(resources(op.state().deployment))
+        if older:
+            raise EngineError(
+                f"stack {stack}: the reapers of pool(s) {', '.join(older)} were recorded by an "
+                "older orca-machines, before a destroy deleted the autoscaler's machines ahead "
+                "of the networks, groups and firewalls they use, so this destroy could hang on "
+                f"them: run `orca-machines up {stack}` once (it records the order and changes "
+                "nothing else), then destroy"
+            )
         return _diffed(
             op,
             "destroy",

@@ -21,6 +21,7 @@ in the state; the explicit one keeps nothing of it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -88,6 +89,25 @@ class PoolReaper(ResourceProvider):
         environ.update(dict(props.get("credentials") or {}))
         provider = Provider.of(str(props["provider"]), str(props["owner"]), environ)
         reap(provider, str(props["pool"]))
+
+
+def unordered(resources: list[Mapping[str, object]]) -> list[str]:
+    """The pools whose reaper a checkpoint recorded before reapers depended on the shared
+    resources their machines use (no ``shared`` input): a destroy from that checkpoint may
+    delete a network, subnet or group before the autoscaler's machines in it."""
+    found = []
+    for resource in resources:
+        inputs = resource.get("inputs")
+        urn = str(resource.get("urn", ""))
+        name = urn.rsplit("::", 1)[-1]
+        if (
+            resource.get("type") == REAPER_TYPE
+            and name.endswith(REAPER_SUFFIX)
+            and isinstance(inputs, Mapping)
+            and SHARED not in inputs
+        ):
+            found.append(name.removesuffix(REAPER_SUFFIX))
+    return sorted(found)
 
 
 def _names(value: object) -> list[str]:

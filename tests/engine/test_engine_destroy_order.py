@@ -16,6 +16,8 @@ from hcloud.locations import Location
 from hcloud.server_types import ServerType
 
 from machines import automation
+from machines.automation.state import resources
+from machines.program.reaper import REAPER_TYPE, unordered
 from testkit.commands import machines_cli
 from testkit.specs import hetzner_pool, spec
 
@@ -108,3 +110,33 @@ def test_an_up_that_removes_the_pools_network_deletes_the_autoscalers_machine_fi
     assert hcloud.networks.get_all() == []
     assert hcloud.placement_groups.get_all() == []
     automation.destroy("local")
+
+
+def test_a_stack_whose_reapers_predate_the_order_is_told_to_up_before_a_destroy(deployment):
+    """A checkpoint written before reapers depended on the shared resources: the destroy
+    refuses before deleting anything, and one unchanged ``up`` records the order."""
+    hcloud = deployment.hcloud
+    up_with_an_autoscaler_machine(deployment)
+    stack = automation.select("local")
+    exported = stack.export_stack()
+    for resource in exported.deployment["resources"]:
+        if resource["type"] == REAPER_TYPE:
+            resource["inputs"].pop("shared", None)
+            resource["outputs"].pop("shared", None)
+            resource["dependencies"] = []
+            resource.pop("propertyDependencies", None)
+    stack.import_stack(exported)
+
+    held = machines_cli("destroy", "local", "--yes")
+
+    assert held.returncode == 1
+    assert "the reapers of pool(s) x86 were recorded by an older orca-machines" in held.stderr
+    assert "run `orca-machines up local` once" in held.stderr
+    assert len(hcloud.servers.get_all()) == 2, "nothing was deleted"
+
+    assert machines_cli("up", "local", "-q").returncode == 0
+    assert unordered(resources(automation.select("local").export_stack().deployment)) == []
+    done = machines_cli("destroy", "local", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert hcloud.servers.get_all() == []
+    assert hcloud.networks.get_all() == []
