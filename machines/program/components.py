@@ -49,6 +49,18 @@ class DeclaredMachine:
         ).apply(lambda values: {k: str(v) for k, v in values.items()})
 
 
+@dataclass(frozen=True)
+class MachineArgs:
+    """One machine a pool declares: ``key`` in the stack (its host name), ``name`` in the
+    cloud, its pool, the stack's labels and the image it boots."""
+
+    key: str
+    name: str
+    pool: PoolConfig
+    labels: dict[str, str]
+    image: pulumi.Output[str]
+
+
 class Cloud(Protocol):
     """How one cloud makes a pool's machines, given what the deployment shares."""
 
@@ -64,17 +76,9 @@ class Cloud(Protocol):
         ...
 
     def machine(
-        self,
-        key: str,
-        name: str,
-        pool: PoolConfig,
-        labels: dict[str, str],
-        image: pulumi.Output[str],
-        *,
-        parent: pulumi.Resource,
+        self, machine: MachineArgs, parent: pulumi.Resource
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-        """Declare one machine, ``key`` in the stack and ``name`` in the cloud; return its
-        id and address."""
+        """Declare one machine; return its id and address."""
         ...
 
     def shared(self, pool: PoolConfig) -> list[pulumi.Resource]:
@@ -179,7 +183,9 @@ class Pool(pulumi.ComponentResource):
         for index in range(1, pool.size + 1):
             key = machine_host(args.owner, pool.name, index)
             name = machine_name(args.owner, pool.name, index)
-            machine_id, address = args.cloud.machine(key, name, pool, labels, image, parent=self)
+            machine_id, address = args.cloud.machine(
+                MachineArgs(key, name, pool, labels, image), parent=self
+            )
             self.machines.append(DeclaredMachine(machine_id, name, address, self.arch))
         self.listing = [m.output() for m in self.machines]
         self.register_outputs({"arch": self.arch, "machines": self.listing})

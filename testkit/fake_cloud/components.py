@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
-from machines.program.components import Built, named
+from machines.program.components import Built, MachineArgs, named
 from machines.program.config.models import PoolConfig
 from testkit.fake_cloud.config import FakeDeployment
 from testkit.fake_cloud.options import FakeOptions
@@ -74,22 +74,16 @@ class FakeCloud:
         return pulumi.Output.from_input(pool.options_of(FakeOptions).image or "fake-image")
 
     def machine(
-        self,
-        key: str,
-        name: str,
-        pool: PoolConfig,
-        labels: dict[str, str],
-        image: pulumi.Output[str],
-        *,
-        parent: pulumi.Resource,
+        self, machine: MachineArgs, parent: pulumi.Resource
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        key, name, pool, labels = machine.key, machine.name, machine.pool, machine.labels
         options = pool.options_of(FakeOptions)
         props = {
             "name": name,
             "machineType": pool.machine_type,
             "location": pool.location,
             "labels": labels,
-            "image": image,
+            "image": machine.image,
             "disk": options.disk,
             "store": self._deployment.store,
         }

@@ -12,6 +12,7 @@ from machines.program.clouds.ec2.config import Ec2Deployment, InstanceProfile, S
 from machines.program.components import (
     SHARED_DELETE_TIMEOUT,
     Built,
+    MachineArgs,
     named,
     secret_user_data,
     shared_options,
@@ -108,21 +109,15 @@ class Ec2Cloud:
         return arch.apply(newest)
 
     def machine(
-        self,
-        key: str,
-        name: str,
-        pool: PoolConfig,
-        labels: dict[str, str],
-        image: pulumi.Output[str],
-        *,
-        parent: pulumi.Resource,
+        self, machine: MachineArgs, parent: pulumi.Resource
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        key, name, pool, labels = machine.key, machine.name, machine.pool, machine.labels
         chosen = launch(pool.options_of(Ec2Options), name, labels, "", runtime=False)
         # A newer image of a filter must not replace running instances; an AMI by id may.
         keep_image = [] if self._by_id(pool) else ["ami"]
         instance = aws.ec2.Instance(
             key,
-            ami=image,
+            ami=machine.image,
             instance_type=pool.machine_type,
             subnet_id=self._subnets[pool.location],
             vpc_security_group_ids=[self._security_group_id],

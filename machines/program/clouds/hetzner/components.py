@@ -14,7 +14,7 @@ import pulumi
 import pulumi_hcloud as hcloud
 
 from machines.program.clouds.hetzner.config import Firewall, HetznerDeployment
-from machines.program.components import Built, named, secret_user_data, shared_options
+from machines.program.components import Built, MachineArgs, named, secret_user_data, shared_options
 from machines.program.config.models import PoolConfig
 from machines.runtime.arch import docker_arch
 from machines.runtime.clouds.hetzner.machine import AVAILABLE, Server, shape
@@ -77,15 +77,9 @@ class HetznerCloud:
         return arch.apply(chosen)
 
     def machine(
-        self,
-        key: str,
-        name: str,
-        pool: PoolConfig,
-        labels: dict[str, str],
-        image: pulumi.Output[str],
-        *,
-        parent: pulumi.Resource,
+        self, machine: MachineArgs, parent: pulumi.Resource
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        key, name, pool, labels = machine.key, machine.name, machine.pool, machine.labels
         chosen = self._shape(pool)
         network = self._shared.network(chosen.network)
         group = self._shared.placement_group(chosen.placement_group)
@@ -94,7 +88,7 @@ class HetznerCloud:
             name=name,
             server_type=pool.machine_type,
             location=pool.location,
-            image=image,
+            image=machine.image,
             ssh_keys=self._shared.ssh_keys,
             firewall_ids=self._shared.firewall_ids,
             user_data=secret_user_data(pool),
