@@ -43,7 +43,9 @@ FAKE_PLACES = (
 fake cloud is registered only while its tests run.)"""
 
 
-def pools_json(*places: Place, max: int | None = None, pool: str = POOL) -> str:
+def pools_json(
+    *places: Place, max: int | None = None, pool: str = POOL, place_order: str = ""
+) -> str:
     """``ORCA_POOLS`` with one pool of ``places`` (default ``PLACES``) and ``max``, and a
     one-cloud pool ``lab`` on the home cloud (today's pool, no places)."""
     chosen = places or PLACES
@@ -53,6 +55,8 @@ def pools_json(*places: Place, max: int | None = None, pool: str = POOL) -> str:
     }
     if max is not None:
         spanning["max"] = max
+    if place_order:
+        spanning["placeOrder"] = place_order
     lab = {"name": "lab", "machineType": "cx23", "location": "fsn1"}
     return json.dumps([spanning, lab])
 

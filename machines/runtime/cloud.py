@@ -23,7 +23,8 @@ class Cloud:
     is (``module:Class``); ``options`` its pool options model; ``markets`` what it sells;
     ``no_stock_codes`` the error codes its API answers when it has no capacity now, as an
     engine run relays them; ``credentials`` the variables that carry its secrets (masked
-    wherever a message could quote them).
+    wherever a message could quote them); ``currency`` the one its prices are in (a pool
+    ranking its places by price turns each into one by ``ORCA_EXCHANGE_RATES``).
     """
 
     kind: str
@@ -33,3 +34,4 @@ class Cloud:
     markets: frozenset[Market]
     no_stock_codes: frozenset[str]
     credentials: tuple[str, ...] = ()
+    currency: str = ""

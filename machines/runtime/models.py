@@ -219,6 +219,9 @@ class Created(BaseModel):
     machine: Machine | None = None
     reason: str = ""
     passed_over: tuple[str, ...] = ()
+    ordered: str = ""
+    """For a pool that ranks its places by price: that ranking, each place's price or why
+    it kept its written place (``machines.runtime.price_order``)."""
 
     @property
     def ok(self) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -142,6 +142,9 @@ class Pool(Model):
     max: int | None = Field(default=None, ge=1)
     options: Mapping[str, Options] = Field(default_factory=dict, exclude=True)
     places: tuple[Place, ...] = ()
+    place_order: Literal["written", "price"] = "written"
+    """How a create ranks the places: as written, or by the next hour's price at each
+    (``machines.runtime.price_order``, with ``ORCA_EXCHANGE_RATES``)."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -191,12 +194,15 @@ class Pool(Model):
     def _placed(self, cls: type[Pool]) -> tuple[Self, list[InitErrorDetails]]:
         """This pool with its first place's type, location and market where it leaves them
         out, and what is wrong with its places, each at its key."""
+        if cls is not Pool and "place_order" in self.model_fields_set:
+            message = "a stack's pool names no places yet, so none to order: remove it"
+            return self, [_error(("placeOrder",), message)]
         if not self.places:
             return self, []
         if cls is not Pool:
             message = (
                 "a stack's pool names no places yet: only the runtime's ORCA_POOLS takes "
-                "them (issue 39's stack side is to come); remove it"
+                "them; remove it"
             )
             return self, [_error(("places",), message)]
         errors = _place_refusals(self.places, self.name)

@@ -9,7 +9,9 @@ by the stack that made its infrastructure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +55,10 @@ ORCA_POOL_MARKET = "ORCA_POOL_MARKET"
 """Each pool's market (``machines.runtime.models.Market``), ``ci=spot,lab=spot-then-on-demand``;
 pools it leaves out are on-demand. What stacks exported before ``ORCA_POOLS``, read when
 that is not set."""
+
+ORCA_EXCHANGE_RATES = "ORCA_EXCHANGE_RATES"
+"""What one unit of each currency is worth in one unit of your choosing, ``EUR=1,USD=0.86``:
+a pool that ranks its places by price (``placeOrder: price``) compares them so."""
 
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
@@ -324,3 +330,27 @@ def share(env: Mapping[str, str], name: str, default: float, *, zero: bool = Fal
             f"{name}={value!r} is not a share: give a number from {least} to below 1, e.g. 0.05"
         )
     return number
+
+
+_CURRENCY = re.compile(r"[A-Z]{3}")
+
+
+def exchange_rates(env: Mapping[str, str]) -> dict[str, Decimal]:
+    """``ORCA_EXCHANGE_RATES`` as currency to rate; empty when unset."""
+    example = "EUR=1,USD=0.86"
+    rates: dict[str, Decimal] = {}
+    for item in _items(env, ORCA_EXCHANGE_RATES, example):
+        currency, _, value = item.partition("=")
+        try:
+            rate = Decimal(value)
+        except ArithmeticError:
+            rate = Decimal(0)
+        if not _CURRENCY.fullmatch(currency) or not rate.is_finite() or rate <= 0:
+            raise SettingsError(
+                f"{ORCA_EXCHANGE_RATES} item {item!r} is not CURRENCY=RATE (a code of three "
+                f"capitals and a number above 0): write it like {example}"
+            )
+        if currency in rates:
+            raise SettingsError(f"{ORCA_EXCHANGE_RATES} names {currency} more than once")
+        rates[currency] = rate
+    return rates

@@ -30,6 +30,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import cast
 
+from machines.runtime.billing import utc
 from machines.runtime.budget import Budget
 from machines.runtime.clouds import cloud
 from machines.runtime.errors import (
@@ -42,9 +43,16 @@ from machines.runtime.errors import (
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
+from machines.runtime.price_order import next_hour, ranked, said
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider, provider_class
-from machines.runtime.settings import ORCA_NO_STOCK_TTL, ORCA_POOLS, unsold_market
+from machines.runtime.settings import (
+    ORCA_EXCHANGE_RATES,
+    ORCA_NO_STOCK_TTL,
+    ORCA_POOLS,
+    exchange_rates,
+    unsold_market,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +72,11 @@ def spanning(
             refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
             if refused:
                 raise SettingsError(f"{ORCA_POOLS}: {refused}")
+    rates = exchange_rates(environ)
+    for pool in pools.values():
+        refused = _unrated(pool, rates)
+        if refused:
+            raise SettingsError(refused)
     kinds = dict.fromkeys([home, *(k for p in pools.values() for k in p.clouds(home))])
     providers: dict[str, Provider] = {}
     for kind in kinds:
@@ -75,9 +88,26 @@ def spanning(
             raise SettingsError(short) from None
         made.set_pools(_on(kind, home, pools.values()))
         providers[kind] = made
-    provider = _class_of(home)(owner, providers)
+    provider = _class_of(home)(owner, providers, rates)
     provider.set_pools(pools.values())
     return provider
+
+
+def _unrated(pool: Pool, rates: Mapping[str, Decimal]) -> str:
+    """Why a pool ranking its places by price cannot be: a cloud of its places whose
+    currency ``ORCA_EXCHANGE_RATES`` names no rate for; empty when it can (or need not)."""
+    if pool.place_order != "price":
+        return ""
+    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
+    missing = [c for c in wanted if c not in rates]
+    if not missing:
+        return ""
+    example = ",".join(f"{c}={'1' if i == 0 else '...'}" for i, c in enumerate(wanted))
+    return (
+        f"{ORCA_POOLS} pool {pool.name} ranks its places by price (placeOrder), but "
+        f"{ORCA_EXCHANGE_RATES} has no rate for {', '.join(missing)}: name what one unit of "
+        f"each of its clouds' currencies is worth, e.g. {ORCA_EXCHANGE_RATES}={example}"
+    )
 
 
 def _needing(pools: Iterable[Pool], kind: str) -> str:
@@ -151,7 +181,12 @@ class SpanningProvider(Provider):
     cloud = "several clouds"
     watched = False
 
-    def __init__(self, owner: str, providers: Mapping[str, Provider]) -> None:
+    def __init__(
+        self,
+        owner: str,
+        providers: Mapping[str, Provider],
+        rates: Mapping[str, Decimal] | None = None,
+    ) -> None:
         home = providers[self.kind]
         super().__init__(owner, home.image, home._freshness, home._clock)
         self.ssh_keys = home.ssh_keys
@@ -162,6 +197,8 @@ class SpanningProvider(Provider):
         self._arches: dict[str, str] = {}
         """Each spanning pool's refusal of its architectures ("" when it has one), once
         it has been checked."""
+        self._exchange = dict(rates or {})
+        """``ORCA_EXCHANGE_RATES``, for pools that rank their places by price."""
         self._tried: dict[tuple[str, str], Place] = {}
         """Where a create of (pool, name) last failed: its retry goes there first, so a
         machine made though its answer was lost is found rather than made again elsewhere."""
@@ -318,13 +355,24 @@ class SpanningProvider(Provider):
         asked = (spec.machine_type, spec.location)
         return [p for p in pool.places if (p.machine_type, p.location) == asked]
 
-    def _order(self, pool: Pool, spec: MachineSpec) -> list[Place]:
+    def _order(self, pool: Pool, spec: MachineSpec) -> tuple[list[Place], str]:
         """The places a create tries, in turn: where its last attempt failed (a lost answer),
-        the places ``spec`` names, then the pool's others in its order."""
+        then the places ``spec`` names and the pool's others in its order, or, for a pool
+        ranking them by price, all of them by the next hour's price; and that ranking in
+        words (empty for the written order)."""
         with self._lock:
             tried = self._tried.get((pool.name, spec.name))
         first = [tried] if tried in pool.places else []
-        return list(dict.fromkeys([*first, *self._asked(pool, spec), *pool.places]))
+        if pool.place_order != "price":
+            return list(dict.fromkeys([*first, *self._asked(pool, spec), *pool.places])), ""
+        now = utc(self._clock())
+        priced = ranked(
+            [
+                next_hour(self._providers[p.cloud], _at(pool, p), p, self._exchange, now)
+                for p in pool.places
+            ]
+        )
+        return list(dict.fromkeys([*first, *(p.place for p in priced)])), said(priced)
 
     def _made_before(self, spec: MachineSpec, pool: Pool) -> Created | None:
         """The machine of ``spec``'s name the pool already has on some cloud (an earlier
@@ -354,7 +402,8 @@ class SpanningProvider(Provider):
     def _first_with_stock(self, spec: MachineSpec, pool: Pool) -> Created:
         """Try each place in turn until one makes the machine or fails."""
         passed: list[str] = []
-        for place in self._order(pool, spec):
+        order, ordered = self._order(pool, spec)
+        for place in order:
             provider = self._providers[place.cloud]
             settings = _at(pool, place)
             out = self._known_out(provider, settings, place)
@@ -378,13 +427,13 @@ class SpanningProvider(Provider):
                 log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
             machine = None if created.machine is None else self.spanned(created.machine)
             reason = f"{place}: {created.reason}" if created.reason else ""
-            return created.model_copy(
-                update={"machine": machine, "reason": reason, "passed_over": tuple(passed)}
-            )
+            update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
+            return created.model_copy(update={**update, "ordered": ordered})
         return Created(
             outcome="no_stock",
             reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
             passed_over=tuple(passed),
+            ordered=ordered,
         )
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from machines.runtime.cloud import Cloud
 from machines.runtime.models import Market
 from testkit.fake_cloud.options import KIND, FakeOptions
+from testkit.fake_cloud.prices import CURRENCY
 from testkit.fake_cloud.settings import CLOUD, FAKE_CLOUD_TOKEN
 from testkit.fake_cloud.store import NO_STOCK_CODE
 
@@ -15,5 +16,6 @@ FACTS = Cloud(
     options=FakeOptions,
     markets=frozenset({Market.ON_DEMAND}),
     no_stock_codes=frozenset({NO_STOCK_CODE}),
+    currency=CURRENCY,
     credentials=(FAKE_CLOUD_TOKEN,),
 )

@@ -10,9 +10,11 @@ from pathlib import Path
 from machines.runtime.errors import InvalidMachineIdError, UnknownMachineTypeError
 from machines.runtime.labels import belongs_to, owner_among, pool_labels
 from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
 from machines.runtime.settings import Freshness
 from testkit.fake_cloud.options import KIND
+from testkit.fake_cloud.prices import BILLING, FakePrices
 from testkit.fake_cloud.settings import CLOUD, store_path
 from testkit.fake_cloud.store import LOCATIONS, TYPES, NameTaken, Server, SoldOut, Store
 
@@ -36,6 +38,7 @@ class FakeProvider(Provider):
     kind = KIND
     cloud = CLOUD
     noun = "server"
+    billing = BILLING
 
     def __init__(self, owner: str, store: Store, freshness: Freshness) -> None:
         super().__init__(owner, "fake-image", freshness)
@@ -45,6 +48,9 @@ class FakeProvider(Provider):
     def from_env(cls, owner: str = "", environ: Mapping[str, str] | None = None) -> FakeProvider:
         env = os.environ if environ is None else environ
         return cls(owner, Store(Path(store_path(env))), Freshness.from_env(env))
+
+    def prices(self) -> PriceList:
+        return FakePrices()
 
     def arch(self, machine_type: str) -> str:
         if machine_type not in TYPES:

@@ -332,8 +332,9 @@ def test_adding_a_cloud_touches_the_files_developing_md_lists() -> None:
     shared = [f for f in files if "<kind>" not in f]
 
     fake = {p.name for p in (PROJECT_ROOT / "testkit" / "fake_cloud").glob("*.py")}
-    assert fake - {"__init__.py", "store.py"} == {Path(f).name for f in own}, (
-        "the fake cloud is the listed modules (and its store, which stands for its API)"
+    assert fake - {"__init__.py", "store.py", "prices.py"} == {Path(f).name for f in own}, (
+        "the fake cloud is the listed modules (and its store, which stands for its API, and "
+        "its price list, which a cloud has beside them)"
     )
     for kind in runtime_clouds.CLOUDS:
         missing = [f for f in own if not (PROJECT_ROOT / f.replace("<kind>", kind)).is_file()]

@@ -1,5 +1,6 @@
 """Prices and stock of a cloud registered by its line in ``machines.runtime.clouds.CLOUDS``
-alone: a cloud without a price list of its own says so, its stock is its ``offers``."""
+alone: its price list is its provider's ``prices()`` (a cloud without one says so), its
+stock is its ``offers``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from machines.automation.availability import stock
 from machines.automation.cost import price_list
 from machines.runtime.models import Market
 from machines.runtime.prices import money
+from machines.runtime.provider import Provider
 from testkit import fake_cloud
 
 
@@ -20,8 +22,17 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path) -> str:
     return fake_cloud.KIND
 
 
-def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
+def test_a_registered_clouds_price_list_is_its_own(fake):
     prices = price_list(fake)
+
+    assert prices.currency == "XFC"
+    assert prices.monthly("f1.small", "here", Market.ON_DEMAND) == Decimal("7.30")
+    assert prices.monthly("f1.small", "there", Market.ON_DEMAND) is None
+    assert prices.total([("f1.small", "there", Market.ON_DEMAND)]) is None
+
+
+def test_a_cloud_without_a_price_list_says_so_for_every_price(fake):
+    prices = Provider.prices(Provider.of(fake))  # what a cloud that writes no prices() has
 
     assert prices.monthly("f1.small", "here", Market.ON_DEMAND) is None
     assert prices.total([("f1.small", "here", Market.ON_DEMAND)]) is None

@@ -19,5 +19,6 @@ FACTS = Cloud(
     options=Ec2Options,
     markets=MARKETS,
     no_stock_codes=NO_STOCK_CODES,
+    currency="USD",
     credentials=(AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN),
 )

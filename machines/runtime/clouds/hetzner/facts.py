@@ -13,5 +13,6 @@ FACTS = Cloud(
     options=HetznerOptions,
     markets=MARKETS,
     no_stock_codes=NO_STOCK_CODES,
+    currency="EUR",
     credentials=(HCLOUD_TOKEN,),
 )

@@ -1,0 +1,76 @@
+"""A spanning pool's places ranked by what the next hour of work costs at each, in one
+currency: the pool's ``placeOrder: price`` (``Pool.place_order``).
+
+Each place's price is its cloud's own: the price list's hourly price of the type there in
+the place's market (EC2's spot price for a spot place), plus what the pool's options add
+(Hetzner's primary IPv4, EC2's root volume), billed for one hour by the cloud's billing rule
+(Hetzner: the started hour; EC2: by the second), then turned into one currency by the rates
+``ORCA_EXCHANGE_RATES`` names. A place whose price cannot be read keeps its written place in
+the order, and the order says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from machines.runtime.billing import Rate
+from machines.runtime.clouds import cloud
+from machines.runtime.errors import MachinesError
+from machines.runtime.pool import Place, Pool
+from machines.runtime.prices import HOURS_PER_MONTH, brief
+from machines.runtime.provider import Provider
+from machines.runtime.settings import ORCA_EXCHANGE_RATES
+
+NEXT_HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One place and its next hour's price in the common unit of the rates, or why none."""
+
+    place: Place
+    price: Decimal | None
+    why: str = ""
+
+
+def next_hour(
+    provider: Provider, settings: Pool, place: Place, rates: Mapping[str, Decimal], now: datetime
+) -> Priced:
+    """What the next hour of a machine at ``place`` costs (``settings``: the pool there)."""
+    facts = cloud(place.cloud)
+    if facts.currency not in rates:
+        return Priced(place, None, f"{ORCA_EXCHANGE_RATES} has no rate for {facts.currency}")
+    try:
+        prices = provider.prices()
+        hourly = prices.hourly(place.machine_type, place.location, place.market)
+        monthly = prices.monthly(place.machine_type, place.location, place.market)
+        extra = prices.options(settings, place.location)
+    except MachinesError as error:
+        return Priced(place, None, f"prices unknown: {brief(error)}")
+    if hourly is None or monthly is None or extra is None:
+        return Priced(place, None, prices.unknown or "its price is unknown")
+    billing = provider.billing
+    if billing is None:
+        return Priced(place, None, f"{facts.name} states no billing rule")
+    rate = Rate(hourly + extra / HOURS_PER_MONTH, monthly + extra)
+    charged = billing.charged(now, now + NEXT_HOUR, rate)
+    return Priced(place, charged * rates[facts.currency])
+
+
+def ranked(priced: Sequence[Priced]) -> list[Priced]:
+    """The places with a price in the order of their prices (the written order between
+    equal ones), in the positions priced places hold; the others where they were written."""
+    known = iter(sorted((p for p in priced if p.price is not None), key=lambda p: p.price or 0))
+    return [next(known) if p.price is not None else p for p in priced]
+
+
+def said(priced: Sequence[Priced]) -> str:
+    """The order in words: each place's price, or why it kept its written place."""
+    parts = [
+        f"{p.place} {p.price:.4f}" if p.price is not None else f"{p.place} as written ({p.why})"
+        for p in priced
+    ]
+    return "places by the next hour's price (in the rates' unit): " + "; ".join(parts)
