@@ -15,6 +15,7 @@ from hcloud.placement_groups import PlacementGroup
 
 from emulator.process import Emulator
 from machines import Provider, SettingsError
+from machines.runtime.pool import Pool
 from testkit.specs import OWNER, spec
 
 
@@ -345,3 +346,28 @@ def test_a_set_selector_without_a_space_before_its_values_is_read(
 
     assert server.image is not None
     assert server.image.id == image
+
+
+def test_a_new_snapshot_is_booted_once_the_offers_window_has_passed(
+    hcloud: Client, emulator: Emulator, make_clocked_hetzner, clock
+) -> None:
+    """A long-running autoscaler takes the team's new worker image without a restart: the
+    selector's snapshot is read again once ``ORCA_OFFERS_TTL`` has passed, not per create."""
+    labels = {"role": "ci-worker"}
+    old = emulator.control.add_image(labels=labels, created="2026-01-01T00:00:00+00:00")
+    provider = make_clocked_hetzner(ORCA_OFFERS_TTL="60")
+    provider.set_pools(
+        [Pool.model_validate({"name": "ci", "hetzner": {"imageSelector": "role=ci-worker"}})]
+    )
+
+    def booted(name: str) -> int | None:
+        made = provider.create(spec(name=name, machine_type="cx23")).machine
+        assert made is not None
+        image = hcloud.servers.get_by_id(int(made.id)).image
+        return None if image is None else image.id
+
+    assert booted("ci-1") == old
+    new = emulator.control.add_image(labels=labels, created="2026-06-01T00:00:00+00:00")
+    assert booted("ci-2") == old, "within the window: no request for it"
+    clock.advance(61)
+    assert booted("ci-3") == new

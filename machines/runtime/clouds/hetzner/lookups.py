@@ -7,12 +7,17 @@ hcloud-python's ``get_by_name`` asks every time, so the answers are kept here.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
+from machines.runtime.errors import MachinesError
+
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,20 +36,42 @@ class Lookups:
     def __init__(self) -> None:
         self._lock = threading.RLock()  # a look-up may keep what else its answer told
         self._found: dict[tuple[str, Hashable], object] = {}
+        self._asked: dict[tuple[str, Hashable], float] = {}
 
-    def once(self, kind: str, key: Hashable, find: Callable[[], T]) -> T:
-        """``find()``'s answer for ``key`` of ``kind``, asked the first time only. A look-up
-        that raises keeps nothing: the next one asks again. One at a time, so two threads
-        creating at once ask once."""
+    def once(
+        self,
+        kind: str,
+        key: Hashable,
+        find: Callable[[], T],
+        *,
+        fresh_for: float | None = None,
+        now: float = 0.0,
+    ) -> T:
+        """``find()``'s answer for ``key`` of ``kind``, asked the first time only, or, with
+        ``fresh_for``, again once that many seconds have passed since it was asked (``now``):
+        a refresh that raises keeps the answer it had. A first look-up that raises keeps
+        nothing: the next one asks again. One at a time, so two threads creating at once ask
+        once."""
         with self._lock:
-            if (kind, key) not in self._found:
-                self._found[(kind, key)] = find()
+            at = self._asked.get((kind, key))
+            if (kind, key) in self._found:
+                if fresh_for is None or at is None or now - at < fresh_for:
+                    return cast(T, self._found[(kind, key)])
+                try:
+                    self._found[(kind, key)] = find()
+                except MachinesError as error:  # the answer it had stands until the next
+                    log.info("kept %s %s: its refresh failed: %s", kind, key, error)
+                self._asked[(kind, key)] = now
+                return cast(T, self._found[(kind, key)])
+            self._found[(kind, key)] = find()
+            self._asked[(kind, key)] = now
             return cast(T, self._found[(kind, key)])
 
     def forget(self, kind: str, key: Hashable) -> None:
         """Ask for ``key`` of ``kind`` again next time (what it names may have changed)."""
         with self._lock:
             self._found.pop((kind, key), None)
+            self._asked.pop((kind, key), None)
 
     def put(self, kind: str, key: Hashable, value: object) -> None:
         """Keep what an answer told besides (a snapshot's description, found with its id)."""

@@ -375,13 +375,17 @@ class HetznerProvider(Provider):
         self, choice: ImageChoice, architecture: str, pool: str, machine_type: str
     ) -> int:
         """The id of the image ``choice`` names for ``architecture``, looked up once: by name
-        for the architecture, by id (checked to be of it), or the newest snapshot of the
-        label selector for it. ``MachinesError`` naming the setting when there is none."""
+        for the architecture, by id (checked to be of it), or the newest available snapshot
+        of the label selector for it, read again once ``ORCA_OFFERS_TTL`` has passed, so a
+        new worker image is taken without a restart. ``MachinesError`` naming the setting
+        when there is none."""
         hetzner = hetzner_arch(architecture)
         return self._lookups.once(
             "image",
             (choice.name, str(choice.id), choice.selector, hetzner),
             partial(self._find_image, choice, hetzner, architecture, pool, machine_type),
+            fresh_for=self._settings.freshness.offers_ttl if choice.selector else None,
+            now=self._clock(),
         )
 
     def _find_image(
