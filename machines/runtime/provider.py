@@ -248,12 +248,9 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
-        limit = self.pool(spec.pool).max
-        if limit is not None:
-            full = self._max_check(spec, limit)
+        with self._within_max(spec, self.pool(spec.pool).max) as full:
             if full is not None:
                 return full
-        try:
             with self._name_lock(spec.name):
                 try:
                     created = self._create(spec)
@@ -266,9 +263,6 @@ class Provider(ABC):
                     machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
                 return created
-        finally:
-            if limit is not None:
-                self._listing.release(spec.pool, spec.name)
 
     @_traced("machines")
     def machines(self, pool: str) -> list[Machine]:
@@ -433,9 +427,23 @@ class Provider(ABC):
             )
         return self._delete(found.machine)
 
+    @contextmanager
+    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Created | None]:
+        """Around a create of ``spec``: the refusal when its pool is at ``limit`` (its max),
+        else None with a place held for the create until the block ends; nothing held for
+        a pool without a max."""
+        full = None if limit is None else self._max_check(spec, limit)
+        if limit is None or full is not None:
+            yield full
+            return
+        try:
+            yield None
+        finally:
+            self._listing.release(spec.pool, spec.name)
+
     def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
         """The pool's max check: ``failed`` naming the pool and its max when it is full, else
-        None with a place held for the create (the listing's ``reserve``; ``create``
+        None with a place held for the create (the listing's ``reserve``; ``_within_max``
         releases it). The count is ``machines(pool)``, the shared listing with this
         provider's writes laid over it, plus its creates in flight."""
         count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))

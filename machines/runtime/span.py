@@ -295,17 +295,11 @@ class SpanningProvider(Provider):
         refused = self._refusal(pool, spec)
         if refused:
             return Created.failure(refused)
-        limit = pool.max
-        if limit is not None:
-            full = self._max_check(spec, limit)
+        with self._within_max(spec, pool.max) as full:
             if full is not None:
                 return full
-        try:
             with self._name_lock(spec.name):
                 return self._made_before(spec, pool) or self._first_with_stock(spec, pool)
-        finally:
-            if limit is not None:
-                self._listing.release(spec.pool, spec.name)
 
     def _refusal(self, pool: Pool, spec: MachineSpec) -> str:
         """Why a create of ``spec`` is refused before any request: a place the pool does not
