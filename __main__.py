@@ -16,4 +16,4 @@ stack_config = components.stack_config()
 deployment = load(stack_config, pulumi.get_stack())
 for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
-components.deploy(deployment)
+components.deploy(deployment, components.config_credentials(stack_config))

@@ -4,7 +4,10 @@
 as the Python language host does (``runpy`` on the project directory) and returns every
 resource registered (type, name, parent, inputs, options), the invokes made and the resolved
 stack outputs. The mocks answer the invokes the program makes with realistic values and
-refuse an AMI lookup that is not Canonical's Ubuntu 24.04 for a known architecture.
+refuse an AMI lookup that is not Canonical's Ubuntu 24.04 for a known architecture. Where a
+pool that spans places asks the clouds where its machines go (``machines.program.placement``),
+the answer is ``placed`` (default: every machine at the pool's first place, no machine kept),
+since no cloud is there to ask.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import runpy
-from collections.abc import Sequence
+import unittest.mock
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -23,12 +27,27 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from machines.program import components
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT, StackConfig
+from machines.program.placement import Placement
+from machines.runtime.clouds import CLOUDS
 from machines.runtime.clouds.ec2.settings import UBUNTU_OWNER, ubuntu_ami_name
 
 ROOT = Path(__file__).resolve().parents[1]
-STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACK_FILES = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+def two_clouds(path: Path) -> bool:
+    """Whether a stack file names another cloud's settings (``orca-machines:<kind>``)."""
+    config = yaml.safe_load(path.read_text())["config"]
+    return any(f"{PROJECT}:{kind}" in config for kind in CLOUDS)
+
+
+STACKS = [path for path in STACK_FILES if not two_clouds(path)]
+"""The stack files on one cloud each, which the program's tests run alike."""
+SPANNING_STACKS = [path for path in STACK_FILES if two_clouds(path)]
+"""The stack files whose pools span clouds (``tests/pulumi/test_pulumi_span.py``)."""
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 """The key by which Pulumi marks a secret value in serialized properties."""
@@ -247,7 +266,27 @@ def _run_main() -> None:
     runpy.run_path(str(ROOT), run_name="__main__")
 
 
-def run_program(stack: str, config: StackConfig, cloud: CloudMocks | None = None) -> Run:
+Placements = Callable[[BaseDeployment, Mapping[str, str]], dict[str, Placement]]
+
+
+def at_first_places(
+    deployment: BaseDeployment, _environ: Mapping[str, str]
+) -> dict[str, Placement]:
+    """Each spanning pool's machines all at its first place: a stack with none kept yet, on
+    clouds that all have stock."""
+    return {
+        p.name: Placement(tuple(p.places[:1]) * p.size)
+        for p in deployment.pools
+        if p.spans(deployment.provider)
+    }
+
+
+def run_program(
+    stack: str,
+    config: StackConfig,
+    cloud: CloudMocks | None = None,
+    placed: Placements = at_first_places,
+) -> Run:
     """Run ``__main__.py`` as stack ``stack`` with ``config``, under mocks."""
     cloud = cloud or CloudMocks()
     monitor = RecordingMonitor(cloud)
@@ -257,7 +296,8 @@ def run_program(stack: str, config: StackConfig, cloud: CloudMocks | None = None
     try:
         mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
-        _sync_await(run_pulumi_func(_run_main))
+        with unittest.mock.patch.object(components, "placements", placed):
+            _sync_await(run_pulumi_func(_run_main))
         root = settings.get_root_resource()
         assert root is not None
         exported = cast(Any, root).outputs  # the Stack resource's, not every Resource's
@@ -316,7 +356,8 @@ def run(
     stack: str = "test",
     secret_keys: tuple[str, ...] = (),
     cloud: CloudMocks | None = None,
+    placed: Placements = at_first_places,
 ) -> Run:
     """Run the program on a configuration written like a stack file's ``config:``."""
     parsed = StackConfig.from_stack_file(config)
-    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)), cloud)
+    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)), cloud, placed)

@@ -25,7 +25,7 @@ from typing import Any
 from machines.automation.project import Project, read_yaml, stack_file
 from machines.program.clouds import credentials
 from machines.program.config.loader import load
-from machines.program.config.models import BaseDeployment
+from machines.program.config.models import PLACE_KEYS, BaseDeployment, PoolConfig
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.runtime.errors import (
@@ -44,7 +44,7 @@ Catalogue = Callable[[BaseDeployment], Mapping[str, str]]
 def catalogue_env(deployment: BaseDeployment) -> Mapping[str, str]:
     """The runtime's settings for reading the catalogue (``BaseDeployment.catalogue_env``),
     made anew: the default ``Catalogue`` of a caller that holds no operation."""
-    return deployment.catalogue_env()
+    return deployment.catalogue_settings()
 
 
 def stack_config(stack: str, project: str | Path | Project | None = None) -> StackConfig:
@@ -159,9 +159,10 @@ def checking_provider(
 ) -> Provider:
     """A provider of the stack file's catalogue settings; a setting missing names the stack."""
     try:
-        return Provider.of(
-            deployment.provider, deployment.owner, {**environ, **catalogue(deployment)}
-        )
+        settings = catalogue(deployment)
+        if deployment.spanning():  # one provider per cloud its places name
+            settings = deployment.runtime_env(settings)
+        return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
     except SettingsError as error:
         raise SettingsError(
             f"stack {stack}: {error} (its provider, {deployment.provider}, reads it from the "
@@ -207,18 +208,36 @@ def pool_problems(
     for i, pool in enumerate(deployment.pools):
         if pool.name in deployed:
             continue
-        try:
-            provider.arch(pool.machine_type)
-        except UnknownMachineTypeError as error:
-            problems.append((f"pools[{i}].machineType", f"pool {pool.name}: {error}"))
-            continue
-        refusal = provider.sells(pool.machine_type, pool.location)
-        if refusal is not None:
-            problems.append((f"pools[{i}].location", f"pool {pool.name}: {refusal}"))
+        if pool.places:
+            for j, place in enumerate(pool.places):
+                found = _sold(deployment, provider.on(place.cloud), i, pool.at(place))
+                problems += [(_at_place(key, i, j), why) for key, why in found]
         else:
-            problems += deployment.created_problems(i, pool, provider.network_zone)
+            problems += _sold(deployment, provider, i, pool)
         for key, why in provider.check_options(
             deployment.runtime_pool(pool), deployment.created_names()
         ):
             problems.append((key if key == "image" else f"pools[{i}].{key}", why))
     return problems
+
+
+def _sold(
+    deployment: BaseDeployment, provider: Provider, i: int, pool: PoolConfig
+) -> list[tuple[str, str]]:
+    """Whether ``provider``'s cloud makes ``pool``'s type in its location (one place of a
+    pool that names them), and what it would refuse of what the stack creates there."""
+    try:
+        provider.arch(pool.machine_type)
+    except UnknownMachineTypeError as error:
+        return [(f"pools[{i}].machineType", f"pool {pool.name}: {error}")]
+    refusal = provider.sells(pool.machine_type, pool.location)
+    if refusal is not None:
+        return [(f"pools[{i}].location", f"pool {pool.name}: {refusal}")]
+    return deployment.clouds[provider.kind].created_problems(i, pool, provider.network_zone)
+
+
+def _at_place(key: str, i: int, j: int) -> str:
+    """A pool's key as its place ``j``'s, for the keys a place has."""
+    head = f"pools[{i}]."
+    rest = key.removeprefix(head)
+    return f"{head}places[{j}].{rest}" if rest in PLACE_KEYS else key

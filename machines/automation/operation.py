@@ -135,7 +135,7 @@ class Operation:
         """``deployment``'s ``catalogue_env``, made once for the deployment the operation
         holds (the check, the snapshot and the reports all read it)."""
         if self._catalogue is None or self._catalogue[0] is not deployment:
-            self._catalogue = (deployment, deployment.catalogue_env())
+            self._catalogue = (deployment, deployment.catalogue_settings())
         return self._catalogue[1]
 
     def runtime(

@@ -328,7 +328,9 @@ def stack_provider(op: Operation) -> Provider:
     except EngineError:
         deployment = op.deployment()
         runtime = StackRuntime(
-            provider=deployment.provider, owner=deployment.owner, env=deployment.env()
+            provider=deployment.provider,
+            owner=deployment.owner,
+            env=deployment.runtime_env(deployment.settings()),
         )
     return op.provider(runtime)
 

@@ -9,17 +9,23 @@ machines are in ``machines.program.<cloud>.components``; ``import machines`` loa
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from machines.program.clouds import CLOUDS
+from machines.program.clouds import CLOUDS, credentials
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.program.config.stack_config import StackConfig
+from machines.program.placement import Placement, placements
 from machines.program.reaper import Reaper, reapers_provider
 from machines.runtime.labels import machine_host, machine_name, stack_labels
+from machines.runtime.pool import Place, pools_env
+from machines.runtime.settings import exchange_rates_env
+from machines.runtime.span import spanned_id
 
 POOL_TYPE = "orca:machines:Pool"
 """The pool component's type token: part of every stack's URNs, so never renamed (a new
@@ -32,6 +38,13 @@ def stack_config() -> StackConfig:
     secret = set(pulumi.runtime.get_config_secret_keys_env())
     secret.update(key for key in values if pulumi.runtime.is_config_secret(key))
     return StackConfig({k: str(v) for k, v in values.items()}, frozenset(secret))
+
+
+def config_credentials(config: StackConfig) -> dict[str, str]:
+    """The credentials the stack's configuration holds (secrets, decrypted by the engine),
+    as the variables the runtime reads, for the program's own read-only questions to the
+    clouds (``machines.program.placement``); never exported or kept."""
+    return {var: config.values[key] for key, var in credentials().items() if config.values.get(key)}
 
 
 @dataclass(frozen=True)
@@ -131,16 +144,18 @@ def shared_options(parent: pulumi.Resource, **options: Any) -> pulumi.ResourceOp
 @dataclass(frozen=True)
 class PoolArgs:
     """A ``Pool`` component's inputs (Pulumi's component and args pair): the pool's
-    configuration, its owner, how its cloud makes machines, the provider kind and runtime
-    settings its reaper deletes the autoscaler's machines with, and the provider resource
-    that serves reapers."""
+    configuration, its owner, how each cloud of the stack makes machines (by kind), the
+    provider kind (the stack's home cloud) and runtime settings its reaper deletes the
+    autoscaler's machines with, the provider resource that serves reapers, and, for a pool
+    that names its places, where each of its machines is (``placement``)."""
 
     pool: PoolConfig
     owner: str
-    cloud: Cloud
+    clouds: Mapping[str, Cloud]
     provider: str
     env: pulumi.Input[dict[str, str]]
     reapers: pulumi.ProviderResource
+    placement: Placement | None = None
 
 
 class Pool(pulumi.ComponentResource):
@@ -152,7 +167,9 @@ class Pool(pulumi.ComponentResource):
     depend on the index only, so a new size adds or removes machines at the end and leaves
     the others alone. The stack's machines carry ``orca-managed-by=pulumi``; the
     reaper (``<pool>-autoscaled``) deletes the autoscaler's machines of the pool when the
-    pool leaves the stack.
+    pool leaves the stack. A pool that names its places makes each machine on the cloud of
+    its place (``machines.program.placement``), and its reaper deletes the autoscaler's
+    machines on every cloud of its places.
     """
 
     arch: pulumi.Output[str]
@@ -165,6 +182,7 @@ class Pool(pulumi.ComponentResource):
         super().__init__(POOL_TYPE, name, None, opts)
         pool = args.pool
         labels = stack_labels(pool.name, args.owner)
+        views = _views(pool, args.provider)
         # The engine deletes a resource before those it depends on: the autoscaler's machines
         # (the reaper) go before the network, group or firewall they are in, as the stack's do.
         self.reaper = Reaper(
@@ -172,27 +190,40 @@ class Pool(pulumi.ComponentResource):
             provider=args.provider,
             owner=args.owner,
             env=args.env,
-            shared=args.cloud.shared_names(pool),
+            shared=[n for k, v in views.items() for n in args.clouds[k].shared_names(v)],
             opts=pulumi.ResourceOptions(
-                parent=self, provider=args.reapers, depends_on=args.cloud.shared(pool)
+                parent=self,
+                provider=args.reapers,
+                depends_on=[r for k, v in views.items() for r in args.clouds[k].shared(v)],
             ),
         )
-        self.arch = args.cloud.arch(pool, self)
-        image = args.cloud.image(pool, self.arch, self)
+        first = next(iter(views))
+        self.arch = args.clouds[first].arch(views[first], self)
+        images: dict[str, pulumi.Output[str]] = {}
+        places = args.placement.places if args.placement else ()
         self.machines = []
+        self.listing = []
         for index in range(1, pool.size + 1):
+            place = places[index - 1] if places else None
+            kind = place.cloud if place else first
+            at = pool.at(place) if place else pool
+            if kind not in images:
+                images[kind] = args.clouds[kind].image(views[kind], self.arch, self)
             key = machine_host(args.owner, pool.name, index)
-            name = machine_name(args.owner, pool.name, index)
-            machine_id, address = args.cloud.machine(
-                MachineArgs(key, name, pool, labels, image), parent=self
+            machine_name_ = machine_name(args.owner, pool.name, index)
+            machine_id, address = args.clouds[kind].machine(
+                MachineArgs(key, machine_name_, at, labels, images[kind]), parent=self
             )
-            self.machines.append(DeclaredMachine(machine_id, name, address, self.arch))
-        self.listing = [m.output() for m in self.machines]
+            declared = DeclaredMachine(machine_id, machine_name_, address, self.arch)
+            self.machines.append(declared)
+            self.listing.append(
+                declared.output() if place is None else _placed(declared, args.provider, place)
+            )
         self.register_outputs({"arch": self.arch, "machines": self.listing})
 
     def output(self, pool: PoolConfig) -> dict[str, Any]:
-        """The pool as the stack's ``pools`` output shows it."""
-        return {
+        """The pool as the stack's ``pools`` output shows it (and its places, if it names them)."""
+        shown: dict[str, Any] = {
             "machineType": pool.machine_type,
             "location": pool.location,
             "size": pool.size,
@@ -200,24 +231,76 @@ class Pool(pulumi.ComponentResource):
             "arch": self.arch,
             "machines": self.listing,
         }
+        if pool.places:
+            shown["places"] = [p.model_dump(mode="json", by_alias=True) for p in pool.places]
+        return shown
 
 
-def deploy(deployment: BaseDeployment) -> list[Pool]:
-    """Declare the deployment's shared infrastructure and pools; export the stack outputs.
+def _views(pool: PoolConfig, home: str) -> dict[str, PoolConfig]:
+    """The pool as each cloud of its places makes it (at its first place there), its first
+    place's cloud first; a pool without places, on the home cloud, as it is."""
+    if not pool.places:
+        return {home: pool}
+    views: dict[str, PoolConfig] = {}
+    for place in pool.places:
+        views.setdefault(place.cloud, pool.at(place))
+    return views
 
-    Outputs: ``provider``, ``owner``, ``env`` (the runtime's settings, ``settings.*_env``,
-    with every pool's settings as ``ORCA_POOLS``)
+
+def _placed(machine: DeclaredMachine, home: str, place: Place) -> pulumi.Output[dict[str, str]]:
+    """A machine of a pool that names its places as the ``pools`` output lists it: its id as
+    the runtime's spanning provider gives it, its cloud, type and location."""
+    return pulumi.Output.all(
+        id=machine.id, name=machine.name, address=machine.address, arch=machine.arch
+    ).apply(
+        lambda v: {
+            **{k: str(x) for k, x in v.items()},
+            "id": spanned_id(home, place.cloud, str(v["id"])),
+            "cloud": place.cloud,
+            "machineType": place.machine_type,
+            "location": place.location,
+        }
+    )
+
+
+def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None) -> list[Pool]:
+    """Declare the deployment's shared infrastructure on each of its clouds and its pools;
+    export the stack outputs.
+
+    Outputs: ``provider`` (the home cloud), ``owner``, ``env`` (the runtime's settings of
+    every cloud, ``settings.*_env``, with every pool's settings as ``ORCA_POOLS``)
     and ``pools`` (per pool: type, location, size, arch and machines with id, name,
-    address and arch).
+    address and arch; for a pool that names places, those and each machine's cloud, type
+    and location).
     """
-    components = importlib.import_module(f"{CLOUDS[deployment.provider]}.components")
-    built: Built = components.build(deployment)
-    env = pulumi.Output.from_input(built.env).apply(deployment.runtime_env)
+    built: dict[str, Built] = {}
+    for kind in deployment.clouds:
+        components = importlib.import_module(f"{CLOUDS[kind]}.components")
+        built[kind] = components.build(deployment.on(kind))
+    extra = exchange_rates_env(deployment.exchange_rates)
+    settings = pulumi.Output.all(*(b.env for b in built.values())).apply(
+        lambda envs: {k: v for env in envs for k, v in env.items()} | extra
+    )
+    env = settings.apply(deployment.runtime_env)
+    placed = placements(deployment, {**os.environ, **(environ or {})})
+    for placement in placed.values():
+        for note in placement.notes:
+            pulumi.log.info(note)
     reapers = reapers_provider()
+    clouds = {kind: b.cloud for kind, b in built.items()}
+    home = built[deployment.provider].env
     pools = [
         Pool(
             pool.name,
-            PoolArgs(pool, deployment.owner, built.cloud, deployment.provider, built.env, reapers),
+            PoolArgs(
+                pool,
+                deployment.owner,
+                clouds,
+                deployment.provider,
+                _reaper_env(deployment, pool, settings) if pool.places else home,
+                reapers,
+                placed.get(pool.name),
+            ),
         )
         for pool in deployment.pools
     ]
@@ -228,3 +311,12 @@ def deploy(deployment: BaseDeployment) -> list[Pool]:
         "pools", {p.name: c.output(p) for p, c in zip(deployment.pools, pools, strict=True)}
     )
     return pools
+
+
+def _reaper_env(
+    deployment: BaseDeployment, pool: PoolConfig, settings: pulumi.Output[dict[str, str]]
+) -> pulumi.Output[dict[str, str]]:
+    """The settings a reaper of a pool that names its places reaps with: every cloud's, and
+    the pool's own (``ORCA_POOLS``), so its provider spans the pool's clouds."""
+    own = pools_env([deployment.runtime_pool(pool)])
+    return settings.apply(lambda env: {**env, **own})

@@ -131,8 +131,7 @@ class Pool(Model):
 
     ``places``, when given, are where its machines are made, in order of preference (see
     ``Place``); the pool's own ``machine_type``, ``location`` and ``market`` are then its
-    first place's (left out, they are taken from it). Only the runtime's pool takes places
-    yet: a stack's pool (a subclass) refuses them until the stack can make them.
+    first place's (left out, they are taken from it).
     """
 
     name: str
@@ -168,7 +167,7 @@ class Pool(Model):
         except ValidationError as error:
             errors = _details(error) + errors
         else:
-            pool, placed = pool._placed(cls)
+            pool, placed = pool._placed()
             errors += placed
             for chosen in pool.options.values():
                 refused = chosen.pool_refusal(pool)
@@ -191,20 +190,11 @@ class Pool(Model):
     def _name(cls, name: str) -> str:
         return check_pool(name)
 
-    def _placed(self, cls: type[Pool]) -> tuple[Self, list[InitErrorDetails]]:
+    def _placed(self) -> tuple[Self, list[InitErrorDetails]]:
         """This pool with its first place's type, location and market where it leaves them
         out, and what is wrong with its places, each at its key."""
-        if cls is not Pool and "place_order" in self.model_fields_set:
-            message = "a stack's pool names no places yet, so none to order: remove it"
-            return self, [_error(("placeOrder",), message)]
         if not self.places:
             return self, []
-        if cls is not Pool:
-            message = (
-                "a stack's pool names no places yet: only the runtime's ORCA_POOLS takes "
-                "them; remove it"
-            )
-            return self, [_error(("places",), message)]
         errors = _place_refusals(self.places, self.name)
         first = self.places[0]
         update: dict[str, object] = {}
@@ -222,6 +212,18 @@ class Pool(Model):
                     )
                 )
         return self.model_copy(update=update), errors
+
+    def at(self, place: Place) -> Self:
+        """This pool's settings at one of its places: that place's type, location and
+        market, its options and max, no places (what one cloud makes there)."""
+        update = {
+            "machine_type": place.machine_type,
+            "location": place.location,
+            "market": place.market,
+            "places": (),
+            "place_order": "written",
+        }
+        return self.model_copy(update=update)
 
     def clouds(self, home: str) -> tuple[str, ...]:
         """The clouds the pool's machines come from, in order of preference: its places'

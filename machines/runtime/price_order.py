@@ -36,6 +36,15 @@ class Priced:
     why: str = ""
 
 
+def missing_rates(pool: Pool, rates: Mapping[str, Decimal]) -> list[str]:
+    """The currencies of ``pool``'s places' clouds that ``rates`` has no rate for, in the
+    places' order, when the pool ranks its places by price; none when it need not."""
+    if pool.place_order != "price":
+        return []
+    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
+    return [c for c in wanted if c not in rates]
+
+
 def next_hour(
     provider: Provider, settings: Pool, place: Place, rates: Mapping[str, Decimal], now: datetime
 ) -> Priced:

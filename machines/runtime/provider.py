@@ -543,6 +543,16 @@ class Provider(ABC):
         is checked against before the engine runs. A cloud without options has none."""
         return []
 
+    def on(self, kind: str) -> Provider:
+        """Cloud ``kind``'s provider: this one for its own kind (a spanning provider holds
+        one per cloud)."""
+        if kind != self.kind:
+            raise UnknownProviderError(
+                f"provider {self.kind} of owner {self.owner or '-'} is on {self.cloud} only, "
+                f"not {kind!r}"
+            )
+        return self
+
     def network_zone(self, location: str) -> str:
         """The network zone ``location`` belongs to, as the cloud answers it (Hetzner's
         ``network_zone``: a private network joins servers only in its subnets' zones); empty

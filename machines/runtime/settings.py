@@ -335,6 +335,13 @@ def share(env: Mapping[str, str], name: str, default: float, *, zero: bool = Fal
 _CURRENCY = re.compile(r"[A-Z]{3}")
 
 
+def exchange_rates_env(rates: Mapping[str, Decimal]) -> dict[str, str]:
+    """The ``ORCA_EXCHANGE_RATES`` variable of ``rates`` (none when empty)."""
+    if not rates:
+        return {}
+    return {ORCA_EXCHANGE_RATES: ",".join(f"{c}={r}" for c, r in sorted(rates.items()))}
+
+
 def exchange_rates(env: Mapping[str, str]) -> dict[str, Decimal]:
     """``ORCA_EXCHANGE_RATES`` as currency to rate; empty when unset."""
     example = "EUR=1,USD=0.86"

@@ -43,7 +43,7 @@ from machines.runtime.errors import (
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
-from machines.runtime.price_order import next_hour, ranked, said
+from machines.runtime.price_order import missing_rates, next_hour, ranked, said
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider, provider_class
 from machines.runtime.settings import (
@@ -58,6 +58,12 @@ log = logging.getLogger(__name__)
 
 SEPARATOR = ":"
 """Between a cloud's kind and its id, in the ids of machines not on the home cloud."""
+
+
+def spanned_id(home: str, kind: str, machine_id: str) -> str:
+    """The id a spanning provider of home cloud ``home`` gives a machine of cloud ``kind``
+    whose own id is ``machine_id`` (see the module)."""
+    return machine_id if kind == home else f"{kind}{SEPARATOR}{machine_id}"
 
 
 def spanning(
@@ -96,12 +102,10 @@ def spanning(
 def _unrated(pool: Pool, rates: Mapping[str, Decimal]) -> str:
     """Why a pool ranking its places by price cannot be: a cloud of its places whose
     currency ``ORCA_EXCHANGE_RATES`` names no rate for; empty when it can (or need not)."""
-    if pool.place_order != "price":
-        return ""
-    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
-    missing = [c for c in wanted if c not in rates]
+    missing = missing_rates(pool, rates)
     if not missing:
         return ""
+    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
     example = ",".join(f"{c}={'1' if i == 0 else '...'}" for i, c in enumerate(wanted))
     return (
         f"{ORCA_POOLS} pool {pool.name} ranks its places by price (placeOrder), but "
@@ -140,15 +144,9 @@ def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
 
 
 def _at(pool: Pool, place: Place) -> Pool:
-    """``pool``'s settings at ``place``: its type, location and market, its options, no max."""
-    update = {
-        "machine_type": place.machine_type,
-        "location": place.location,
-        "market": place.market,
-        "max": None,
-        "places": (),
-    }
-    return pool.model_copy(update=update)
+    """``pool``'s settings at ``place`` as its cloud's provider holds them: no max (the
+    spanning provider counts it over every cloud)."""
+    return pool.at(place).model_copy(update={"max": None})
 
 
 @functools.cache
@@ -233,9 +231,8 @@ class SpanningProvider(Provider):
     def spanned(self, machine: Machine) -> Machine:
         """``machine`` (listed or made by its cloud's provider) as this provider answers it:
         off the home cloud, its id is ``<kind>:<id>``."""
-        if machine.cloud in ("", self.kind):
-            return machine
-        return machine.model_copy(update={"id": f"{machine.cloud}{SEPARATOR}{machine.id}"})
+        spanned = spanned_id(self.kind, machine.cloud or self.kind, machine.id)
+        return machine if spanned == machine.id else machine.model_copy(update={"id": spanned})
 
     def where(self, machine_id: object) -> tuple[Provider, str]:
         """The provider of the cloud that holds ``machine_id``, and the id in its form: a
@@ -429,6 +426,12 @@ class SpanningProvider(Provider):
             passed_over=tuple(passed),
             ordered=ordered,
         )
+
+    def passed_over(self, pool: Pool, place: Place) -> str:
+        """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
+        cloud knows without making one (see ``_known_out``); empty when it is worth a try:
+        where a stack puts the new machines of a pool that spans."""
+        return self._known_out(self._providers[place.cloud], _at(pool, place), place)
 
     @staticmethod
     def _known_out(provider: Provider, settings: Pool, place: Place) -> str:

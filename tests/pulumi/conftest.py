@@ -1,4 +1,5 @@
-"""Fixtures for the Pulumi program's tests: every stack file under stacks/, run under mocks."""
+"""Fixtures for the Pulumi program's tests: every stack file under stacks/ on one cloud, run
+under mocks (the one spanning both clouds has its own tests, ``test_pulumi_span.py``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(params=STACKS, ids=stack_name, scope="module")
 def stack(request: pytest.FixtureRequest) -> StackRun:
-    """Every stack file under ``stacks/``, run once per test module."""
+    """Every stack file under ``stacks/`` on one cloud, run once per test module."""
     path: Path = request.param
     raw = stack_file(path)
     config = StackConfig.from_stack_file(raw)

@@ -9,7 +9,6 @@ import json
 import pytest
 
 from machines import MachineSpec, Provider, SettingsError
-from machines.program.config.models import PoolConfig
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider as BaseProvider
 from testkit.span import PLACES, POOL, Span, pools_json
@@ -262,16 +261,3 @@ def test_a_report_over_two_owners_lists_each_owners_machines_on_both_clouds(span
         OWNER: [("ci-1", "hetzner")],
         "staging": [("ci-2", "ec2")],
     }
-
-
-def test_a_stacks_pool_names_no_places_yet() -> None:
-    with pytest.raises(ValueError, match="names no places yet"):
-        PoolConfig.model_validate(
-            {
-                "name": "ci",
-                "machineType": "cax11",
-                "location": "fsn1",
-                "size": 0,
-                "places": [FSN1.model_dump(by_alias=True)],
-            }
-        )

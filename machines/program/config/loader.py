@@ -37,19 +37,60 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
         problems.append(("provider", f"{shown}: use {' or '.join(kinds)}"))
         raise StackConfigError(stack, problems)
     raw.setdefault("owner", stack)
-    problems.extend(_provider_config_problems(config, cls))
+    sections = {k: raw.pop(k) for k in kinds if k in raw}
+    if kind in sections:
+        sections.pop(kind)
+        problems.append(
+            (
+                str(kind),
+                f"is this stack's own provider: its settings go at the top level "
+                f"(orca-machines:<key>); {kind}: is for another cloud's settings",
+            )
+        )
+    problems.extend(_provider_config_problems(config, cls, {str(kind), *sections}))
     for key in cls.provider_keys:
         if key in config.values:
             raw[key] = config.values[key]
+    others = _other_clouds(config, sections, str(raw["owner"]), problems)
     try:
         deployment = cls.model_validate(raw)
     except ValidationError as error:
         problems.extend(problem(e, cls) for e in error.errors(include_url=False))
     else:
+        deployment = deployment.with_others(others, frozenset(sections) - set(others))
         problems.extend(deployment.problems())
     if problems:
         raise StackConfigError(stack, problems)
     return deployment
+
+
+def _other_clouds(
+    config: StackConfig,
+    sections: dict[str, object],
+    owner: str,
+    problems: list[tuple[str, str]],
+) -> dict[str, BaseDeployment]:
+    """The settings of the other clouds the stack's pools make machines on (``orca-machines:
+    <kind>``), each validated by its own deployment; their problems join ``problems``, each
+    at its cloud's key."""
+    kinds = deployments()
+    others: dict[str, BaseDeployment] = {}
+    for kind, section in sections.items():
+        cls = kinds[kind]
+        if not isinstance(section, dict):
+            problems.append((kind, "must be an object: that cloud's settings, as its own stack's"))
+            continue
+        raw: dict[str, object] = {**section, "provider": kind, "owner": owner, "pools": []}
+        raw.update({key: config.values[key] for key in cls.provider_keys if key in config.values})
+        try:
+            others[kind] = cls.model_validate(raw)
+        except ValidationError as error:
+            for e in error.errors(include_url=False):
+                key, why = problem(e, cls)
+                problems.append((key if ":" in key else f"{kind}.{key}", why))
+            continue
+        problems.extend((f"{kind}.{key}", why) for key, why in others[kind].problems())
+    return others
 
 
 def plain_user_data(config: StackConfig, deployment: BaseDeployment) -> list[str]:
@@ -68,16 +109,20 @@ def plain_user_data(config: StackConfig, deployment: BaseDeployment) -> list[str
 
 
 def _provider_config_problems(
-    config: StackConfig, cls: type[BaseDeployment]
+    config: StackConfig, cls: type[BaseDeployment], kinds: set[str]
 ) -> list[tuple[str, str]]:
     """Keys of a cloud provider's namespace the provider does not read (``hcloud:endpont``),
-    and keys of another cloud's provider: either would be silently ignored."""
+    and keys of a cloud's provider the stack names no settings of (``kinds``): either would
+    be silently ignored."""
     found: list[tuple[str, str]] = []
-    others = {d.provider_namespace: k for k, d in deployments().items() if d is not cls}
+    clouds = deployments()
+    used = {clouds[k].provider_namespace: clouds[k] for k in kinds}
+    others = {d.provider_namespace: k for k, d in clouds.items() if k not in kinds}
     for key in sorted(config.values):
         namespace, _, name = key.partition(":")
-        if namespace == cls.provider_namespace and name not in cls.provider_config:
-            close = difflib.get_close_matches(name, sorted(cls.provider_config), n=1)
+        known = used.get(namespace)
+        if known is not None and name not in known.provider_config:
+            close = difflib.get_close_matches(name, sorted(known.provider_config), n=1)
             hint = f" (did you mean {namespace}:{close[0]}?)" if close else ""
             found.append(
                 (
@@ -90,7 +135,9 @@ def _provider_config_problems(
             found.append(
                 (
                     key,
-                    f"is a setting of provider {others[namespace]}, not of this stack's: remove it",
+                    f"is a setting of provider {others[namespace]}, and this stack has no "
+                    f"{others[namespace]} settings: remove it, or name them under "
+                    f"orca-machines:{others[namespace]} for pools with places there",
                 )
             )
     return found

@@ -7,13 +7,15 @@ and builds its nested models on ``Model``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar
+from decimal import Decimal
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     SecretStr,
     StrictInt,
     Tag,
@@ -23,8 +25,9 @@ from pydantic.alias_generators import to_camel
 
 from machines.runtime.clouds import cloud as facts_of
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
-from machines.runtime.pool import Pool, pools_env, shared_refusal
-from machines.runtime.settings import unsold_market
+from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
+from machines.runtime.price_order import missing_rates
+from machines.runtime.settings import exchange_rates_env, unsold_market
 
 
 class Model(BaseModel):
@@ -61,13 +64,14 @@ class PoolConfig(Pool):
     market, max, each cloud's options, with their rules) and what only a stack has, the
     ``size`` machines it keeps and their ``userData``. ``pool.runtime()`` is what reaches the
     runtime (``ORCA_POOLS``); ``max`` bounds the pool's machines, the stack's and the
-    autoscaler's together.
+    autoscaler's together. A pool with ``places`` leaves its type and location out (they
+    are its first place's); one without names them.
     """
 
     model_config = ConfigDict(populate_by_name=False)
 
-    machine_type: Name
-    location: Name
+    machine_type: str = ""
+    location: str = ""
     size: StrictInt = Field(ge=0, le=MAX_POOL_SIZE)
     max: StrictInt | None = Field(default=None, ge=1)
     user_data: SecretStr = Field(default=SecretStr(""), repr=False)
@@ -134,6 +138,15 @@ class BaseDeployment(Model):
     provider: str
     owner: str
     pools: tuple[PoolConfig, ...]
+    exchange_rates: dict[
+        Annotated[str, Field(pattern="^[A-Z]{3}$")], Annotated[Decimal, Field(gt=0)]
+    ] = {}
+    """What one unit of each currency is worth (``EUR: 1, USD: 0.86``), for pools ranking
+    their places by price: the runtime's ``ORCA_EXCHANGE_RATES``."""
+
+    _others: dict[str, BaseDeployment] = PrivateAttr(default_factory=dict)
+    """The other clouds' settings of a stack whose pools span clouds (``orca-machines:<kind>``),
+    each its own cloud's deployment with no pools of its own, by kind."""
 
     @field_validator("owner")
     @classmethod
@@ -147,12 +160,52 @@ class BaseDeployment(Model):
         """How messages call the stack's cloud (its runtime facts' ``name``)."""
         return facts_of(self.provider).name
 
+    _refused: frozenset[str] = PrivateAttr(default=frozenset())
+    """Other clouds whose settings the stack gives but were refused (said at their keys):
+    their places are not refused again for having none."""
+
+    def with_others(
+        self, others: Mapping[str, BaseDeployment], refused: frozenset[str] = frozenset()
+    ) -> Self:
+        """This deployment with the settings of the other clouds its pools' places name
+        (``refused``: those given but not valid)."""
+        made = self.model_copy()
+        made._others = dict(others)
+        made._refused = refused
+        return made
+
+    @property
+    def clouds(self) -> dict[str, BaseDeployment]:
+        """Each cloud's deployment of the stack by kind, this (the home cloud's) first."""
+        return {self.provider: self, **self._others}
+
+    def on(self, kind: str) -> BaseDeployment:
+        """Cloud ``kind``'s deployment as its program builds it: its settings, and the
+        stack's pools that make machines there, each at its first place there (its type,
+        location and market; no places). A stack whose pools name no places is itself."""
+        if not any(pool.places for pool in self.pools):
+            return self
+        deployment = self.clouds[kind]
+        placed = []
+        for pool in self.pools:
+            here = [p for p in pool.places if p.cloud == kind]
+            if here:
+                placed.append(pool.at(here[0]))
+            elif not pool.places and kind == self.provider:
+                placed.append(pool)
+        return deployment.model_copy(update={"pools": tuple(placed)})
+
+    def spanning(self) -> bool:
+        """Whether some pool names its places (so the stack asks where to make machines)."""
+        return any(pool.spans(self.provider) for pool in self.pools)
+
     def owned(self, name: str) -> str:
         """The cloud name of shared infrastructure the stack creates: ``<owner>-<name>``."""
         return f"{self.owner}-{name}"
 
     def problems(self) -> list[tuple[str, str]]:
-        """What the field rules cannot see: names that clash or make no host names."""
+        """What the field rules cannot see: names that clash or make no host names, and
+        each place on the cloud it names."""
         found: list[tuple[str, str]] = []
         first: dict[str, int] = {}
         for i, pool in enumerate(self.pools):
@@ -162,50 +215,122 @@ class BaseDeployment(Model):
                 )
                 continue
             first[pool.name] = i
-            facts = facts_of(self.provider)
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                found.append((f"pools[{i}].market", refused))
-            for other in sorted(kind for kind in pool.options if kind != self.provider):
-                found.append(
-                    (
-                        f"pools[{i}].{other}",
-                        f"is {other}'s options, but this stack is on {self.cloud}, which has "
-                        f"none of them: remove it (this cloud's options go under "
-                        f"{self.provider}:)",
-                    )
-                )
-            if pool.max is not None and pool.max < pool.size:
-                found.append(
-                    (
-                        f"pools[{i}].max",
-                        f"is {pool.max}, below the pool's size {pool.size}: raise max or "
-                        "lower size (max counts the stack's machines too)",
-                    )
-                )
-            try:
-                for index in (1, pool.size):
-                    machine_name(self.owner, pool.name, max(index, 1))
-            except ValueError as error:
-                found.append(
-                    (
-                        f"pools[{i}].name",
-                        f"{error}; machines are named <owner>-<pool>-<n>.stack, so choose an "
-                        "owner (default: the stack's name) and a pool name that make host names",
-                    )
-                )
+            found += [(f"pools[{i}].{key}", why) for key, why in self._pool_problems(pool)]
         shared = shared_refusal(self.runtime_pool(pool) for pool in self.pools)
         if shared:
             found.append(("pools", shared))
         return found
 
+    def _pool_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
+        """One pool's problems, at keys under the pool's."""
+        found = self._placed_problems(pool)
+        kinds = pool.clouds(self.provider)
+        for other in sorted(kind for kind in pool.options if kind not in kinds):
+            found.append((other, self._foreign_options(other, pool)))
+        if pool.max is not None and pool.max < pool.size:
+            found.append(
+                (
+                    "max",
+                    f"is {pool.max}, below the pool's size {pool.size}: raise max or "
+                    "lower size (max counts the stack's machines too)",
+                )
+            )
+        missing = missing_rates(pool, self.exchange_rates)
+        if missing:
+            example = ", ".join(f"{c}: ..." for c in missing)
+            found.append(
+                (
+                    "placeOrder",
+                    f"is price, but exchangeRates has no rate for {', '.join(missing)}: name "
+                    f"what one unit of each is worth in one unit of your choosing "
+                    f"(exchangeRates: {{{example}}}), or order the places as written",
+                )
+            )
+        try:
+            for index in (1, pool.size):
+                machine_name(self.owner, pool.name, max(index, 1))
+        except ValueError as error:
+            found.append(
+                (
+                    "name",
+                    f"{error}; machines are named <owner>-<pool>-<n>.stack, so choose an "
+                    "owner (default: the stack's name) and a pool name that make host names",
+                )
+            )
+        return found
+
+    def _foreign_options(self, kind: str, pool: PoolConfig) -> str:
+        """Why options of cloud ``kind`` are refused on ``pool``: none of its machines are
+        made there."""
+        if not pool.places:
+            return (
+                f"is {kind}'s options, but this stack is on {self.cloud}, which has none of "
+                f"them: remove it (this cloud's options go under {self.provider}:)"
+            )
+        kinds = pool.clouds(self.provider)
+        on = " and ".join(facts_of(k).name for k in kinds)
+        return (
+            f"is {kind}'s options, but this pool's places are on {on}, none on "
+            f"{facts_of(kind).name}: remove it (its places' options go under "
+            f"{' or '.join(f'{k}:' for k in kinds)})"
+        )
+
+    def _placed_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
+        """What each of the pool's places is refused by its cloud's deployment (the pool
+        itself, without places, by this one), at the place's keys."""
+        if not pool.places:
+            missing = [k for k, v in (("machineType", pool.machine_type),
+                                      ("location", pool.location)) if not v]  # fmt: skip
+            if missing:
+                return [(key, "is missing (or name the pool's places)") for key in missing]
+            return self.place_problems(pool)
+        found: list[tuple[str, str]] = []
+        for j, place in enumerate(pool.places):
+            deployment = self.clouds.get(place.cloud)
+            if deployment is None and place.cloud in self._refused:
+                continue
+            if deployment is None:
+                found.append((f"places[{j}].cloud", self._unset_cloud(place)))
+                continue
+            for key, why in deployment.place_problems(pool.at(place)):
+                found.append((f"places[{j}].{key}" if key in PLACE_KEYS else key, why))
+        return found
+
+    def _unset_cloud(self, place: Place) -> str:
+        name = facts_of(place.cloud).name
+        return (
+            f"is {place.cloud}, but this stack has no {name} settings: add them under "
+            f"orca-machines:{place.cloud} (see docs/operating.md), or remove the place"
+        )
+
+    def place_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
+        """What this cloud refuses of ``pool`` (one place's settings: its type, location
+        and market), as (key under the pool, why): a market it does not sell."""
+        facts = facts_of(self.provider)
+        refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
+        return [("market", refused)] if refused else []
+
     def env(self) -> dict[str, str]:
-        """The runtime's settings for this deployment, as variables."""
+        """The runtime's settings of this cloud, as variables."""
         raise NotImplementedError
+
+    def settings(self) -> dict[str, str]:
+        """The runtime's settings of every cloud of the stack, and its exchange rates."""
+        merged = {k: v for d in self.clouds.values() for k, v in d.env().items()}
+        return {**merged, **exchange_rates_env(self.exchange_rates)}
+
+    def catalogue_settings(self) -> dict[str, str]:
+        """``settings`` before the stack has made what it creates (``catalogue_env``)."""
+        merged = {k: v for d in self.clouds.values() for k, v in d.catalogue_env().items()}
+        return {**merged, **exchange_rates_env(self.exchange_rates)}
 
     def created_names(self) -> frozenset[str]:
         """Cloud names of what the stack itself creates and pools may join (networks,
-        placement groups): not looked for in the cloud before the stack is up."""
+        placement groups), on every cloud: not looked for before the stack is up."""
+        return frozenset().union(*(d.own_created_names() for d in self.clouds.values()))
+
+    def own_created_names(self) -> frozenset[str]:
+        """``created_names`` of this cloud's settings alone."""
         return frozenset()
 
     def created_problems(
@@ -217,15 +342,26 @@ class BaseDeployment(Model):
         return []
 
     def runtime_pool(self, pool: PoolConfig) -> Pool:
-        """The runtime's settings of ``pool`` (``ORCA_POOLS``); a cloud maps the names of
-        what the stack creates to their cloud names here."""
-        return pool.runtime()
+        """The runtime's settings of ``pool`` (``ORCA_POOLS``), each cloud's options with
+        the cloud names of what the stack creates (``named``)."""
+        runtime = pool.runtime()
+        for deployment in self.clouds.values():
+            runtime = deployment.named(runtime)
+        return runtime
+
+    def named(self, pool: Pool) -> Pool:
+        """``pool`` with this cloud's options naming what the stack creates by its cloud name."""
+        return pool
 
     def catalogue_env(self) -> dict[str, str]:
-        """The runtime's settings before the stack has made what it creates: enough for a
-        provider that only reads the cloud's catalogue (``arch``, ``sells``)."""
+        """The runtime's settings of this cloud before the stack has made what it creates:
+        enough for a provider that only reads the cloud's catalogue (``arch``, ``sells``)."""
         return self.env()
 
     def runtime_env(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """The cloud's ``settings`` with the pools' (``ORCA_POOLS``)."""
+        """The clouds' ``settings`` with the pools' (``ORCA_POOLS``)."""
         return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools)}
+
+
+PLACE_KEYS = frozenset({"machineType", "location", "market"})
+"""A pool's keys that are its place's: a place's problem with one is at the place's key."""

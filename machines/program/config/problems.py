@@ -85,8 +85,15 @@ def unknown(key: str, top: bool, cls: type[BaseDeployment], within: str = "") ->
     if top:
         for kind, other in deployments().items():
             if other is not cls and key in _aliases(other):
-                return f"is a setting of provider {kind}, not of this stack's provider: remove it"
-    close = difflib.get_close_matches(key, _all_keys(), n=1)
+                return (
+                    f"is a setting of provider {kind}, not of this stack's provider: remove "
+                    f"it, or move it under {kind}: (orca-machines:{kind}) for pools with "
+                    f"places on {kind}"
+                )
+    own = sorted(set().union(*(_aliases(m) for m in (cls, *cls.models))) - {key})
+    close = difflib.get_close_matches(key, own, n=1) or difflib.get_close_matches(
+        key, [k for k in _all_keys() if k != key], n=1
+    )
     hint = f" (did you mean {close[0]}?)" if close else ""
     return f"unknown key{hint}: remove it or fix its spelling"
 

@@ -12,6 +12,7 @@ from machines.program.config.models import (
     ExistingName,
     Model,
     Name,
+    PoolConfig,
     either,
     owned_name,
 )
@@ -202,17 +203,16 @@ class Ec2Deployment(BaseDeployment):
         """A group the stack creates has no id before ``up``; the catalogue needs none."""
         return self.env(security_group_id=UNMADE_GROUP)
 
-    def problems(self) -> list[tuple[str, str]]:
-        found = super().problems()
-        for i, pool in enumerate(self.pools):
-            if pool.location not in self.subnets:
-                found.append(
-                    (
-                        f"pools[{i}].location",
-                        f"no subnet for {pool.location!r}: subnets maps "
-                        f"{', '.join(sorted(self.subnets))}; add {pool.location}: subnet-...",
-                    )
+    def place_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
+        found = super().place_problems(pool)
+        if pool.location not in self.subnets:
+            found.append(
+                (
+                    "location",
+                    f"no subnet for {pool.location!r}: subnets maps "
+                    f"{', '.join(sorted(self.subnets))}; add {pool.location}: subnet-...",
                 )
+            )
         return found
 
 

@@ -199,7 +199,7 @@ class HetznerDeployment(BaseDeployment):
         """A pool's placement group's cloud name, ``<owner>-<name>`` for one it creates."""
         return self.owned(name) if name in {g.name for g in self.placement_groups} else name
 
-    def created_names(self) -> frozenset[str]:
+    def own_created_names(self) -> frozenset[str]:
         made = [n.name for n in self.networks] + [g.name for g in self.placement_groups]
         return frozenset(self.owned(name) for name in made)
 
@@ -229,19 +229,18 @@ class HetznerDeployment(BaseDeployment):
             )
         ]
 
-    def runtime_pool(self, pool: PoolConfig) -> Pool:
+    def named(self, pool: Pool) -> Pool:
         """The pool with the cloud names of the network and placement group it joins."""
-        runtime = super().runtime_pool(pool)
         given = pool.given(HetznerOptions)
         if given is None:
-            return runtime
+            return pool
         options = given.model_copy(
             update={
                 "network": self.network_name(given.network),
                 "placement_group": self.placement_group_name(given.placement_group),
             }
         )
-        return runtime.with_options(options)
+        return pool.with_options(options)
 
     def env(self) -> dict[str, str]:
         """The runtime's settings for this deployment (``settings.hetzner_env``)."""

@@ -1,0 +1,122 @@
+"""Where the stack's own machines of a pool that spans places go: a machine kept where it
+is, a new one at the pool's first place with stock.
+
+A pool with ``places`` makes its ``size`` machines at them: the program asks the clouds,
+read-only, through the runtime's spanning provider (so the stack and the autoscaler judge
+stock alike) what the pool's machines are now (one listing per cloud) and which place has
+stock (a cloud's memory and catalogue; Hetzner's says, EC2's only a create can). A machine
+the stack already has stays at the place it is in, whatever its stock and however the places
+are reordered (a later ``up`` never moves it); one it does not have yet goes to the pool's
+first place that no cloud knows is out. When every place is known out, the first one is
+taken, and the engine's create answers for it.
+
+Only a stack with a pool that spans asks: one whose pools name one place each makes no
+request here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.errors import MachinesError
+from machines.runtime.labels import machine_name
+from machines.runtime.models import Machine, Status
+from machines.runtime.pool import Place
+from machines.runtime.provider import Provider
+from machines.runtime.span import SpanningProvider
+
+
+class PlacementError(MachinesError):
+    """Where a pool's machines are could not be read: the program guesses no place."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A pool's machine ``n`` (from 1) at ``places[n - 1]``, and what the program said of it."""
+
+    places: tuple[Place, ...]
+    notes: tuple[str, ...] = ()
+
+
+def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[str, Placement]:
+    """Each spanning pool's machines' places, by pool name (none for a stack without one).
+    ``environ``: the credentials and settings the program runs with."""
+    spanning = [p for p in deployment.pools if p.spans(deployment.provider)]
+    if not spanning:
+        return {}
+    settings = deployment.runtime_env(deployment.catalogue_settings())
+    try:
+        provider = Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
+    except MachinesError as error:
+        raise PlacementError(
+            f"pools {', '.join(p.name for p in spanning)} name their places, and the clouds "
+            f"that say where their machines are could not be asked: {error}"
+        ) from None
+    assert isinstance(provider, SpanningProvider)
+    return {pool.name: _placement(provider, deployment, pool) for pool in spanning}
+
+
+def _placement(
+    provider: SpanningProvider, deployment: BaseDeployment, pool: PoolConfig
+) -> Placement:
+    """``pool``'s machines: each kept machine at its place, the new ones at the first place
+    with stock."""
+    try:
+        listed = {
+            m.name: m
+            for m in provider.machines(pool.name)
+            if m.managed_by and m.status != Status.DELETING
+        }
+    except MachinesError as error:
+        raise PlacementError(
+            f"pool {pool.name} names its places, and where its machines are now could not be "
+            f"read, so none is placed (nothing was changed): {error}"
+        ) from None
+    settings = deployment.runtime_pool(pool)
+    notes: list[str] = []
+    new: Place | None = None
+    places: list[Place] = []
+    for index in range(1, pool.size + 1):
+        kept = listed.get(machine_name(deployment.owner, pool.name, index))
+        if kept is not None:
+            places.append(kept_at(pool.places, kept))
+            continue
+        if new is None:
+            passed = [(p, provider.passed_over(settings, p)) for p in pool.places]
+            new = next((p for p, why in passed if not why), pool.places[0])
+            notes += _said(pool.name, new, passed)
+        places.append(new)
+    return Placement(tuple(places), tuple(notes))
+
+
+def kept_at(places: tuple[Place, ...], machine: Machine) -> Place:
+    """The place a kept ``machine`` is at: the pool's place of its cloud, location and type,
+    else of its cloud and location (its type changes in place), else where it is, though
+    the pool names that place no more (it is not moved)."""
+    where = (machine.cloud, machine.location)
+    same = [p for p in places if (p.cloud, p.location) == where]
+    exact = [p for p in same if p.machine_type == machine.machine_type]
+    if exact or same:
+        return (exact or same)[0]
+    return Place(
+        cloud=machine.cloud,
+        machine_type=machine.machine_type,
+        location=machine.location,
+        market=machine.market,
+    )
+
+
+def _said(pool: str, chosen: Place, passed: list[tuple[Place, str]]) -> list[str]:
+    """What the program tells of a pool whose new machines are not at its first place."""
+    out = [(p, why) for p, why in passed if why]
+    if not out:
+        return []
+    why = "; ".join(f"{p}: {reason}" for p, reason in out)
+    if len(out) == len(passed):
+        return [
+            f"pool {pool}: no place has stock as far as its clouds say ({why}): new machines "
+            f"go to its first place, {chosen}, whose cloud answers the create"
+        ]
+    return [f"pool {pool}: new machines go to {chosen}, passing over {why}"]
