@@ -57,6 +57,7 @@ from machines.runtime.labels import pool_labels
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
 from machines.runtime.settings import Freshness
+from machines.runtime.span import SpanningProvider
 from testkit import hetzner, moto_server
 from testkit.clock import ManualClock
 from testkit.fault_proxy import Fault, FaultProxy
@@ -416,12 +417,21 @@ once; real machines take about this long)."""
 
 @dataclass
 class Lease:
-    """A machine the jobs' autoscaler made: when (simulated), its rate, and until when it is
-    busy with a job (0: idle)."""
+    """A machine the jobs' autoscaler made: when (simulated), its rate, its cloud's billing
+    rule, and until when it is busy with a job (0: idle)."""
 
     created: float
     rate: Rate
+    billing: Billing
     busy_until: float = 0.0
+
+
+def billing_of(provider: Provider, machine: Machine) -> Billing:
+    """The billing rule of the cloud that holds ``machine``: the provider's own, or, for a
+    spanning provider (which has none of its own), that of the machine's cloud."""
+    own = provider.on(machine.cloud) if isinstance(provider, SpanningProvider) else provider
+    assert own.billing is not None, own
+    return own.billing
 
 
 @dataclass
@@ -442,11 +452,11 @@ class JobsOutcome:
     """Simulated hours run: the run's hours, and on until every job had its machine."""
     wall: float = 0.0
 
-    def bill(self, billing: Billing, lease: Lease, ended: float) -> None:
+    def bill(self, lease: Lease, ended: float) -> None:
         """Add what the cloud bills for ``lease`` ended at ``ended``."""
         created = utc(lease.created)
-        self.money += billing.charged(created, utc(ended), lease.rate)
-        self.billed_hours += billing.charged(created, utc(ended), PER_HOUR)
+        self.money += lease.billing.charged(created, utc(ended), lease.rate)
+        self.billed_hours += lease.billing.charged(created, utc(ended), PER_HOUR)
 
 
 PER_HOUR = Rate(Decimal(1), Decimal(10**9))
@@ -464,7 +474,6 @@ class JobsRun:
     rate_of: Callable[[str], Rate]
     gate: StageGate
     out: JobsOutcome
-    billing: Billing
     leases: dict[str, Lease] = field(default_factory=dict)
     waiting: dict[str, list[Job]] = field(default_factory=lambda: {pool: [] for pool in POOLS})
     serial: int = 0
@@ -504,8 +513,10 @@ class JobsRun:
             if made is None:
                 break  # no stock anywhere: the job waits for the next tick
             self.waiting[pool].remove(job)
-            where = next(m.location for m in self.provider.machines(pool) if m.id == made)
-            self.leases[made] = Lease(now, self.rate_of(where), now + BOOT + job.seconds)
+            machine = next(m for m in self.provider.machines(pool) if m.id == made)
+            billing = billing_of(self.provider, machine)
+            busy = now + BOOT + job.seconds
+            self.leases[made] = Lease(now, self.rate_of(machine.location), billing, busy)
             self.out.made += 1
             self.out.waits.append(elapsed - job.at + BOOT)
             self.gate.started(job, elapsed + BOOT + job.seconds)
@@ -517,10 +528,10 @@ class JobsRun:
                 continue
             lease = self.leases.pop(machine.id)
             self.provider.delete(machine.id)
-            self.out.bill(self.billing, lease, now)
+            self.out.bill(lease, now)
         for machine_id in still_idle - {m.id for m in let_go}:
             lease = self.leases[machine_id]
-            paid = self.billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
+            paid = lease.billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
             if paid <= utc(now):
                 self.out.kept_billing += 1  # kept idle although the cloud bills on for it
 
@@ -540,11 +551,9 @@ def run_jobs(
     """The jobs on ``provider``, one autoscaler tick every ``TICK`` s: every pool listed (the
     profile's tick), idle machines given to waiting jobs first, a machine made for each job
     left, then the idle ones deleted at once or, with ``keep``, as ``keep_advice`` says."""
-    billing = provider.billing
-    assert billing is not None
     gate = StageGate(jobs)
     run = JobsRun(
-        provider, keep, machine_type, locations, rate_of, gate, JobsOutcome(jobs=len(jobs)), billing
+        provider, keep, machine_type, locations, rate_of, gate, JobsOutcome(jobs=len(jobs))
     )
     start = clock()
     short_on = False
@@ -567,7 +576,7 @@ def run_jobs(
     out = run.out
     out.hours = ticks * TICK / 3600
     for lease in run.leases.values():
-        out.bill(billing, lease, clock())
+        out.bill(lease, clock())
     out.unfinished = sum(len(w) for w in run.waiting.values()) + gate.held()
     return out
 

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from machines.runtime.clock import Clock
 from machines.runtime.errors import InvalidMachineIdError, UnknownMachineTypeError
 from machines.runtime.labels import belongs_to, owner_among, pool_labels
 from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
@@ -40,8 +42,10 @@ class FakeProvider(Provider):
     noun = "server"
     billing = BILLING
 
-    def __init__(self, owner: str, store: Store, freshness: Freshness) -> None:
-        super().__init__(owner, "fake-image", freshness)
+    def __init__(
+        self, owner: str, store: Store, freshness: Freshness, clock: Clock = time.time
+    ) -> None:
+        super().__init__(owner, "fake-image", freshness, clock)
         self.store = store
 
     @classmethod

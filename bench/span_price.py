@@ -1,0 +1,206 @@
+"""What a spanning pool's price order saves for ``bench.budget``'s jobs when the Hetzner place
+runs out.
+
+``bench.budget``'s jobs model (``ci_jobs``, ``run_jobs``: its 20 pools, 15 s tick, 40 jobs an
+hour, ``keep_advice``), on a simulated clock, for 20 pools each spanning ``PLACES`` written
+in this order: Hetzner's cax11 in fsn1, Hetzner's cax21 in nbg1 (the bigger type of the
+same architecture), the third cloud's f1.arm in ``here`` (``testkit.fake_cloud``, XFC, billed
+by the second). From minute 20 on, cax11 is out of stock in fsn1 for the rest of the run
+(the emulator's control API). Each pool's ``placeOrder`` is ``written`` or ``price``, with
+the same jobs, at a few ``ORCA_EXCHANGE_RATES`` (what an XFC is worth in EUR).
+
+Why not EC2: moto has no Price List (``GetProducts``), so an EC2 place's price cannot be read
+(the spot price can, but not the root volume's), and a price-ordered pool keeps it at its
+written place: no ranking to measure. The fake cloud's price list is priced.
+
+Money is each machine's bill by its own cloud's rule (``bench.budget.billing_of``) at the
+price the runtime ranks by (the type's price plus what the pool's options add: Hetzner's
+primary IPv4), in EUR by the rates. Hetzner's requests are counted by the emulator. Prints a
+Markdown table.
+
+    python -m bench.span_price [--hours 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from unittest import mock
+
+from bench import budget
+from bench.budget import MODELS, OWNER, POOLS, JobsOutcome
+from bench.span_budget import FollowedClock, on_clock
+from emulator.process import Emulator, running_emulator
+from machines import MachineSpec, Provider
+from machines.runtime.billing import Rate
+from machines.runtime.clock import Clock
+from machines.runtime.pool import Place, Pool
+from machines.runtime.prices import HOURS_PER_MONTH
+from machines.runtime.settings import Freshness
+from machines.runtime.span import SpanningProvider
+from testkit import fake_cloud, hetzner
+from testkit.fake_cloud.provider import FakeProvider
+from testkit.fake_cloud.settings import FAKE_CLOUD_STORE, FAKE_CLOUD_TOKEN, store_path
+from testkit.simulation import ci_jobs
+
+CAX11 = Place(cloud="hetzner", machine_type="cax11", location="fsn1")
+CAX21 = Place(cloud="hetzner", machine_type="cax21", location="nbg1")
+FAKE = Place.model_construct(cloud="fake", machine_type="f1.arm", location="here")
+PLACES = (CAX11, CAX21, FAKE)
+"""The pools' places as written (one location each, so a machine's location names its
+place)."""
+
+XFC_IN_EUR = ("1", "2.5", "5")
+"""The rates run: the fake place cheapest of the three, between cax11 and cax21, dearest."""
+
+
+@contextmanager
+def fake_on_clock(clock: Clock) -> Iterator[None]:
+    """``on_clock`` for the fake cloud too: its ``from_env`` builds its provider on ``clock``."""
+
+    def fake(
+        cls: type[FakeProvider], owner: str = "", environ: Mapping[str, str] | None = None
+    ) -> FakeProvider:
+        env = environ or {}
+        store = fake_cloud.Store(Path(store_path(env)))
+        return cls(owner, store, Freshness.from_env(env), clock)
+
+    with on_clock(clock), mock.patch.object(FakeProvider, "from_env", classmethod(fake)):
+        yield
+
+
+def pools(order: str) -> str:
+    """``ORCA_POOLS``: the 20 pools, each spanning ``PLACES`` in ``order``."""
+    places = [p.model_dump(mode="json", by_alias=True, exclude_defaults=True) for p in PLACES]
+    return json.dumps([{"name": p, "places": places, "placeOrder": order} for p in POOLS])
+
+
+def rates_of(provider: SpanningProvider, xfc: Decimal) -> dict[str, Rate]:
+    """Each place's rate in EUR by its location: its type's price plus its options', as the
+    price order counts them."""
+    worth = {"EUR": Decimal(1), "XFC": xfc}
+    found = {}
+    for place in PLACES:
+        prices = provider.on(place.cloud).prices()
+        hourly = prices.hourly(place.machine_type, place.location)
+        monthly = prices.monthly(place.machine_type, place.location)
+        extra = prices.options(Pool(name=POOLS[0]), place.location)
+        assert hourly is not None, prices.unknown
+        assert monthly is not None, prices.unknown
+        assert extra is not None, prices.unknown
+        unit = worth[prices.currency]
+        rate = Rate((hourly + extra / HOURS_PER_MONTH) * unit, (monthly + extra) * unit)
+        found[place.location] = rate
+    return found
+
+
+def runs_out(emulator: Emulator) -> Callable[[bool], None]:
+    """``run_jobs``'s shortage, from its first start on for good: cax11 out in fsn1."""
+
+    def short(on: bool) -> None:
+        if on:
+            emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
+
+    return short
+
+
+@dataclass
+class Priced:
+    order: str
+    xfc: str
+    out: JobsOutcome
+    pricing: int
+    """``GET /v1/pricing`` requests in the run (the price order reads the price list)."""
+    ordered: str
+
+
+def jobs_run(
+    emulator: Emulator, environ: Mapping[str, str], order: str, xfc: str, hours: float
+) -> Priced:
+    """The jobs on the 20 spanning pools in ``order`` at ``xfc`` EUR an XFC; see the module."""
+    emulator.control.reset()
+    emulator.control.set_timing(boot_seconds=0, action_seconds=0)
+    emulator.control.set_rate_limit(3600, 1.0)
+    clock = FollowedClock(emulator)
+    with tempfile.TemporaryDirectory() as store:
+        env = {
+            **environ,
+            FAKE_CLOUD_STORE: str(Path(store) / "cloud.json"),
+            "ORCA_POOLS": pools(order),
+            "ORCA_EXCHANGE_RATES": f"EUR=1,XFC={xfc}",
+        }
+        with fake_on_clock(clock):
+            provider = Provider.of("hetzner", OWNER, env)
+        assert isinstance(provider, SpanningProvider)
+        rates = rates_of(provider, Decimal(xfc))
+        jobs = ci_jobs(POOLS, hours, pipeline=MODELS["pipelines"])
+        emulator.control.reset_requests()
+        begin = time.perf_counter()
+        out = budget.run_jobs(
+            provider, clock, jobs, True, hours, CAX11.machine_type, (CAX11.location,),
+            rates.__getitem__, lambda _: None, runs_out(emulator),
+        )  # fmt: skip
+        out.wall = time.perf_counter() - begin
+        counts = emulator.control.requests()
+        out.requests = counts.total
+        emulator.control.set_clock(None)
+        probe = provider.create(MachineSpec("probe", "cax11", "fsn1", "", POOLS[0]))
+    return Priced(order, xfc, out, counts.get("GET /v1/pricing"), probe.ordered)
+
+
+def print_table(runs: list[Priced]) -> None:
+    print(
+        "| EUR per XFC | placeOrder | money / h (EUR) | saving (price / written) | "
+        "machines made / h | Hetzner requests / h | of which GET /pricing | job wait (mean) | "
+        "jobs left waiting |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    written: dict[str, JobsOutcome] = {}
+    for r in runs:
+        o = r.out
+        written.setdefault(r.xfc, o)
+        base = written[r.xfc]
+        saving = "" if o is base else f"{o.money / base.money:.2f}x"
+        waits = o.waits or [0.0]
+        print(
+            f"| {r.xfc} | {r.order} | {o.money / Decimal(str(o.hours)):.4f} | {saving} | "
+            f"{o.made / o.hours:.1f} | {o.requests / o.hours:.0f} | {r.pricing / o.hours:.0f} | "
+            f"{sum(waits) / len(waits):.0f} s | {o.unfinished} |"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=float, default=4.0, help="simulated hours of each run")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    fake_cloud.registry_lines()
+    token = hetzner.token("span-price")
+    runs = []
+    with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
+        env = {
+            "HCLOUD_TOKEN": token,
+            "HCLOUD_ENDPOINT": emulator.url,
+            FAKE_CLOUD_TOKEN: fake_cloud.TOKEN,
+        }
+        for xfc in XFC_IN_EUR:
+            for order in ("written", "price"):
+                runs.append(jobs_run(emulator, env, order, xfc, args.hours))
+    print(f"{args.hours:g} simulated hours each, pipelines, keep_advice; see the module.\n")
+    print_table(runs)
+    for r in runs:
+        if r.ordered:
+            print(f"\nEUR per XFC {r.xfc}, a create after the run: {r.ordered}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
