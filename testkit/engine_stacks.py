@@ -64,3 +64,22 @@ def ec2_stack_config(url: str, network: moto_server.Network, policy: str) -> dic
         },
         "orca-machines:instanceProfile": {"name": "workers", "policies": [policy]},
     }
+
+
+SPAN_STACK = "span"
+"""The stack of ``span_deployment``: ``stacks/Pulumi.span-example.yaml`` on the emulator and
+moto's server at once."""
+
+
+def span_stack_config(
+    emulator_url: str, moto_url: str, network: moto_server.Network, policy: str
+) -> dict[str, object]:
+    """What the spanning example needs changed to run on the emulator and moto: Hetzner's
+    endpoint, and EC2's endpoints, network and policy under its ``ec2:`` settings."""
+    ec2 = ec2_stack_config(moto_url, network, policy)
+    prefix = "orca-machines:"
+    return {
+        "hcloud:endpoint": emulator_url,
+        "aws:endpoints": ec2.pop("aws:endpoints"),
+        "orca-machines:ec2": {k.removeprefix(prefix): v for k, v in ec2.items()},
+    }

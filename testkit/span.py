@@ -10,6 +10,7 @@ since moto never runs out) and look behind the provider's back.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,25 @@ class Span:
             self.proxy.set_faults(no_capacity)
         else:
             self.proxy.set_faults()
+
+    def stack_config(self, *pools: dict[str, Any]) -> dict[str, Any]:
+        """A stack file's ``config:`` of owner ``OWNER`` on both clouds, as this process's
+        environment points at them, with ``pools``: Hetzner at home, EC2 under ``ec2:``."""
+        env = os.environ
+        subnets = dict(item.split("=", 1) for item in env["ORCA_EC2_SUBNETS"].split(","))
+        return {
+            "hcloud:endpoint": self.emulator.url,
+            "aws:region": env["AWS_REGION"],
+            "aws:endpoints": [{"ec2": self.proxy.url}],
+            "orca-machines:provider": "hetzner",
+            "orca-machines:owner": OWNER,
+            "orca-machines:ec2": {
+                "subnets": subnets,
+                "securityGroup": env["ORCA_EC2_SECURITY_GROUP"],
+                "instanceProfile": env["ORCA_EC2_INSTANCE_PROFILE"],
+            },
+            "orca-machines:pools": list(pools),
+        }
 
     def server_posts(self) -> int:
         """Create requests (POST /servers) that reached the emulator so far."""

@@ -62,7 +62,9 @@ def _placement(
     provider: SpanningProvider, deployment: BaseDeployment, pool: PoolConfig
 ) -> Placement:
     """``pool``'s machines: each kept machine at its place, the new ones at the first place
-    with stock."""
+    with stock (a pool that keeps none asks nothing)."""
+    if pool.size == 0:
+        return Placement(())
     try:
         listed = {
             m.name: m

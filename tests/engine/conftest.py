@@ -31,8 +31,10 @@ from testkit.engine_stacks import (
     EC2_USER_DATA_KEY,
     ENGINE_VARIABLES,
     S3_STACK,
+    SPAN_STACK,
     STATE_BUCKET,
     ec2_stack_config,
+    span_stack_config,
 )
 from testkit.hetzner import TOKEN
 
@@ -160,6 +162,42 @@ def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Depl
         # As the example stack advises: user data as a secret, so no backend file has it.
         automation.set_config(EC2_STACK, {EC2_USER_DATA_KEY: EC2_USER_DATA}, path=True, secret=True)
         yield Ec2Deployment(project, state, moto, network, policy)
+
+
+@dataclass(frozen=True)
+class SpanDeployment:
+    """A project copy whose ``span`` stack is the spanning example on both clouds at once."""
+
+    project: Path
+    emulator: Emulator
+    hcloud: Client
+    moto: moto_server.MotoServer
+
+
+@pytest.fixture(scope="module")
+def span_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpanDeployment]:
+    """The ``span`` stack: ``stacks/Pulumi.span-example.yaml`` in a project copy, Hetzner at
+    an emulator and EC2 at moto's server (its network, a policy it has), a file backend."""
+    root = tmp_path_factory.mktemp("engine-span")
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / "Pulumi.span-example.yaml", stacks / f"Pulumi.{SPAN_STACK}.yaml")
+    state = root / "state"
+    state.mkdir()
+    with (
+        running_emulator(TOKEN, "--boot-seconds", "0.1") as emulator,
+        moto_server.running(root) as moto,
+        pytest.MonkeyPatch.context() as patch,
+        aws_process_env(patch, project, state.as_uri()),
+    ):
+        patch.setenv("HCLOUD_TOKEN", TOKEN)
+        network = moto_server.build_network(moto.url)
+        policy = moto_server.managed_policy(moto.url)
+        automation.set_config(
+            SPAN_STACK, span_stack_config(emulator.url, moto.url, network, policy)
+        )
+        client = Client(token=TOKEN, api_endpoint=emulator.url, poll_interval=0.05)
+        yield SpanDeployment(project, emulator, client, moto)
 
 
 @dataclass(frozen=True)

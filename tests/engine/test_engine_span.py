@@ -1,0 +1,84 @@
+"""A stack whose pool spans Hetzner (the emulator, the official hcloud plugin) and EC2 (moto's
+server, the aws stand-in), through the CLI an operator runs and the runtime an autoscaler
+builds from the stack: with no cax11 in Hetzner's two places, ``up`` makes the stack's
+machine on EC2 and the autoscaler's next create, unchanged, gets one there too; stock back,
+a later ``up`` leaves the stack's machine where it is while the autoscaler's next machine is
+made at the first place again; ``destroy`` removes every machine on both clouds."""
+
+from __future__ import annotations
+
+import pytest
+
+from machines import MachineSpec, automation
+from testkit import moto_server
+from testkit.commands import machines_cli
+from testkit.engine_stacks import SPAN_STACK
+
+pytestmark = pytest.mark.engine
+
+OWNER = "prod"
+HETZNER_PLACES = [
+    {"server_type": "cax11", "location": "fsn1"},
+    {"server_type": "cax11", "location": "nbg1"},
+]
+
+
+def autoscaler_spec(name: str) -> MachineSpec:
+    """What docs/runtime.md's autoscaler asks of pool arm: its own type and location."""
+    pool = automation.provider(SPAN_STACK).pool("arm")
+    return MachineSpec(
+        name=name, machine_type=pool.machine_type, location=pool.location, pool="arm"
+    )
+
+
+def hetzner_servers(span_deployment) -> dict[str, str]:
+    """Owner prod's servers on the emulator, by name, with their location."""
+    servers = span_deployment.hcloud.servers.get_all(label_selector=f"orca-owner={OWNER}")
+    return {s.name: s.location.name for s in servers}
+
+
+def ec2_instances(span_deployment) -> dict[str, dict[str, str]]:
+    """Owner prod's live instances on moto, by Name tag, with their tags."""
+    live = moto_server.live_instances(span_deployment.moto.url, OWNER)
+    return {
+        name: {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+        for name, instance in live.items()
+    }
+
+
+def test_a_pool_spanning_both_clouds_through_up_the_autoscaler_and_destroy(span_deployment):
+    span_deployment.emulator.control.set_stock(HETZNER_PLACES)
+
+    done = machines_cli("up", SPAN_STACK)
+
+    assert done.returncode == 0, done.stderr
+    instances = ec2_instances(span_deployment)
+    assert instances["prod-arm-1.stack"]["orca-managed-by"] == "pulumi"
+    assert instances["prod-arm-1.stack"]["orca-pool"] == "arm"
+    assert set(hetzner_servers(span_deployment)) == {"prod-x86-1.stack"}
+
+    provider = automation.provider(SPAN_STACK)
+    made = provider.create(autoscaler_spec("arm-a1"))
+    assert made.ok, made.reason
+    assert made.machine is not None
+    assert made.machine.cloud == "ec2"
+    assert made.machine.id.startswith("ec2:i-")
+    assert ec2_instances(span_deployment)["arm-a1"]["orca-owner"] == OWNER
+    listed = {m.name: m.cloud for m in provider.machines("arm")}
+    assert listed == {"prod-arm-1.stack": "ec2", "arm-a1": "ec2"}
+
+    span_deployment.emulator.control.set_stock([])
+    again = machines_cli("up", SPAN_STACK)
+
+    assert again.returncode == 0, again.stderr
+    assert "prod-arm-1.stack" in ec2_instances(span_deployment)
+    assert set(hetzner_servers(span_deployment)) == {"prod-x86-1.stack"}
+    back = automation.provider(SPAN_STACK).create(autoscaler_spec("arm-a2"))
+    assert back.machine is not None, back.reason
+    assert (back.machine.cloud, back.machine.location) == ("hetzner", "fsn1")
+
+    gone = machines_cli("destroy", SPAN_STACK, "--yes")
+
+    assert gone.returncode == 0, gone.stderr
+    assert ec2_instances(span_deployment) == {}
+    assert hetzner_servers(span_deployment) == {}
