@@ -220,3 +220,14 @@ def test_aws_keys_without_ec2_settings_say_where_they_go() -> None:
 
     assert line.startswith("aws:region: is a setting of provider ec2, and this stack has no ec2")
     assert "orca-machines:ec2" in line
+
+
+def test_another_cloud_s_settings_without_a_place_there_still_make_its_shared_resources() -> None:
+    config = copy.deepcopy(example())
+    config[POOLS] = [p for p in config[POOLS] if "places" not in p]
+
+    result = run(config, stack="prod")
+
+    assert [r.name for r in result.of_type("aws:ec2/securityGroup:SecurityGroup")] == ["prod-pools"]
+    assert [r.name for r in result.of_type(SERVER)] == ["prod-x86-1"]
+    assert result.outputs["env"]["AWS_REGION"] == "eu-central-1"

@@ -182,8 +182,9 @@ class BaseDeployment(Model):
     def on(self, kind: str) -> BaseDeployment:
         """Cloud ``kind``'s deployment as its program builds it: its settings, and the
         stack's pools that make machines there, each at its first place there (its type,
-        location and market; no places). A stack whose pools name no places is itself."""
-        if not any(pool.places for pool in self.pools):
+        location and market; no places). On the home cloud of a stack whose pools name no
+        places: itself."""
+        if kind == self.provider and not any(pool.places for pool in self.pools):
             return self
         deployment = self.clouds[kind]
         placed = []
