@@ -257,7 +257,7 @@ def _details(result: StackResult) -> list[str]:
         lines += [
             "| Pool | Kept before → after | Autoscaler now | Deletes | Monthly cost |",
             "| --- | --- | --- | --- | --- |",
-            *(_pool_row(p, pools.currency) for p in pools.pools),
+            *(row for p in pools.pools for row in (_pool_row(p, pools.currency), *_place_rows(p))),
             "",
         ]
     if pools is not None and pools.notes:
@@ -275,6 +275,8 @@ def _pool_row(pool: PoolChange, currency: str) -> str:
     def side(s: PoolSide | None) -> str:
         if s is None:
             return "—"
+        if pool.places:
+            return f"{s.kept} at its places"
         spot = " (spot)" if s.market == Market.SPOT and s.kept else ""
         return f"{s.kept} x {s.machine_type}{spot} in {s.location}"
 
@@ -292,9 +294,26 @@ def _pool_row(pool: PoolChange, currency: str) -> str:
     )
 
 
+def _place_rows(pool: PoolChange) -> list[str]:
+    """The rows under a pool that names its places: each place, its kept machines before and
+    after, the autoscaler's there, what the change deletes there, its money in its cloud's
+    currency."""
+    rows = []
+    for place in pool.places:
+        kept = "unknown" if place.kept is None else str(place.kept)
+        after = kept if place.kept_after is None else str(place.kept_after)
+        autoscaler = "unknown" if place.autoscaler is None else str(place.autoscaler)
+        where = cell(str(place.place)) + ("" if place.named else " (no more named)")
+        rows.append(
+            f"| ↳ {where} | {kept} → {after} | {autoscaler} | {place.deletes or '—'} | "
+            f"{money(place.monthly, place.currency)} |"
+        )
+    return rows
+
+
 def _on_demand(pool: PoolChange, currency: str) -> str:
     """Beside a pool that buys spot: what its machines after the change cost on-demand."""
-    if pool.market == Market.ON_DEMAND:
+    if pool.market == Market.ON_DEMAND or pool.places:  # a place's market is on its row
         return ""
     return f" ({pool.market.value}; on-demand {money(pool.on_demand_after, currency)})"
 

@@ -27,6 +27,7 @@ from typing import Literal
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.places import PlaceReport
 from machines.program.clouds import machine_resources
 from machines.program.reaper import REAPER_TYPE, reaper_name
 from machines.runtime.labels import is_machine_key, is_stack_name
@@ -92,6 +93,9 @@ class PoolCount(BaseModel):
     boots: str = ""
     """What the pool's new machines boot when its settings find the image anew (a Hetzner
     label selector's newest available snapshot: id and description); empty otherwise."""
+    places: tuple[PlaceReport, ...] = ()
+    """For a pool that names its places: the same counts place by place, where the stack's
+    new machines go included (``machines.automation.places``)."""
 
     @property
     def kept_after(self) -> int:
@@ -105,13 +109,15 @@ class PoolCount(BaseModel):
 
     def text(self) -> str:
         """``pool lab: 2 → 3 kept by the stack, 7 made by the autoscaler, 0 to delete``,
-        and how many of the stack's machines get their new name in place."""
+        and how many of the stack's machines get their new name in place; for a pool that
+        names its places, a line for each below it."""
         names = f" ({', '.join(self.reaped)} of the autoscaler)" if self.reaped else ""
         return (
             f"pool {self.pool}: {self.kept_text()} kept by the stack, {self.autoscaled} made by "
             f"the autoscaler, {self.deletes} to delete{names}"
             + (f"; {self.rename_note()}" if self.renamed else "")
             + (f"; new machines boot {self.boots}" if self.boots else "")
+            + "".join(f"\n  {place.text()}" for place in self.places)
         )
 
     def rename_note(self) -> str:
@@ -322,7 +328,10 @@ class Diff(BaseModel):
             "has_changes": self.has_changes,
             "counts": self.counts,
             "changes": [c.model_dump() for c in self.sorted()],
-            "pools": [p.model_dump() for p in self.pools],
+            "pools": [
+                {**p.model_dump(), "places": [pl.model_dump(mode="json") for pl in p.places]}
+                for p in self.pools
+            ],
             "notes": self.notes(),
         }
 

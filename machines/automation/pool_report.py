@@ -21,14 +21,23 @@ from pydantic import BaseModel, ConfigDict
 
 from machines.automation.checks import Catalogue, catalogue_env, deployment_of
 from machines.automation.cost import PriceList, money, price_list
-from machines.automation.diff import OPS, Change, Diff
+from machines.automation.diff import OPS, Change, Diff, PoolCount
+from machines.automation.places import (
+    PlacePrices,
+    PlaceReport,
+    by_place,
+    in_currency,
+    monthly_after,
+    monthly_now,
+)
 from machines.automation.snapshot import StackSnapshot
 from machines.program.components import POOL_TYPE
 from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
+from machines.runtime.clouds import cloud
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import is_machine_key
-from machines.runtime.models import Machine, Market
+from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool, option_changes, pools_of
 from machines.runtime.reaping import autoscaled
 from machines.runtime.secrets import mask
@@ -65,6 +74,9 @@ class PoolChange(BaseModel):
     market: Market = Market.ON_DEMAND
     on_demand_after: Decimal | None = None
     """For a pool that buys spot: its machines after the change at on-demand prices."""
+    places: tuple[PlaceReport, ...] = ()
+    """For a pool that names its places: each place before and after, its money after the
+    change in its cloud's currency (the pool's costs are their sums in the stack's)."""
 
     def sentence(self) -> str:
         """What the change does to the pool, in the words a reviewer reads first."""
@@ -211,11 +223,8 @@ def pool_changes(
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
-    prices = prices or price_list(
-        deployment.provider,
-        {**env, **catalogue(deployment), **snapshot.exported},
-        snapshot.provider,
-    )
+    settings = {**env, **catalogue(deployment), **snapshot.exported}
+    prices = prices or price_list(deployment.provider, settings, snapshot.provider)
     names = sorted(set(before) | set(after))
     listed = {name: snapshot.listed.get(name) for name in names}
     notes += [
@@ -235,17 +244,80 @@ def pool_changes(
         )
         for name in touched_pools(diff, before, after, deployment.owner)
     ]
-    notes += price_notes(after, prices)
+    lists = PlacePrices(deployment.provider, prices, settings, snapshot.provider)
+    spans = {
+        c.pool: _spanning_costs(
+            c, sides, listed.get(c.pool), lists=lists, deployment=deployment, notes=notes
+        )
+        for c in diff.pools
+        if c.places
+    }
+    changes = [_with_places(c, spans.get(c.pool)) for c in changes]
+    notes += price_notes({k: v for k, v in after.items() if k not in spans}, prices)
     notes += [f"pool {p.pool}: new machines boot {p.boots}" for p in diff.pools if p.boots]
+    costs = {name: (s.before, s.after) for name, s in spans.items()}
     return StackPools(
         stack=diff.stack,
         changes=stack_changes(diff, deployment.owner, set(names), changes),
         pools=tuple(changes),
         currency=prices.currency,
-        cost_before=_total(prices, before, listed, side="before"),
-        cost_after=_total(prices, after, listed, side="after"),
+        cost_before=_total(prices, before, listed, side="before", spanning=costs),
+        cost_after=_total(prices, after, listed, side="after", spanning=costs),
         notes=tuple(notes),
     )
+
+
+@dataclass(frozen=True)
+class SpanningCosts:
+    """A pool that names its places around a change: each place priced by its own cloud,
+    and the pool's monthly cost before and after in the stack's currency."""
+
+    places: tuple[PlaceReport, ...]
+    before: Decimal | None
+    after: Decimal | None
+
+
+def _spanning_costs(
+    count: PoolCount,
+    sides: Sides,
+    machines: Sequence[Machine] | None,
+    *,
+    lists: PlacePrices,
+    deployment: BaseDeployment,
+    notes: list[str],
+) -> SpanningCosts:
+    """``count``'s places (``Diff.pools``) priced: before, what runs at each now; after,
+    the stack's machines there once the change is applied and the autoscaler's that stay."""
+    side = sides.after.get(count.pool) or sides.before.get(count.pool)
+    settings = side.settings if side is not None else None
+    if settings is None or machines is None:
+        return SpanningCosts(count.places, None, None)
+    live = [m for m in machines if m.status != Status.DELETING]
+    now = by_place(settings.places, live)
+    theirs = by_place(settings.places, autoscaled(live))
+    priced, before, after = [], [], []
+    for report in count.places:
+        kind, place = report.place.cloud, report.place
+        listed, currency = lists.of(kind), cloud(kind).currency
+        staying = [] if count.reaped or count.pool not in sides.after else theirs.get(place, [])
+        monthly = monthly_after(report, listed, settings, staying)
+        priced.append(report.model_copy(update={"currency": currency, "monthly": monthly}))
+        before.append((monthly_now(listed, settings.at(place), now.get(place, [])), currency))
+        after.append((monthly, currency))
+    rates, currency = deployment.exchange_rates, lists.home.currency
+    cost_before, _ = in_currency(before, currency, rates)
+    cost_after, why = in_currency(after, currency, rates)
+    if why:
+        notes.append(f"pool {count.pool}: {why}")
+    return SpanningCosts(tuple(priced), cost_before, cost_after)
+
+
+def _with_places(change: PoolChange, costs: SpanningCosts | None) -> PoolChange:
+    """``change`` with its places and, for a pool that names them, their sums as its costs."""
+    if costs is None:
+        return change
+    update = {"places": costs.places, "cost_before": costs.before, "cost_after": costs.after}
+    return change.model_copy(update=update)
 
 
 def before_sides(snapshot: StackSnapshot) -> dict[str, PoolSide]:
@@ -440,13 +512,19 @@ def _total(
     listed: Mapping[str, list[Machine] | None],
     *,
     side: str,
+    spanning: Mapping[str, tuple[Decimal | None, Decimal | None]],
 ) -> Decimal | None:
+    """The stack's monthly cost on one side: every pool's, those that name their places
+    at their places' sums (``spanning``: before and after)."""
     total = Decimal(0)
     names: Iterable[str] = sorted(set(sides) | (set(listed) if side == "before" else set()))
     for name in names:
         machines = listed.get(name)
         theirs = None if machines is None else autoscaled(machines)
-        cost = _cost(prices, sides.get(name), theirs, keep=name in sides)
+        if name in spanning:
+            cost = spanning[name][0 if side == "before" else 1]
+        else:
+            cost = _cost(prices, sides.get(name), theirs, keep=name in sides)
         if cost is None:
             return None
         total += cost

@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.engine import EngineError
 from machines.program.config.models import BaseDeployment
-from machines.runtime.errors import MachinesError
+from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.models import Machine
+from machines.runtime.pool import Pool, pools_of
 from machines.runtime.provider import Provider
 
 
@@ -75,6 +76,14 @@ class StackSnapshot:
         """The runtime's settings the stack exported (its ``env`` output); empty when none."""
         env = self.outputs.get("env")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+    def exported_pool(self, name: str) -> Pool | None:
+        """Pool ``name``'s settings as the stack last exported them (``ORCA_POOLS``), None
+        when it exported none (or none readable)."""
+        try:
+            return pools_of(self.exported).get(name) if self.exported else None
+        except SettingsError:
+            return None
 
     def machines(self) -> dict[str, list[Machine]] | None:
         """Every pool's machines, or None when a pool (or the provider) could not be listed."""

@@ -23,7 +23,7 @@ from pulumi import automation as auto
 
 from machines.automation.availability import no_stock_refused, stock_warnings
 from machines.automation.checks import check_resize
-from machines.automation.diff import Changes, Diff, pool_counts
+from machines.automation.diff import Changes, Diff, PoolCount, pool_counts
 from machines.automation.engine import (
     EngineError,
     StackNotFoundError,
@@ -31,6 +31,7 @@ from machines.automation.engine import (
     engine_errors,
 )
 from machines.automation.operation import OnOutput, Operation
+from machines.automation.places import PlaceReport, place_counts
 from machines.automation.project import STATE_DIR, Project, project_root, short_name
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.snapshot import StackRuntime, StackSnapshot
@@ -39,12 +40,14 @@ from machines.automation.state import resources
 from machines.program.components import POOL_TYPE
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
+from machines.program.placement import Placement, placement_of
 from machines.program.reaper import unordered
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_key
 from machines.runtime.models import Status
 from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.span import SpanningProvider
 
 T = TypeVar("T")
 
@@ -390,8 +393,33 @@ def _with_pools(diff: Diff, taken: StackSnapshot) -> Diff:
         return diff
     counts = pool_counts(diff.changes, taken.owner, listed)
     boots = _boots(taken)
-    counts = tuple(c.model_copy(update={"boots": boots.get(c.pool, "")}) for c in counts)
+    counts = tuple(
+        c.model_copy(update={"boots": boots.get(c.pool, ""), "places": _places(taken, c)})
+        for c in counts
+    )
     return diff.model_copy(update={"pools": counts})
+
+
+def _places(taken: StackSnapshot, count: PoolCount) -> tuple[PlaceReport, ...]:
+    """Pool ``count``'s counts place by place, for a pool that names its places (in the stack
+    file, else as the stack last exported it): where the stack's machines are once the change
+    is applied, as the program places them from the same listing; none for another pool."""
+    provider, deployment = taken.provider, taken.deployment
+    if not isinstance(provider, SpanningProvider) or deployment is None:
+        return ()
+    listed = taken.listed.get(count.pool)
+    config = next((p for p in deployment.pools if p.name == count.pool), None)
+    if config is not None and config.places:
+        try:
+            after = placement_of(provider, deployment, config, listed or [])
+        except MachinesError:
+            after = None  # the catalogue is out of reach: counts without where new ones go
+        pool = deployment.runtime_pool(config)
+        return place_counts(pool, listed, after=after, reaped=bool(count.reaped))
+    before = taken.exported_pool(count.pool) if config is None else None
+    if before is None or not before.places:
+        return ()
+    return place_counts(before, listed, after=Placement(()), reaped=True)
 
 
 def _boots(taken: StackSnapshot) -> dict[str, str]:

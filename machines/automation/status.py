@@ -24,10 +24,21 @@ from machines.automation.availability import Stock, stock
 from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.operation import Operation
+from machines.automation.places import (
+    PlacePrices,
+    PlaceReport,
+    by_place,
+    in_currency,
+    in_stock,
+    monthly_now,
+    on,
+    place_counts,
+)
 from machines.automation.pool_report import is_kept, unpriced
 from machines.automation.snapshot import StackSnapshot
 from machines.automation.stacks import last_operation
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.clouds import cloud
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool
@@ -55,11 +66,14 @@ class PoolStatus(BaseModel):
     """For a pool that buys spot: the same machines at on-demand prices."""
     committed: Decimal | None = None
     """The money the cloud bills for the pool's machines whatever happens now."""
+    places: tuple[PlaceReport, ...] = ()
+    """For a pool that names its places: each place's machines and money, in its cloud's
+    currency (the pool's own figures are their sum in the stack's)."""
 
     def money(self, currency: str) -> str:
         """The monthly cost, with the on-demand one beside it for a pool that buys spot."""
         text = money(self.monthly, currency)
-        if self.market == Market.ON_DEMAND:
+        if self.market == Market.ON_DEMAND or self.places:  # a place's market is on its row
             return text
         return f"{text} (on-demand {money(self.on_demand_monthly, currency)})"
 
@@ -104,23 +118,25 @@ class StackStatus(BaseModel):
             "KEPT", "AUTOSCALER", "IN STOCK", "COMMITTED", "MONTHLY",
         ]  # fmt: skip
         markets = any(p.market != Market.ON_DEMAND for p in self.pools)
-        rows = [header] + [
-            [
-                p.pool,
-                p.machine_type,
-                p.location,
-                p.arch,
-                str(p.size),
-                "-" if p.max is None else str(p.max),
-                p.market.value,
-                _counts(p.kept),
-                _counts(p.autoscaler),
-                p.stock.text(),
-                money(p.committed, self.currency),
-                p.money(self.currency),
-            ]
-            for p in self.pools
-        ]
+        rows = [header]
+        for p in self.pools:
+            rows.append(
+                [
+                    p.pool,
+                    "-" if p.places else p.machine_type,
+                    f"{len(p.places)} places" if p.places else p.location,
+                    p.arch,
+                    str(p.size),
+                    "-" if p.max is None else str(p.max),
+                    p.market.value,
+                    _counts(p.kept),
+                    _counts(p.autoscaler),
+                    "(by place)" if p.places else p.stock.text(),
+                    money(p.committed, self.currency),
+                    p.money(self.currency),
+                ]
+            )
+            rows += [_place_row(place) for place in p.places]
         if not markets:  # a stack of on-demand pools only: no column that says nothing
             rows = [[c for i, c in enumerate(r) if i != header.index("MARKET")] for r in rows]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -145,6 +161,27 @@ class StackStatus(BaseModel):
         data["monthly"] = None if self.monthly is None else str(self.monthly)
         data["unread"] = list(self.unread)
         return data
+
+
+def _place_row(place: PlaceReport) -> list[str]:
+    """A row under its pool's: one place, its machines, its stock and its money in its
+    cloud's currency."""
+    stock = {True: "yes", False: "no", None: "unknown"}[place.in_stock]
+    where = place.place
+    return [
+        f"  {where.cloud}" + ("" if place.named else " (no more named)"),
+        where.machine_type,
+        where.location,
+        "",
+        "",
+        "",
+        where.market.value,
+        "unknown" if place.kept is None else str(place.kept),
+        "unknown" if place.autoscaler is None else str(place.autoscaler),
+        stock,
+        money(place.committed, place.currency),
+        money(place.monthly, place.currency),
+    ]
 
 
 def status(
@@ -181,6 +218,7 @@ def stack_status(
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")
     prices = prices or price_list(deployment.provider, settings, snapshot.provider)
+    lists = PlacePrices(deployment.provider, prices, settings, snapshot.provider)
     configured = {p.name: p for p in deployment.pools}
     names = [*configured, *sorted(set(snapshot.kept) - set(configured))]
     pools = []
@@ -195,7 +233,7 @@ def stack_status(
                 snapshot=snapshot,
                 deployment=deployment,
                 settings=settings,
-                prices=prices,
+                prices=lists,
                 notes=notes,
             )
         )
@@ -219,11 +257,23 @@ def pool_status(
     snapshot: StackSnapshot,
     deployment: BaseDeployment,
     settings: Mapping[str, str],
-    prices: PriceList,
+    prices: PlacePrices,
     notes: list[str],
 ) -> PoolStatus:
     """One pool now (its file's ``pool``, None for one only the state keeps); what could
-    not be priced goes to ``notes``."""
+    not be priced goes to ``notes``. A pool that names its places is shown place by place
+    (``spanning_status``)."""
+    placed = deployment.runtime_pool(pool) if pool is not None else snapshot.exported_pool(name)
+    if placed is not None and placed.places:
+        return spanning_status(
+            placed,
+            pool.size if pool else 0,
+            snapshot=snapshot,
+            deployment=deployment,
+            prices=prices,
+            notes=notes,
+        )
+    home = prices.home
     kept = snapshot.kept.get(name, {})
     machine_type = pool.machine_type if pool else str(kept.get("machineType", ""))
     location = pool.location if pool else str(kept.get("location", ""))
@@ -231,8 +281,8 @@ def pool_status(
     billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
     market = pool.market if pool else Market.ON_DEMAND
     settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
-    notes += pool_notes(name, prices, settings_of, location, len(billed))
-    extra = _options_cost(prices, settings_of, billed)
+    notes += pool_notes(name, home, settings_of, location, len(billed))
+    extra = _options_cost(home, settings_of, billed)
     provider = snapshot.provider
     return PoolStatus(
         pool=name,
@@ -244,13 +294,81 @@ def pool_status(
         kept=_by_status(_kept_side(machines, mine=True)),
         autoscaler=_by_status(_kept_side(machines, mine=False)),
         stock=stock(deployment.provider, machine_type, provider, settings),
-        monthly=_monthly(prices, machines, billed, extra, None),
+        monthly=_monthly(home, machines, billed, extra, None),
         market=market,
         on_demand_monthly=None
         if market == Market.ON_DEMAND
-        else _monthly(prices, machines, billed, extra, Market.ON_DEMAND),
-        committed=_committed(provider, machines, prices),
+        else _monthly(home, machines, billed, extra, Market.ON_DEMAND),
+        committed=_committed(provider, machines, home),
     )
+
+
+def spanning_status(
+    pool: Pool,
+    size: int,
+    *,
+    snapshot: StackSnapshot,
+    deployment: BaseDeployment,
+    prices: PlacePrices,
+    notes: list[str],
+) -> PoolStatus:
+    """A pool that names its places now (its runtime settings: the file's, or for a pool
+    only the state keeps, those it last exported), keeping ``size``: each place's machines,
+    stock and money in its cloud's currency, and the pool's sums in the stack's
+    (``machines.automation.places``)."""
+    machines = snapshot.listed.get(pool.name)
+    places = _places_now(pool, machines, snapshot.provider, prices, notes)
+    rates, currency = deployment.exchange_rates, prices.home.currency
+    monthly, why = in_currency(((p.monthly, p.currency) for p in places), currency, rates)
+    committed, _ = in_currency(((p.committed, p.currency) for p in places), currency, rates)
+    if why:
+        notes.append(f"pool {pool.name}: {why}")
+    return PoolStatus(
+        pool=pool.name,
+        machine_type=pool.machine_type,
+        location=pool.location,
+        arch=_arch(snapshot.provider, pool.machine_type, snapshot.kept.get(pool.name, {})),
+        size=size,
+        max=pool.max,
+        kept=_by_status(_kept_side(machines, mine=True)),
+        autoscaler=_by_status(_kept_side(machines, mine=False)),
+        stock=Stock(locations=tuple(sorted({p.place.location for p in places if p.in_stock}))),
+        monthly=monthly,
+        market=pool.market,
+        committed=committed,
+        places=places,
+    )
+
+
+def _places_now(
+    pool: Pool,
+    machines: list[Machine] | None,
+    provider: Provider | None,
+    prices: PlacePrices,
+    notes: list[str],
+) -> tuple[PlaceReport, ...]:
+    """Each place of ``pool`` now, with its stock and money by its own cloud."""
+    billed_by = by_place(pool.places, [m for m in machines or [] if m.status != Status.DELETING])
+    found = []
+    for report in place_counts(pool, machines):
+        place, kind = report.place, report.place.cloud
+        listed, cloud_provider = prices.of(kind), on(provider, kind)
+        billed, at = billed_by.get(place, []), pool.at(place)
+        if machines is not None and billed:
+            notes += pool_notes(pool.name, listed, at, place.location, len(billed))
+        found.append(
+            report.model_copy(
+                update={
+                    "currency": cloud(kind).currency,
+                    "in_stock": in_stock(cloud_provider, place, pool.name),
+                    "monthly": None if machines is None else monthly_now(listed, at, billed),
+                    "committed": None
+                    if machines is None
+                    else _committed(cloud_provider, billed, listed),
+                }
+            )
+        )
+    return tuple(found)
 
 
 def pool_notes(name: str, prices: PriceList, pool: Pool, location: str, billed: int) -> list[str]:

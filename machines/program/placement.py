@@ -16,7 +16,7 @@ request here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
@@ -66,22 +66,30 @@ def _placement(
     if pool.size == 0:
         return Placement(())
     try:
-        listed = {
-            m.name: m
-            for m in provider.machines(pool.name)
-            if m.managed_by and m.status != Status.DELETING
-        }
+        listed = provider.machines(pool.name)
     except MachinesError as error:
         raise PlacementError(
             f"pool {pool.name} names its places, and where its machines are now could not be "
             f"read, so none is placed (nothing was changed): {error}"
         ) from None
+    return placement_of(provider, deployment, pool, listed)
+
+
+def placement_of(
+    provider: SpanningProvider,
+    deployment: BaseDeployment,
+    pool: PoolConfig,
+    listed: Iterable[Machine],
+) -> Placement:
+    """``pool``'s machines given its machines ``listed`` now (the pool's listing on every
+    cloud): what the program declares, and what a preview counted on the same listing shows."""
+    kept_now = {m.name: m for m in listed if m.managed_by and m.status != Status.DELETING}
     settings = deployment.runtime_pool(pool)
     notes: list[str] = []
     new: Place | None = None
     places: list[Place] = []
     for index in range(1, pool.size + 1):
-        kept = listed.get(machine_name(deployment.owner, pool.name, index))
+        kept = kept_now.get(machine_name(deployment.owner, pool.name, index))
         if kept is not None:
             places.append(kept_at(pool.places, kept))
             continue
