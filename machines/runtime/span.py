@@ -43,8 +43,8 @@ from machines.runtime.errors import (
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
-from machines.runtime.price_order import missing_rates, next_hour, ranked, said
-from machines.runtime.prices import PriceList
+from machines.runtime.price_order import Priced, missing_rates, next_hour, ranked, said
+from machines.runtime.prices import NoPrices, PriceList, brief
 from machines.runtime.provider import Found, Provider, provider_class
 from machines.runtime.settings import (
     ORCA_EXCHANGE_RATES,
@@ -147,6 +147,15 @@ def _at(pool: Pool, place: Place) -> Pool:
     """``pool``'s settings at ``place`` as its cloud's provider holds them: no max (the
     spanning provider counts it over every cloud)."""
     return pool.at(place).model_copy(update={"max": None})
+
+
+def _prices_of(provider: Provider) -> PriceList:
+    """``provider``'s kept price list for a price order, or, when it cannot give one, a list
+    that prices nothing (each place keeps its written place, saying why)."""
+    try:
+        return provider.current_prices()
+    except MachinesError as error:
+        return NoPrices(f"prices unknown: {brief(error)}")
 
 
 @functools.cache
@@ -356,14 +365,28 @@ class SpanningProvider(Provider):
         first = [tried] if tried in pool.places else []
         if pool.place_order != "price":
             return list(dict.fromkeys([*first, *self._asked(pool, spec), *pool.places])), ""
+        priced = self._priced(pool)
+        return list(dict.fromkeys([*first, *(p.place for p in priced)])), said(priced)
+
+    def _priced(self, pool: Pool) -> list[Priced]:
+        """``pool``'s places ranked by the next hour's price, each at its cloud's price list
+        as that cloud's provider keeps it (``current_prices``: asked once a create, read at
+        most once per ``ORCA_OFFERS_TTL`` over all creates)."""
         now = utc(self._clock())
-        priced = ranked(
+        lists = {kind: _prices_of(self._providers[kind]) for kind in pool.clouds(self.kind)}
+        return ranked(
             [
-                next_hour(self._providers[p.cloud], _at(pool, p), p, self._exchange, now)
+                next_hour(
+                    self._providers[p.cloud],
+                    _at(pool, p),
+                    p,
+                    self._exchange,
+                    now,
+                    prices=lists[p.cloud],
+                )
                 for p in pool.places
             ]
         )
-        return list(dict.fromkeys([*first, *(p.place for p in priced)])), said(priced)
 
     def _made_before(self, spec: MachineSpec, pool: Pool) -> Created | None:
         """The machine of ``spec``'s name the pool already has on some cloud (an earlier
