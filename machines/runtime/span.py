@@ -535,16 +535,36 @@ class SpanningProvider(Provider):
         now: datetime | float | None = None,
         prices: PriceList | None = None,
     ) -> Decimal | None:
-        """The money the machines' cloud bills for them; None when they are on several
-        clouds (whose currencies differ: ask each cloud's provider, ``on(kind)``)."""
+        """The money the machines' clouds bill for them whatever happens now, each cloud's
+        by its own billing rule and price list. On one cloud, in its currency (``prices``: a
+        list of that cloud already read). On several, in the common unit of
+        ``ORCA_EXCHANGE_RATES`` (each cloud's sum times its currency's rate) when the rates
+        name every currency involved; None when they do not (the sums are in currencies
+        that cannot be added: ask each cloud's provider, ``on(kind)``), or when any cloud's
+        sum is unknown."""
         groups: dict[str, list[Machine]] = {}
         for machine in machines:
             provider, own = self._machine(machine)
             groups.setdefault(provider.kind, []).append(own)
+        moment = self._moment(now)
         if len(groups) > 1:
-            return None
+            return self._exchanged(groups, moment)
         kind, held = next(iter(groups.items()), (self.kind, []))
-        return self._providers[kind].committed(held, self._moment(now), prices)
+        return self._providers[kind].committed(held, moment, prices)
+
+    def _exchanged(self, groups: Mapping[str, list[Machine]], now: datetime) -> Decimal | None:
+        """The machines of several clouds' committed money in the rates' unit; None when a
+        rate or a cloud's sum is missing (no price list is read without a rate for it)."""
+        rates = [self._exchange.get(cloud(kind).currency) for kind in groups]
+        if None in rates:
+            return None
+        total = Decimal(0)
+        for (kind, held), rate in zip(groups.items(), rates, strict=True):
+            money = self._providers[kind].committed(held, now)
+            if money is None or rate is None:
+                return None
+            total += money * rate
+        return total
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Where ``machine_type`` can be created now on the clouds of ``pool`` (every cloud
