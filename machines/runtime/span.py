@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import logging
 import math
 import threading
@@ -294,18 +295,33 @@ class SpanningProvider(Provider):
         something; a name the pool already has on some cloud returns that machine; a place
         whose create failed ends the create (its reason may be a machine made all the same,
         which a retry, sent there first, finds). A pool without places is the home cloud's.
+
+        Each create at a place is traced and counted by that cloud's provider; a create
+        answered here without any cloud's create (refused before any cloud is asked, at the
+        pool's max, a name already made, every place passed over) is traced and counted
+        here, under the home cloud's kind, as a one-cloud provider's create is.
         """
         pool = self.pool(spec.pool)
         if not pool.places:
             return self._home.create(spec)
         refused = self._refusal(pool, spec)
         if refused:
-            return Created.failure(refused)
+            return self._answered(spec, Created.failure(refused))
         with self._within_max(spec, pool.max) as full:
             if full is not None:
-                return full
+                return self._answered(spec, full)
             with self._name_lock(spec.name):
-                return self._made_before(spec, pool) or self._first_with_stock(spec, pool)
+                before = self._made_before(spec, pool)
+                if before is not None:
+                    return self._answered(spec, before)
+                return self._first_with_stock(spec, pool)
+
+    def _answered(self, spec: MachineSpec, created: Created) -> Created:
+        """``created``, a create of ``spec`` no cloud's provider was asked to make, in its
+        span and counted (``telemetry.answered_create``)."""
+        telemetry = importlib.import_module("machines.runtime.telemetry")
+        answered: Created = telemetry.answered_create(self, spec, created)
+        return answered
 
     def _refusal(self, pool: Pool, spec: MachineSpec) -> str:
         """Why a create of ``spec`` is refused before any request: a place the pool does not
@@ -417,6 +433,7 @@ class SpanningProvider(Provider):
         """Try each place in turn until one makes the machine or fails."""
         passed: list[str] = []
         order, ordered = self._order(pool, spec)
+        called = False
         for place in order:
             provider = self._providers[place.cloud]
             settings = _at(pool, place)
@@ -427,6 +444,7 @@ class SpanningProvider(Provider):
             asked = spec.model_copy(
                 update={"machine_type": place.machine_type, "location": place.location}
             )
+            called = True
             with provider.placed(settings):
                 created = provider.create(asked)
             if created.no_stock:
@@ -443,12 +461,13 @@ class SpanningProvider(Provider):
             reason = f"{place}: {created.reason}" if created.reason else ""
             update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
             return created.model_copy(update={**update, "ordered": ordered})
-        return Created(
+        none = Created(
             outcome="no_stock",
             reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
             passed_over=tuple(passed),
             ordered=ordered,
         )
+        return none if called else self._answered(spec, none)  # every place passed over
 
     def passed_over(self, pool: Pool, place: Place) -> str:
         """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
