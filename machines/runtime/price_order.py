@@ -7,6 +7,10 @@ the place's market (EC2's spot price for a spot place), plus what the pool's opt
 (Hetzner: the started hour; EC2: by the second), then turned into one currency by the rates
 ``ORCA_EXCHANGE_RATES`` names. A place whose price cannot be read keeps its written place in
 the order, and the order says why.
+
+Each cloud's price list is the one its provider keeps (``Provider.current_prices``): read
+at most once per ``ORCA_OFFERS_TTL`` however many creates rank places by it, so a create
+after the first within that window asks no cloud for a price.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from machines.runtime.billing import Rate
 from machines.runtime.clouds import cloud
 from machines.runtime.errors import MachinesError
 from machines.runtime.pool import Place, Pool
-from machines.runtime.prices import HOURS_PER_MONTH, brief
+from machines.runtime.prices import HOURS_PER_MONTH, PriceList, brief
 from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_EXCHANGE_RATES
 
@@ -46,14 +50,20 @@ def missing_rates(pool: Pool, rates: Mapping[str, Decimal]) -> list[str]:
 
 
 def next_hour(
-    provider: Provider, settings: Pool, place: Place, rates: Mapping[str, Decimal], now: datetime
+    provider: Provider,
+    settings: Pool,
+    place: Place,
+    rates: Mapping[str, Decimal],
+    now: datetime,
+    *,
+    prices: PriceList,
 ) -> Priced:
-    """What the next hour of a machine at ``place`` costs (``settings``: the pool there)."""
+    """What the next hour of a machine at ``place`` costs (``settings``: the pool there;
+    ``prices``: its cloud's price list, ``provider.current_prices()``)."""
     facts = cloud(place.cloud)
     if facts.currency not in rates:
         return Priced(place, None, f"{ORCA_EXCHANGE_RATES} has no rate for {facts.currency}")
     try:
-        prices = provider.prices()
         hourly = prices.hourly(place.machine_type, place.location, place.market)
         monthly = prices.monthly(place.machine_type, place.location, place.market)
         extra = prices.options(settings, place.location)

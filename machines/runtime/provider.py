@@ -151,8 +151,10 @@ class Provider(ABC):
         """The cloud's ``no_stock`` answers, remembered per type, location and market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
-        self._rates: PriceList | None = None
-        """The price list the billing rule asks, read once when first needed."""
+        self._prices: tuple[PriceList, float] | None = None
+        """The cloud's price list as this provider keeps it, and when it was read on its
+        clock (``kept_prices``): the one list its billing rule and a price order ask."""
+        self._prices_lock = threading.Lock()
         self._listing = Listing(
             lambda: self._list(None),
             lambda: self._meter.window(self._pages),
@@ -382,11 +384,11 @@ class Provider(ABC):
         raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
 
     def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
-        """``machine``'s hourly and monthly price, from ``prices`` or the list read once."""
+        """``machine``'s hourly and monthly price, from ``prices`` or the list this provider
+        keeps (``kept_prices``: read once, and again when a price order asks past its
+        window)."""
         if prices is None:
-            if self._rates is None:
-                self._rates = self.prices()
-            prices = self._rates
+            prices = self.kept_prices(None)
         where = (machine.machine_type, machine.location, machine.market)
         hourly, monthly = prices.hourly(*where), prices.monthly(*where)
         return None if hourly is None or monthly is None else Rate(hourly, monthly)
@@ -576,6 +578,25 @@ class Provider(ABC):
         when first asked. A cloud without one keeps this default: every price unknown,
         saying so."""
         return NoPrices(f"prices unknown: no price list for provider {self.kind}")
+
+    def kept_prices(self, fresh_for: float | None) -> PriceList:
+        """The cloud's price list (``prices()``) as this provider keeps it, one list for all
+        that ask: read when first asked, and again when asked once ``fresh_for`` seconds
+        have passed on this provider's clock since it was read (None: whatever its age, as
+        the billing rule takes it). A list that could not be read answers every price
+        unknown, saying why, until it is read again."""
+        with self._prices_lock:
+            now = self._clock()
+            kept = self._prices
+            if kept is None or (fresh_for is not None and now - kept[1] >= fresh_for):
+                kept = self._prices = (self.prices(), now)
+            return kept[0]
+
+    def current_prices(self) -> PriceList:
+        """The price list as read at most ``ORCA_OFFERS_TTL`` ago (``kept_prices``): what a
+        pool ranking its places by price (``placeOrder: price``) ranks them by, so creates
+        read each cloud's list once per window, not once per create."""
+        return self.kept_prices(self._freshness.offers_ttl)
 
     def launched(self, name: str, pool: str) -> Machine | None:
         """The machine this provider made as ``name`` in ``pool`` and has not deleted, while

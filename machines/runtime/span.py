@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import logging
 import math
 import threading
@@ -43,8 +44,8 @@ from machines.runtime.errors import (
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
-from machines.runtime.price_order import missing_rates, next_hour, ranked, said
-from machines.runtime.prices import PriceList
+from machines.runtime.price_order import Priced, missing_rates, next_hour, ranked, said
+from machines.runtime.prices import NoPrices, PriceList, brief
 from machines.runtime.provider import Found, Provider, provider_class
 from machines.runtime.settings import (
     ORCA_EXCHANGE_RATES,
@@ -147,6 +148,15 @@ def _at(pool: Pool, place: Place) -> Pool:
     """``pool``'s settings at ``place`` as its cloud's provider holds them: no max (the
     spanning provider counts it over every cloud)."""
     return pool.at(place).model_copy(update={"max": None})
+
+
+def _prices_of(provider: Provider) -> PriceList:
+    """``provider``'s kept price list for a price order, or, when it cannot give one, a list
+    that prices nothing (each place keeps its written place, saying why)."""
+    try:
+        return provider.current_prices()
+    except MachinesError as error:
+        return NoPrices(f"prices unknown: {brief(error)}")
 
 
 @functools.cache
@@ -285,18 +295,33 @@ class SpanningProvider(Provider):
         something; a name the pool already has on some cloud returns that machine; a place
         whose create failed ends the create (its reason may be a machine made all the same,
         which a retry, sent there first, finds). A pool without places is the home cloud's.
+
+        Each create at a place is traced and counted by that cloud's provider; a create
+        answered here without any cloud's create (refused before any cloud is asked, at the
+        pool's max, a name already made, every place passed over) is traced and counted
+        here, under the home cloud's kind, as a one-cloud provider's create is.
         """
         pool = self.pool(spec.pool)
         if not pool.places:
             return self._home.create(spec)
         refused = self._refusal(pool, spec)
         if refused:
-            return Created.failure(refused)
+            return self._answered(spec, Created.failure(refused))
         with self._within_max(spec, pool.max) as full:
             if full is not None:
-                return full
+                return self._answered(spec, full)
             with self._name_lock(spec.name):
-                return self._made_before(spec, pool) or self._first_with_stock(spec, pool)
+                before = self._made_before(spec, pool)
+                if before is not None:
+                    return self._answered(spec, before)
+                return self._first_with_stock(spec, pool)
+
+    def _answered(self, spec: MachineSpec, created: Created) -> Created:
+        """``created``, a create of ``spec`` no cloud's provider was asked to make, in its
+        span and counted (``telemetry.answered_create``)."""
+        telemetry = importlib.import_module("machines.runtime.telemetry")
+        answered: Created = telemetry.answered_create(self, spec, created)
+        return answered
 
     def _refusal(self, pool: Pool, spec: MachineSpec) -> str:
         """Why a create of ``spec`` is refused before any request: a place the pool does not
@@ -356,14 +381,28 @@ class SpanningProvider(Provider):
         first = [tried] if tried in pool.places else []
         if pool.place_order != "price":
             return list(dict.fromkeys([*first, *self._asked(pool, spec), *pool.places])), ""
+        priced = self._priced(pool)
+        return list(dict.fromkeys([*first, *(p.place for p in priced)])), said(priced)
+
+    def _priced(self, pool: Pool) -> list[Priced]:
+        """``pool``'s places ranked by the next hour's price, each at its cloud's price list
+        as that cloud's provider keeps it (``current_prices``: asked once a create, read at
+        most once per ``ORCA_OFFERS_TTL`` over all creates)."""
         now = utc(self._clock())
-        priced = ranked(
+        lists = {kind: _prices_of(self._providers[kind]) for kind in pool.clouds(self.kind)}
+        return ranked(
             [
-                next_hour(self._providers[p.cloud], _at(pool, p), p, self._exchange, now)
+                next_hour(
+                    self._providers[p.cloud],
+                    _at(pool, p),
+                    p,
+                    self._exchange,
+                    now,
+                    prices=lists[p.cloud],
+                )
                 for p in pool.places
             ]
         )
-        return list(dict.fromkeys([*first, *(p.place for p in priced)])), said(priced)
 
     def _made_before(self, spec: MachineSpec, pool: Pool) -> Created | None:
         """The machine of ``spec``'s name the pool already has on some cloud (an earlier
@@ -394,6 +433,7 @@ class SpanningProvider(Provider):
         """Try each place in turn until one makes the machine or fails."""
         passed: list[str] = []
         order, ordered = self._order(pool, spec)
+        called = False
         for place in order:
             provider = self._providers[place.cloud]
             settings = _at(pool, place)
@@ -404,6 +444,7 @@ class SpanningProvider(Provider):
             asked = spec.model_copy(
                 update={"machine_type": place.machine_type, "location": place.location}
             )
+            called = True
             with provider.placed(settings):
                 created = provider.create(asked)
             if created.no_stock:
@@ -420,12 +461,13 @@ class SpanningProvider(Provider):
             reason = f"{place}: {created.reason}" if created.reason else ""
             update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
             return created.model_copy(update={**update, "ordered": ordered})
-        return Created(
+        none = Created(
             outcome="no_stock",
             reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
             passed_over=tuple(passed),
             ordered=ordered,
         )
+        return none if called else self._answered(spec, none)  # every place passed over
 
     def passed_over(self, pool: Pool, place: Place) -> str:
         """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
@@ -512,16 +554,36 @@ class SpanningProvider(Provider):
         now: datetime | float | None = None,
         prices: PriceList | None = None,
     ) -> Decimal | None:
-        """The money the machines' cloud bills for them; None when they are on several
-        clouds (whose currencies differ: ask each cloud's provider, ``on(kind)``)."""
+        """The money the machines' clouds bill for them whatever happens now, each cloud's
+        by its own billing rule and price list. On one cloud, in its currency (``prices``: a
+        list of that cloud already read). On several, in the common unit of
+        ``ORCA_EXCHANGE_RATES`` (each cloud's sum times its currency's rate) when the rates
+        name every currency involved; None when they do not (the sums are in currencies
+        that cannot be added: ask each cloud's provider, ``on(kind)``), or when any cloud's
+        sum is unknown."""
         groups: dict[str, list[Machine]] = {}
         for machine in machines:
             provider, own = self._machine(machine)
             groups.setdefault(provider.kind, []).append(own)
+        moment = self._moment(now)
         if len(groups) > 1:
-            return None
+            return self._exchanged(groups, moment)
         kind, held = next(iter(groups.items()), (self.kind, []))
-        return self._providers[kind].committed(held, self._moment(now), prices)
+        return self._providers[kind].committed(held, moment, prices)
+
+    def _exchanged(self, groups: Mapping[str, list[Machine]], now: datetime) -> Decimal | None:
+        """The machines of several clouds' committed money in the rates' unit; None when a
+        rate or a cloud's sum is missing (no price list is read without a rate for it)."""
+        rates = [self._exchange.get(cloud(kind).currency) for kind in groups]
+        if None in rates:
+            return None
+        total = Decimal(0)
+        for (kind, held), rate in zip(groups.items(), rates, strict=True):
+            money = self._providers[kind].committed(held, now)
+            if money is None or rate is None:
+                return None
+            total += money * rate
+        return total
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Where ``machine_type`` can be created now on the clouds of ``pool`` (every cloud

@@ -529,27 +529,39 @@ def traced_create(method: Method) -> Method:
 
     @functools.wraps(method)
     def create(self: Provider, spec: MachineSpec) -> Created:
-        attributes = {
-            PROVIDER: self.kind,
-            POOL: spec.pool,
-            MACHINE_TYPE: spec.machine_type,
-            LOCATION: spec.location,
-        }
-        with _call(self, "create", {**attributes, MACHINE_NAME: spec.name}) as call:
-            try:
-                created: Created = method(self, spec)
-            except BaseException:
-                _instruments().creates.add(1, {**attributes, OUTCOME: "failed"})
-                raise
-            call.outcome = "ok" if created.ok else "no_stock" if created.no_stock else "failed"
-            if created.machine is not None:
-                call.span.set_attribute(MACHINE_ID, created.machine.id)
-            if not created.ok:
-                call.span.set_attribute(REASON, created.reason)
-            _instruments().creates.add(1, {**attributes, OUTCOME: call.outcome})
-            return created
+        return _create_call(self, spec, lambda: method(self, spec))
 
     return create  # type: ignore[return-value]
+
+
+def answered_create(provider: Provider, spec: MachineSpec, created: Created) -> Created:
+    """A create ``provider`` answered ``created`` without any cloud's create call (a spanning
+    provider's refusal before any cloud is asked, a pool at its max): its span and count,
+    as ``traced_create`` gives every create."""
+    return _create_call(provider, spec, lambda: created)
+
+
+def _create_call(provider: Provider, spec: MachineSpec, answer: Callable[[], Created]) -> Created:
+    """``answer()`` in a create's span, its outcome counted by pool, type and location."""
+    attributes = {
+        PROVIDER: provider.kind,
+        POOL: spec.pool,
+        MACHINE_TYPE: spec.machine_type,
+        LOCATION: spec.location,
+    }
+    with _call(provider, "create", {**attributes, MACHINE_NAME: spec.name}) as call:
+        try:
+            created = answer()
+        except BaseException:
+            _instruments().creates.add(1, {**attributes, OUTCOME: "failed"})
+            raise
+        call.outcome = "ok" if created.ok else "no_stock" if created.no_stock else "failed"
+        if created.machine is not None:
+            call.span.set_attribute(MACHINE_ID, created.machine.id)
+        if not created.ok:
+            call.span.set_attribute(REASON, created.reason)
+        _instruments().creates.add(1, {**attributes, OUTCOME: call.outcome})
+        return created
 
 
 def traced_delete(method: Method) -> Method:

@@ -5,16 +5,19 @@ an autoscaler makes on machines of both."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
-from machines import MachineSpec, Provider, SettingsError
+from machines import Machine, MachineSpec, Provider, SettingsError
+from machines.runtime.models import Market
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider as BaseProvider
 from testkit.span import PLACES, POOL, Span, pools_json
 from testkit.specs import OWNER
 
 FSN1, NBG1, EC2 = PLACES
+EC2_SPOT = EC2.model_copy(update={"market": Market.SPOT})
 
 
 def autoscaler_create(provider: BaseProvider, name: str) -> MachineSpec:
@@ -261,3 +264,46 @@ def test_a_report_over_two_owners_lists_each_owners_machines_on_both_clouds(span
         OWNER: [("ci-1", "hetzner")],
         "staging": [("ci-2", "ec2")],
     }
+
+
+@pytest.fixture
+def on_both(span: Span, monkeypatch: pytest.MonkeyPatch) -> list[Machine]:
+    """Pool ``ci`` of Hetzner's fsn1 and EC2's spot place (moto prices spot): ci-1 made on
+    Hetzner, ci-2 on EC2 once fsn1 is out; the pool's machines as listed."""
+    monkeypatch.setenv("ORCA_POOLS", pools_json(FSN1, EC2_SPOT))
+    provider = span.provider()
+    assert provider.create(autoscaler_create(provider, "ci-1")).ok
+    span.out_of_stock(FSN1)
+    assert provider.create(autoscaler_create(provider, "ci-2")).ok
+    machines = provider.machines(POOL)
+    assert [m.cloud for m in machines] == ["hetzner", "ec2"]
+    return machines
+
+
+def test_committed_on_two_clouds_is_their_sum_in_the_rates_unit(
+    on_both: list[Machine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_EXCHANGE_RATES", "EUR=1,USD=0.5")
+    provider = Provider.of("hetzner", OWNER)
+    on_hetzner, on_ec2 = on_both
+    assert on_ec2.created is not None
+    now = on_ec2.created  # within EC2's first minute, which is billed whatever happens
+
+    committed = provider.committed(on_both, now)
+
+    eur = provider.on("hetzner").committed([on_hetzner], now)
+    usd = provider.on("ec2").committed([on_ec2], now)
+    assert eur is not None
+    assert eur > 0
+    assert usd is not None
+    assert usd > 0
+    assert committed == eur + usd * Decimal("0.5")
+
+
+@pytest.mark.parametrize("rates", ["", "EUR=1"])
+def test_committed_on_two_clouds_without_a_rate_for_each_currency_is_none(
+    on_both: list[Machine], monkeypatch: pytest.MonkeyPatch, rates: str
+) -> None:
+    monkeypatch.setenv("ORCA_EXCHANGE_RATES", rates)
+
+    assert Provider.of("hetzner", OWNER).committed(on_both) is None
