@@ -13,6 +13,7 @@ since no cloud is there to ask.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import runpy
 import unittest.mock
@@ -308,6 +309,10 @@ def run_program(
         settings.reset_options()
         asyncio.set_event_loop(None)
         loop.close()
+        # The run's gRPC and asyncio objects have finalizers: run them now, not in whatever
+        # code the collector next interrupts (CPython 3.11's ast.parse, interrupted so,
+        # fails with "AST constructor recursion depth mismatch").
+        gc.collect()
     return Run(stack_urn or "", monitor.registered, cloud.calls, outputs or {})
 
 
