@@ -18,7 +18,7 @@ import yaml
 
 from machines import MachineSpec, automation
 from machines.cli.exits import ExitCode
-from testkit import moto_server
+from testkit import moto_server, readme
 from testkit.commands import commit, git
 from testkit.commands import machines_cli as cli
 from testkit.engine_stacks import SPAN_STACK
@@ -31,6 +31,9 @@ ARM_OUT = [
 ]
 X86_OUT = [{"server_type": "cx23", "location": "fsn1"}]
 STACK_FILE = Path("stacks") / f"Pulumi.{SPAN_STACK}.yaml"
+SECTION = readme.section("A pool that spans clouds", readme.doc("operating"))
+PREVIEW = readme.blocks(SECTION, "")[0]
+"""docs/operating.md's preview of pool arm grown to 2: this module's stack at that change."""
 
 
 def autoscale(name: str, pool: str) -> None:
@@ -122,6 +125,7 @@ def test_a_preview_says_per_place_where_new_machines_go_and_what_it_deletes(repo
         "autoscaler, 1 to delete" in text
     )
     assert "+  create  hcloud:index/server:Server  prod-arm-2" in text
+    assert all(line in text.splitlines() for line in PREVIEW.splitlines())  # the doc's, as written
 
 
 def test_the_ci_comment_shows_each_place_with_its_money(repo, tmp_path):

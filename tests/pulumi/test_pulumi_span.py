@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+import yaml
 
 from machines.program.clouds.ec2.components import EC2_SHARED_TYPE
 from machines.program.clouds.hetzner.components import HETZNER_SHARED_TYPE
@@ -21,6 +22,7 @@ from machines.program.placement import Placement
 from machines.program.reaper import REAPER_TYPE
 from machines.runtime.pool import pools_of
 from machines.runtime.settings import ORCA_EXCHANGE_RATES, ORCA_POOLS
+from testkit import readme
 from testkit.program_harness import SPANNING_STACKS, Run, run, stack_file, stack_name
 
 SERVER = "hcloud:index/server:Server"
@@ -231,3 +233,13 @@ def test_another_cloud_s_settings_without_a_place_there_still_make_its_shared_re
     assert [r.name for r in result.of_type("aws:ec2/securityGroup:SecurityGroup")] == ["prod-pools"]
     assert [r.name for r in result.of_type(SERVER)] == ["prod-x86-1"]
     assert result.outputs["env"]["AWS_REGION"] == "eu-central-1"
+
+
+def test_docs_operating_s_spanning_stack_loads_as_written() -> None:
+    section = readme.section("A pool that spans clouds", readme.doc("operating"))
+    config = yaml.safe_load(readme.blocks(section, "yaml")[0])["config"]
+
+    assert refusals(config) == []
+    result = run(config, stack="prod")
+    assert [r.name for r in result.of_type(INSTANCE)] == []
+    assert sorted(r.name for r in result.of_type(SERVER)) == ["prod-arm-1", "prod-x86-1"]
