@@ -10,7 +10,7 @@ the settings have subnets for), less those a recent ``no_stock`` answer is remem
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from pulumi import automation as auto
@@ -20,9 +20,11 @@ from machines.automation.diff import Diff
 from machines.automation.engine_output import resource_errors
 from machines.automation.snapshot import StackSnapshot
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.clouds import cloud as facts_of
 from machines.runtime.clouds import no_stock_codes
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import is_machine_key
+from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
 
@@ -59,21 +61,47 @@ def stock(
 
 class NoStockError(MachinesError):
     """An engine run stopped at a machine the cloud has no stock for: the cloud's "not now",
-    not a mistake. The CLI exits with its no-stock status; what the run made is kept."""
+    not a mistake. The CLI exits with its no-stock status; what the run made is kept. For a
+    pool that names its places, ``place`` is where the machine was to be made, and
+    ``passed`` the places earlier attempts of the same ``up`` found out."""
 
-    def __init__(self, stack: str, action: str, cloud: str, pool: PoolConfig) -> None:
+    def __init__(
+        self,
+        stack: str,
+        action: str,
+        cloud: str,
+        pool: PoolConfig,
+        *,
+        place: Place | None = None,
+        passed: Sequence[Place] = (),
+    ) -> None:
         self.pool = pool
+        self.place = place
+        self.passed = tuple(passed)
+        if place is None:
+            super().__init__(
+                f"stack {stack}: {action} stopped: {cloud} has no stock of {pool.machine_type} "
+                f"in {pool.location} for pool {pool.name} now; the machines it made are kept: "
+                "give the pool another location or machine type in its stack file, or run up "
+                "again later"
+            )
+            return
+        tried = "".join(f", nor had {p}" for p in self.passed if p != place)
         super().__init__(
-            f"stack {stack}: {action} stopped: {cloud} has no stock of {pool.machine_type} in "
-            f"{pool.location} for pool {pool.name} now; the machines it made are kept: give "
-            "the pool another location or machine type in its stack file, or run up again "
-            "later"
+            f"stack {stack}: {action} stopped: {place} has no stock for pool {pool.name} now"
+            f"{tried}, and no other place of the pool has stock as far as its clouds say; the "
+            "machines it made are kept: add a place to the pool, or run up again later"
         )
 
 
-def out_of_stock_pool(text: str, deployment: BaseDeployment) -> PoolConfig | None:
+PlaceOf = Callable[[PoolConfig, str], Place | None]
+"""Where a failed engine run was making a pool's machine (its name in the stack)."""
+
+
+def out_of_stock_pool(text: str, deployment: BaseDeployment) -> tuple[PoolConfig, str] | None:
     """The pool whose machine a failed engine run (``text``, its ``CommandError``) could
-    not make for want of stock, or None when no failure was that."""
+    not make for want of stock, and that machine's name in the stack; None when no failure
+    was that."""
     codes = re.compile(r"\b(" + "|".join(sorted(no_stock_codes())) + r")\b")
     for line in resource_errors(text):
         resource, _, why = line.partition(": ")
@@ -81,21 +109,31 @@ def out_of_stock_pool(text: str, deployment: BaseDeployment) -> PoolConfig | Non
             continue
         for pool in deployment.pools:
             if is_machine_key(resource, deployment.owner, pool.name):
-                return pool
+                return pool, resource
     return None
 
 
 @contextmanager
-def no_stock_refused(stack: str, action: str, deployment: BaseDeployment | None) -> Iterator[None]:
+def no_stock_refused(
+    stack: str,
+    action: str,
+    deployment: BaseDeployment | None,
+    place_of: PlaceOf | None = None,
+    passed: Sequence[Place] = (),
+) -> Iterator[None]:
     """Around an engine run: a failure for want of stock becomes ``NoStockError`` naming
-    the pool, its type and location; any other passes on as it was."""
+    the pool, its type and location (for a pool that names its places, the place
+    ``place_of`` says, on its cloud); any other passes on as it was."""
     try:
         yield
     except auto.CommandError as error:
-        pool = None if deployment is None else out_of_stock_pool(str(error), deployment)
-        if pool is None or deployment is None:
+        found = None if deployment is None else out_of_stock_pool(str(error), deployment)
+        if found is None or deployment is None:
             raise
-        raise NoStockError(stack, action, deployment.cloud, pool) from None
+        pool, key = found
+        place = place_of(pool, key) if place_of is not None else None
+        cloud = deployment.cloud if place is None else facts_of(place.cloud).name
+        raise NoStockError(stack, action, cloud, pool, place=place, passed=passed) from None
 
 
 def stock_warnings(diff: Diff, taken: StackSnapshot) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from pulumi import automation as auto
 
-from machines.automation.availability import no_stock_refused, stock_warnings
+from machines.automation.availability import NoStockError, no_stock_refused, stock_warnings
 from machines.automation.checks import check_resize
 from machines.automation.diff import Changes, Diff, PoolCount, pool_counts
 from machines.automation.engine import (
@@ -38,13 +38,15 @@ from machines.automation.snapshot import StackRuntime, StackSnapshot
 from machines.automation.spans import traced
 from machines.automation.state import resources
 from machines.program.components import POOL_TYPE
+from machines.program.config.models import PoolConfig
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
-from machines.program.placement import Placement, placement_of
+from machines.program.placement import Placement, machine_index, placement_of, places_out_env
 from machines.program.reaper import unordered
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_key
 from machines.runtime.models import Status
+from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 from machines.runtime.span import SpanningProvider
@@ -111,6 +113,32 @@ def up(
 def _up(
     op: Operation, *, refresh: bool, target: list[str] | None = None
 ) -> tuple[Diff, StackSnapshot]:
+    """``up``, once more for each place of a pool that spans that the cloud refused a
+    machine at for want of stock, which the program then passes over (``ORCA_PLACES_OUT``):
+    the stack's machines go to the first place with stock, as far as a create can tell (EC2
+    says so only by refusing one). When no place of the pool is left, the ``NoStockError``
+    names every place tried."""
+    out: list[Place] = []
+    while True:
+        try:
+            return _up_once(op, refresh=refresh, target=target, out=tuple(out))
+        except NoStockError as error:
+            place = error.place
+            if place is None or place in out or set(error.pool.places) <= {*out, place}:
+                raise
+            out.append(place)
+            op.notify(
+                f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
+                "goes on with the pool's next place"
+            )
+            op = Operation(
+                op.stack, op.project, on_output=op.notify, environ=op.environ, command=op.command
+            )
+
+
+def _up_once(
+    op: Operation, *, refresh: bool, target: list[str] | None, out: tuple[Place, ...]
+) -> tuple[Diff, StackSnapshot]:
     return _diffed(
         op,
         "up",
@@ -124,6 +152,7 @@ def _up(
             replace=replace or None,
         ),
         create=True,
+        out=out,
     )
 
 
@@ -164,6 +193,7 @@ def _diffed(
     run: Callable[[auto.Stack, Changes, list[str]], object],
     *,
     create: bool,
+    out: tuple[Place, ...] = (),
 ) -> tuple[Diff, StackSnapshot]:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the stack's snapshot taken before it, per pool. A preview or an update also
@@ -177,6 +207,8 @@ def _diffed(
     op.start_engine()
     deployment = None if action == "destroy" else op.check()
     selected = op.selected(create=create)
+    if out:
+        selected.workspace.env_vars = {**selected.workspace.env_vars, **places_out_env(out)}
     if action != "preview":
         recover(op)
     taken = op.snapshot(deployment)
@@ -187,13 +219,33 @@ def _diffed(
     collect = Changes()
     with (
         engine_errors(op.stack, action, op.project),
-        no_stock_refused(op.stack, action, deployment),
+        no_stock_refused(
+            op.stack, action, deployment, partial(failed_place, taken, out), passed=out
+        ),
     ):
         _unlocked(op, lambda: run(selected, collect, replace))
     diff = _with_pools(collect.diff(op.stack), taken)
     if action == "preview":
         diff = diff.model_copy(update={"warnings": stock_warnings(diff, taken)})
     return diff, taken
+
+
+def failed_place(
+    taken: StackSnapshot, out: tuple[Place, ...], pool: PoolConfig, key: str
+) -> Place | None:
+    """Where a failed run was making machine ``key`` of ``pool``, a pool that names its
+    places: the place the program gave it, found again as the program finds it (the same
+    listing, the same places ``out``); None for another pool."""
+    provider, deployment = taken.provider, taken.deployment
+    if not pool.places or not isinstance(provider, SpanningProvider) or deployment is None:
+        return None
+    index = machine_index(key, deployment.owner, pool.name)
+    listed = taken.listed.get(pool.name) or []
+    try:
+        placed = placement_of(provider, deployment, pool, listed, out).places
+    except MachinesError:
+        return None
+    return placed[index - 1] if index is not None and index <= len(placed) else None
 
 
 def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:

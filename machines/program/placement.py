@@ -16,15 +16,17 @@ request here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.runtime.errors import MachinesError
-from machines.runtime.labels import machine_name
+from machines.runtime.labels import is_machine_key, machine_name
 from machines.runtime.models import Machine, Status
-from machines.runtime.pool import Place
+from machines.runtime.pool import Place, Pool
 from machines.runtime.provider import Provider
+from machines.runtime.settings import ORCA_PLACES_OUT
 from machines.runtime.span import SpanningProvider
 
 
@@ -46,6 +48,7 @@ def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[s
     spanning = [p for p in deployment.pools if p.spans(deployment.provider)]
     if not spanning:
         return {}
+    out = places_out(environ)
     settings = deployment.runtime_env(deployment.catalogue_settings())
     try:
         provider = Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
@@ -55,11 +58,14 @@ def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[s
             f"that say where their machines are could not be asked: {error}"
         ) from None
     assert isinstance(provider, SpanningProvider)
-    return {pool.name: _placement(provider, deployment, pool) for pool in spanning}
+    return {pool.name: _placement(provider, deployment, pool, out) for pool in spanning}
 
 
 def _placement(
-    provider: SpanningProvider, deployment: BaseDeployment, pool: PoolConfig
+    provider: SpanningProvider,
+    deployment: BaseDeployment,
+    pool: PoolConfig,
+    out: Collection[Place] = (),
 ) -> Placement:
     """``pool``'s machines: each kept machine at its place, the new ones at the first place
     with stock (a pool that keeps none asks nothing)."""
@@ -72,7 +78,7 @@ def _placement(
             f"pool {pool.name} names its places, and where its machines are now could not be "
             f"read, so none is placed (nothing was changed): {error}"
         ) from None
-    return placement_of(provider, deployment, pool, listed)
+    return placement_of(provider, deployment, pool, listed, out)
 
 
 def placement_of(
@@ -80,9 +86,11 @@ def placement_of(
     deployment: BaseDeployment,
     pool: PoolConfig,
     listed: Iterable[Machine],
+    out: Collection[Place] = (),
 ) -> Placement:
     """``pool``'s machines given its machines ``listed`` now (the pool's listing on every
-    cloud): what the program declares, and what a preview counted on the same listing shows."""
+    cloud): what the program declares, and what a preview counted on the same listing shows.
+    ``out``: places an earlier attempt of the same ``up`` found out of stock."""
     kept_now = {m.name: m for m in listed if m.managed_by and m.status != Status.DELETING}
     settings = deployment.runtime_pool(pool)
     notes: list[str] = []
@@ -94,11 +102,41 @@ def placement_of(
             places.append(kept_at(pool.places, kept))
             continue
         if new is None:
-            passed = [(p, provider.passed_over(settings, p)) for p in pool.places]
+            passed = [(p, _out(provider, settings, p, out)) for p in pool.places]
             new = next((p for p, why in passed if not why), pool.places[0])
             notes += _said(pool.name, new, passed)
         places.append(new)
     return Placement(tuple(places), tuple(notes))
+
+
+def _out(provider: SpanningProvider, pool: Pool, place: Place, out: Collection[Place]) -> str:
+    """Why no new machine goes to ``place`` now; empty when it is worth a try."""
+    if place in out:
+        return "its cloud refused a machine there for want of stock earlier in this up"
+    return provider.passed_over(pool, place)
+
+
+def places_out(environ: Mapping[str, str]) -> tuple[Place, ...]:
+    """The places ``ORCA_PLACES_OUT`` names (set by ``orca-machines up`` for its next
+    attempt); none when unset or unreadable (the program then asks the clouds alone)."""
+    try:
+        items = json.loads(environ.get(ORCA_PLACES_OUT) or "[]")
+        return tuple(Place.model_validate(item) for item in items)
+    except (ValueError, TypeError):
+        return ()
+
+
+def places_out_env(places: Iterable[Place]) -> dict[str, str]:
+    """``ORCA_PLACES_OUT`` of ``places``, for the program of an ``up``'s next attempt."""
+    listed = [p.model_dump(mode="json", by_alias=True) for p in places]
+    return {ORCA_PLACES_OUT: json.dumps(listed, separators=(",", ":"))} if listed else {}
+
+
+def machine_index(key: str, owner: str, pool: str) -> int | None:
+    """The index of the pool's machine ``key`` names in the stack (``<owner>-<pool>-<n>``)."""
+    if not is_machine_key(key, owner, pool):
+        return None
+    return int(key.rsplit("-", 1)[1])
 
 
 def kept_at(places: tuple[Place, ...], machine: Machine) -> Place:

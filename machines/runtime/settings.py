@@ -60,6 +60,10 @@ ORCA_EXCHANGE_RATES = "ORCA_EXCHANGE_RATES"
 """What one unit of each currency is worth in one unit of your choosing, ``EUR=1,USD=0.86``:
 a pool that ranks its places by price (``placeOrder: price``) compares them so."""
 
+ORCA_PLACES_OUT = "ORCA_PLACES_OUT"
+"""The places an ``orca-machines up`` found out of stock in an earlier attempt of the same
+run (JSON, as ``ORCA_POOLS`` writes places): the stack's program puts no new machine there."""
+
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from machines import MachineSpec, automation
+from machines.cli.exits import ExitCode
 from testkit import moto_server
 from testkit.commands import machines_cli
 from testkit.engine_stacks import SPAN_STACK
+from testkit.fault_proxy import Fault, FaultProxy
 
 pytestmark = pytest.mark.engine
 
@@ -82,3 +84,55 @@ def test_a_pool_spanning_both_clouds_through_up_the_autoscaler_and_destroy(span_
     assert gone.returncode == 0, gone.stderr
     assert ec2_instances(span_deployment) == {}
     assert hetzner_servers(span_deployment) == {}
+
+
+EC2_FIRST = [
+    {"cloud": "ec2", "machineType": "t4g.small", "location": "eu-central-1a"},
+    {"cloud": "hetzner", "machineType": "cax11", "location": "fsn1"},
+]
+
+
+def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(span_deployment):
+    """EC2 tells no stock before a create (moto never runs out: the fault proxy answers
+    RunInstances with InsufficientInstanceCapacity): up runs again past the refused place."""
+    moto = span_deployment.moto.url
+    with FaultProxy(moto).serving() as proxy:
+        automation.set_config(
+            SPAN_STACK,
+            {
+                "aws:endpoints": [{"ec2": proxy.url, "iam": moto, "sts": moto}],
+                "orca-machines:pools": [{"name": "arm", "size": 1, "places": EC2_FIRST}],
+            },
+        )
+        proxy.set_faults(
+            Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity")
+        )
+
+        done = machines_cli("up", SPAN_STACK)
+
+        assert done.returncode == 0, done.stderr
+        said = done.stdout + done.stderr
+        assert (
+            "stack span: pool arm: ec2 t4g.small in eu-central-1a has no stock now; up goes on "
+            "with the pool's next place" in said
+        )
+        assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
+        assert ec2_instances(span_deployment) == {}
+
+        span_deployment.emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
+        automation.set_config(
+            SPAN_STACK, {"orca-machines:pools": [{"name": "arm", "size": 2, "places": EC2_FIRST}]}
+        )
+        refused = machines_cli("up", SPAN_STACK)
+
+        assert refused.returncode == ExitCode.NO_STOCK, refused.stderr
+        assert (
+            "stack span: up stopped: ec2 t4g.small in eu-central-1a has no stock for pool arm "
+            "now, and no other place of the pool has stock as far as its clouds say"
+            in refused.stderr
+        )
+        assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
+
+        gone = machines_cli("destroy", SPAN_STACK, "--yes")
+        assert gone.returncode == 0, gone.stderr
+        assert hetzner_servers(span_deployment) == {}
