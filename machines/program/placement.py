@@ -29,6 +29,9 @@ from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_PLACES_OUT
 from machines.runtime.span import SpanningProvider
 
+NO_PLACE = "no place has stock as far as its clouds say"
+"""What the program says of a pool none of whose places has stock (a preview warns of it)."""
+
 
 class PlacementError(MachinesError):
     """Where a pool's machines are could not be read: the program guesses no place."""
@@ -164,7 +167,7 @@ def _said(pool: str, chosen: Place, passed: list[tuple[Place, str]]) -> list[str
     why = "; ".join(f"{p}: {reason}" for p, reason in out)
     if len(out) == len(passed):
         return [
-            f"pool {pool}: no place has stock as far as its clouds say ({why}): new machines "
-            f"go to its first place, {chosen}, whose cloud answers the create"
+            f"pool {pool}: {NO_PLACE} ({why}): new machines go to its first place, {chosen}, "
+            "whose cloud answers the create"
         ]
     return [f"pool {pool}: new machines go to {chosen}, passing over {why}"]

@@ -136,3 +136,23 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         gone = machines_cli("destroy", SPAN_STACK, "--yes")
         assert gone.returncode == 0, gone.stderr
         assert hetzner_servers(span_deployment) == {}
+
+
+def test_a_preview_warns_when_no_place_of_a_pool_has_stock(span_deployment):
+    span_deployment.emulator.control.set_stock(HETZNER_PLACES)
+    hetzner_only = [
+        {"cloud": "hetzner", "machineType": "cax11", "location": "fsn1"},
+        {"cloud": "hetzner", "machineType": "cax11", "location": "nbg1"},
+    ]
+    automation.set_config(
+        SPAN_STACK, {"orca-machines:pools": [{"name": "arm", "size": 1, "places": hetzner_only}]}
+    )
+
+    done = machines_cli("preview", SPAN_STACK)
+
+    assert done.returncode == ExitCode.CHANGES, done.stderr
+    assert (
+        "stack span: warning: pool arm: no place has stock as far as its clouds say "
+        "(hetzner cax11 in fsn1: " in done.stdout
+    )
+    assert "new machines go to its first place, hetzner cax11 in fsn1" in done.stdout
