@@ -333,7 +333,8 @@ class SpanningProvider(Provider):
                 f"{spec.machine_type} in {spec.location} is none of them: ask for one of "
                 f"provider.pool({pool.name!r}).places"
             )
-        return self.arch_refusal(pool)
+        refused = self.arch_refusal(pool)
+        return f"{ORCA_POOLS} {refused}" if refused else ""
 
     def arch_refusal(self, pool: Pool) -> str:
         """Why ``pool``'s places cannot stand together: not all of one architecture (its
@@ -357,7 +358,7 @@ class SpanningProvider(Provider):
         if differ is not None:
             place, other = differ
             refused = (
-                f"{ORCA_POOLS} pool {pool.name}'s place {place} is {other}, but its first "
+                f"pool {pool.name}'s place {place} is {other}, but its first "
                 f"place {first} is {arch}: a pool's machines run one image, so name places "
                 "of one architecture (or make a pool per architecture)"
             )

@@ -136,6 +136,10 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         gone = machines_cli("destroy", SPAN_STACK, "--yes")
         assert gone.returncode == 0, gone.stderr
         assert hetzner_servers(span_deployment) == {}
+        span_deployment.emulator.control.set_stock([])
+        automation.set_config(
+            SPAN_STACK, {"aws:endpoints": [{"ec2": moto, "iam": moto, "sts": moto}]}
+        )
 
 
 def test_a_preview_warns_when_no_place_of_a_pool_has_stock(span_deployment):
@@ -156,3 +160,34 @@ def test_a_preview_warns_when_no_place_of_a_pool_has_stock(span_deployment):
         "(hetzner cax11 in fsn1: " in done.stdout
     )
     assert "new machines go to its first place, hetzner cax11 in fsn1" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("place", "line"),
+    [
+        (
+            {"cloud": "hetzner", "machineType": "cax11", "location": "ash"},
+            "stack span: pools[0].places[1].location: pool arm: ",
+        ),
+        (
+            {"cloud": "ec2", "machineType": "t3.small", "location": "eu-central-1a"},
+            "stack span: pools[0].places: pool arm's place ec2 t3.small in eu-central-1a is "
+            "amd64, but its first place hetzner cax11 in fsn1 is arm64",
+        ),
+    ],
+    ids=["a type its cloud does not sell there", "two architectures"],
+)
+def test_a_place_the_clouds_refuse_is_one_line_before_the_engine_starts(
+    span_deployment, place, line
+):
+    first = {"cloud": "hetzner", "machineType": "cax11", "location": "fsn1"}
+    automation.set_config(
+        SPAN_STACK,
+        {"orca-machines:pools": [{"name": "arm", "size": 1, "places": [first, place]}]},
+    )
+
+    done = machines_cli("preview", SPAN_STACK)
+
+    assert done.returncode == ExitCode.ERROR, done.stderr
+    assert line in done.stderr
+    assert "Traceback" not in done.stderr
