@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from emulator.process import PROJECT_ROOT
@@ -33,12 +34,14 @@ def operator_pulumi(
     *args: str,
     passphrase: str | None = None,
     home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``pulumi ARGS --stack STACK`` run as an operator would: the engine's binary in the
     project, the documented variables (the local stack's passphrase unless told), no
     automation. ``state`` None: ``PULUMI_BACKEND_URL`` unset, as the README's default;
     ``stack`` None: no ``--stack`` (``stack ls``); ``home``: another ``PULUMI_HOME``
-    (default: the engine's)."""
+    (default: the engine's); ``environ``: variables set (over this process's) for this run
+    only."""
     from machines import automation  # noqa: PLC0415 (pulumi loads for engine tests only)
 
     binary = automation.engine_bin()
@@ -49,6 +52,7 @@ def operator_pulumi(
         "PULUMI_HOME": str(home or automation.CHECKOUT / automation.ENGINE_DIR / "home"),
         "PULUMI_CONFIG_PASSPHRASE": passphrase or automation.LOCAL_PASSPHRASE,
         "PULUMI_SKIP_UPDATE_CHECK": "true",
+        **(environ or {}),
     }
     env.pop("PULUMI_BACKEND_URL", None)
     if state is not None:

@@ -273,6 +273,10 @@ def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None)
     address and arch; for a pool that names places, those and each machine's cloud, type
     and location).
     """
+    # Asked before anything is declared: a data source call the program had started (an
+    # image, a type's architecture) would fail too when the clouds cannot be read, and the
+    # engine reports that and drops the program's own line.
+    placed = placements(deployment, {**os.environ, **(environ or {})})
     built: dict[str, Built] = {}
     for kind in deployment.clouds:
         components = importlib.import_module(f"{CLOUDS[kind]}.components")
@@ -282,7 +286,6 @@ def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None)
         lambda envs: {k: v for env in envs for k, v in env.items()} | extra
     )
     env = settings.apply(deployment.runtime_env)
-    placed = placements(deployment, {**os.environ, **(environ or {})})
     for placement in placed.values():
         for note in placement.notes:
             pulumi.log.info(note)

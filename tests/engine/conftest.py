@@ -169,6 +169,7 @@ class SpanDeployment:
     """A project copy whose ``span`` stack is the spanning example on both clouds at once."""
 
     project: Path
+    state: Path
     emulator: Emulator
     hcloud: Client
     moto: moto_server.MotoServer
@@ -197,7 +198,7 @@ def span_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpanDe
             SPAN_STACK, span_stack_config(emulator.url, moto.url, network, policy)
         )
         client = Client(token=TOKEN, api_endpoint=emulator.url, poll_interval=0.05)
-        yield SpanDeployment(project, emulator, client, moto)
+        yield SpanDeployment(project, state, emulator, client, moto)
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,19 @@ from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
-from machines.program.placement import Placement
+from machines.program.placement import Placement, PlacementError
 from machines.program.reaper import REAPER_TYPE
 from machines.runtime.pool import pools_of
 from machines.runtime.settings import ORCA_EXCHANGE_RATES, ORCA_POOLS
 from testkit import readme
-from testkit.program_harness import SPANNING_STACKS, Run, run, stack_file, stack_name
+from testkit.program_harness import (
+    SPANNING_STACKS,
+    CloudMocks,
+    Run,
+    run,
+    stack_file,
+    stack_name,
+)
 
 SERVER = "hcloud:index/server:Server"
 INSTANCE = "aws:ec2/instance:Instance"
@@ -125,6 +132,33 @@ def test_a_spanning_pool_s_reaper_reaps_on_each_cloud_of_its_places(first: Run) 
     (plain,) = [c for c in children(first, "x86") if c.type == REAPER_TYPE]
     assert ORCA_POOLS not in plain.inputs["env"]
     assert "AWS_REGION" not in plain.inputs["env"]
+
+
+class Unauthorized(CloudMocks):
+    """Clouds that refuse the program's credential: every data source call fails, as the
+    plugins' do with a wrong token."""
+
+    def call(self, args: Any) -> tuple[dict[str, Any], list[Any]]:
+        self.calls.append((args.token, args.args))
+        raise RuntimeError(f"invoke of {args.token} failed: unable to authenticate")
+
+
+def unreadable(_deployment: BaseDeployment, _environ: Mapping[str, str]) -> dict[str, Placement]:
+    raise PlacementError(
+        "pool arm names its places, and where its machines are now could not be read"
+    )
+
+
+def test_clouds_that_cannot_be_read_stop_the_program_with_its_own_line_before_any_call() -> None:
+    """Where a spanning pool's machines go is asked before anything is declared: a refused
+    read is the program's one line, never masked by the data source calls that the same
+    refused credential fails (the engine reports those first and drops the program's)."""
+    cloud = Unauthorized()
+
+    with pytest.raises(PlacementError, match="pool arm names its places"):
+        run(example(), stack="prod", cloud=cloud, placed=unreadable)
+
+    assert cloud.calls == []
 
 
 def refusals(config: dict[str, Any]) -> list[str]:
