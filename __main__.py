@@ -6,6 +6,7 @@ import pulumi
 
 from machines.program import components, pending
 from machines.program.config.loader import load, plain_user_data
+from machines.program.placement import PlacementError
 
 refused = pending.refused_plain_run(os.environ, pulumi.get_project(), pulumi.get_stack())
 if refused:
@@ -16,4 +17,8 @@ stack_config = components.stack_config()
 deployment = load(stack_config, pulumi.get_stack())
 for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
-components.deploy(deployment, components.config_credentials(stack_config))
+try:
+    components.deploy(deployment, components.config_credentials(stack_config))
+except PlacementError as error:  # the clouds could not be read: one line, nothing declared
+    pulumi.log.error(str(error))
+    raise SystemExit(1) from None
