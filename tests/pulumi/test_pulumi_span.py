@@ -149,16 +149,20 @@ def unreadable(_deployment: BaseDeployment, _environ: Mapping[str, str]) -> dict
     )
 
 
-def test_clouds_that_cannot_be_read_stop_the_program_with_its_own_line_before_any_call() -> None:
+def test_clouds_that_cannot_be_read_stop_the_program_with_its_own_line_before_any_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Where a spanning pool's machines go is asked before anything is declared: a refused
     read is the program's one line, never masked by the data source calls that the same
     refused credential fails (the engine reports those first and drops the program's)."""
     cloud = Unauthorized()
 
-    with pytest.raises(PlacementError, match="pool arm names its places"):
+    with pytest.raises(SystemExit):
         run(example(), stack="prod", cloud=cloud, placed=unreadable)
 
     assert cloud.calls == []
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == ["pool arm names its places, and where its machines are now could not be read"]
 
 
 def refusals(config: dict[str, Any]) -> list[str]:
