@@ -33,6 +33,7 @@ per-second billing is the same for both markets).
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import statistics
@@ -383,8 +384,9 @@ def big_owner(emulator: Emulator, env: Mapping[str, str], repeat: int) -> list[s
         cold_time = median_seconds(cold, repeat)
         clock.advance(3600)
         hetzner.machines(POOLS[0])
-        warm_requests = counted(emulator, lambda h=hetzner: h.machines(POOLS[1]))
-        warm_time = median_seconds(lambda h=hetzner: h.machines(POOLS[1]), repeat)
+        warm = functools.partial(hetzner.machines, POOLS[1])
+        warm_requests = counted(emulator, warm)
+        warm_time = median_seconds(warm, repeat)
 
         def tick_cold(h: HetznerProvider = hetzner, c: ManualClock = clock) -> None:
             c.advance(3600)
@@ -531,9 +533,14 @@ class JobsRun:
             self.out.bill(lease, now)
         for machine_id in still_idle - {m.id for m in let_go}:
             lease = self.leases[machine_id]
-            paid = lease.billing.paid_until(utc(lease.created), utc(now), lambda r=lease.rate: r)
+            paid = lease.billing.paid_until(utc(lease.created), utc(now), _given(lease.rate))
             if paid <= utc(now):
                 self.out.kept_billing += 1  # kept idle although the cloud bills on for it
+
+
+def _given(rate: Rate) -> Callable[[], Rate]:
+    """A rate that is known already, as a billing rule asks for one."""
+    return lambda: rate
 
 
 def run_jobs(
@@ -545,7 +552,7 @@ def run_jobs(
     machine_type: str,
     locations: tuple[str, ...],
     rate_of: Callable[[str], Rate],
-    tick_hook: Callable[[float], None],
+    tick_hook: Callable[[float], object],
     short: Callable[[bool], None],
 ) -> JobsOutcome:
     """The jobs on ``provider``, one autoscaler tick every ``TICK`` s: every pool listed (the

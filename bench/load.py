@@ -36,7 +36,7 @@ from emulator.process import Emulator, running_emulator
 from machines.runtime.models import MachineSpec
 from machines.runtime.provider import Provider
 from testkit import hetzner, moto_server
-from testkit.fault_proxy import Fault, FaultProxy
+from testkit.fault_proxy import Fault, FaultProxy, Kind
 from testkit.specs import ec2_spec, spec
 
 TOKEN = hetzner.token("load")
@@ -175,7 +175,7 @@ def hetzner_run(
     return run
 
 
-EC2_FAULTS = (
+EC2_FAULTS: tuple[tuple[Kind, str, dict[str, Any]], ...] = (
     ("error", "RunInstances", {"status": 503, "code": "Unavailable", "probability": 0.05}),
     ("drop_after", "RunInstances", {"probability": 0.02}),
     ("error", "DescribeInstances", {"status": 503, "code": "RequestLimitExceeded",

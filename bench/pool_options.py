@@ -11,6 +11,7 @@ Each option's row is a fresh provider: its first create (names resolved) and its
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import tempfile
@@ -141,8 +142,8 @@ def up_rows(emulator: Emulator, servers: int) -> list[tuple[str, int, str]]:
                 stack_file(servers, emulator.url, spread)
             )
             steps: list[tuple[str, Callable[[], object]]] = [
-                ("up", lambda stack=stack: automation.up(stack, on_output=quiet)),
-                ("destroy", lambda stack=stack: automation.destroy(stack, on_output=quiet)),
+                ("up", functools.partial(automation.up, stack, on_output=quiet)),
+                ("destroy", functools.partial(automation.destroy, stack, on_output=quiet)),
             ]
             for step, action in steps:
                 emulator.control.reset_requests()
