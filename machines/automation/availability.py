@@ -20,7 +20,7 @@ from machines.automation.diff import Diff
 from machines.automation.engine_output import resource_errors
 from machines.automation.snapshot import StackSnapshot
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.program.placement import NO_PLACE, placement_of
+from machines.program.placement import NO_PLACE
 from machines.runtime.clouds import cloud as facts_of
 from machines.runtime.clouds import no_stock_codes
 from machines.runtime.errors import MachinesError
@@ -28,7 +28,6 @@ from machines.runtime.labels import is_machine_key
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
-from machines.runtime.span import SpanningProvider
 
 
 class Stock(BaseModel):
@@ -174,11 +173,7 @@ def _no_place_warnings(taken: StackSnapshot, pool: PoolConfig) -> list[str]:
     """For a pool that names its places: a line when no place has stock as far as its
     clouds say (its new machines would go to the first and meet its refusal); none when
     one has, the program sends them there."""
-    provider, deployment = taken.provider, taken.deployment
-    if not isinstance(provider, SpanningProvider) or deployment is None:
-        return []
-    try:
-        notes = placement_of(provider, deployment, pool, taken.listed.get(pool.name) or []).notes
-    except MachinesError:
+    placed = taken.placement(pool)
+    if placed is None:
         return []  # unknown: the run itself will tell
-    return [note for note in notes if NO_PLACE in note]
+    return [note for note in placed.notes if NO_PLACE in note]

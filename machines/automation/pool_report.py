@@ -35,10 +35,9 @@ from machines.program.components import POOL_TYPE
 from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
 from machines.runtime.clouds import cloud
-from machines.runtime.errors import SettingsError
 from machines.runtime.labels import is_machine_key
 from machines.runtime.models import Machine, Market, Status
-from machines.runtime.pool import Pool, option_changes, pools_of
+from machines.runtime.pool import Pool, option_changes
 from machines.runtime.reaping import autoscaled
 from machines.runtime.secrets import mask
 
@@ -323,11 +322,7 @@ def _with_places(change: PoolChange, costs: SpanningCosts | None) -> PoolChange:
 def before_sides(snapshot: StackSnapshot) -> dict[str, PoolSide]:
     """Each pool as the stack keeps it now (its ``pools`` output), with the settings it
     last exported."""
-    exported = snapshot.exported
-    try:
-        exported_pools = pools_of(exported) if exported else {}
-    except SettingsError:
-        exported_pools = {}
+    exported_pools = snapshot.exported_pools
     return {
         name: PoolSide(
             machine_type=str(pool.get("machineType", "")),

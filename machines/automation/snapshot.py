@@ -9,6 +9,7 @@ brought up, else what its file gives, enough for reading), and it lists each poo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -16,11 +17,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.engine import EngineError
-from machines.program.config.models import BaseDeployment
+from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.program.placement import Placement, placement_of
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.models import Machine
-from machines.runtime.pool import Pool, pools_of
+from machines.runtime.pool import Place, Pool, pools_of
 from machines.runtime.provider import Provider
+from machines.runtime.span import SpanningProvider
 
 
 class StackRuntime(BaseModel):
@@ -62,6 +65,9 @@ class StackSnapshot:
     refused: MachinesError | None = None
     listed: Mapping[str, list[Machine] | None] = field(default_factory=dict)
     failures: Mapping[str, MachinesError] = field(default_factory=dict)
+    _placements: dict[tuple[str, tuple[Place, ...]], Placement] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def kept(self) -> dict[str, dict[str, object]]:
@@ -77,13 +83,31 @@ class StackSnapshot:
         env = self.outputs.get("env")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
-    def exported_pool(self, name: str) -> Pool | None:
-        """Pool ``name``'s settings as the stack last exported them (``ORCA_POOLS``), None
-        when it exported none (or none readable)."""
+    @functools.cached_property
+    def exported_pools(self) -> dict[str, Pool]:
+        """Every pool's settings as the stack last exported them (``ORCA_POOLS``), read
+        once; empty when it exported none (or none readable)."""
         try:
-            return pools_of(self.exported).get(name) if self.exported else None
+            return pools_of(self.exported) if self.exported else {}
         except SettingsError:
+            return {}
+
+    def placement(self, pool: PoolConfig, out: tuple[Place, ...] = ()) -> Placement | None:
+        """Where the stack's machines of ``pool``, a pool that names its places, are once
+        an ``up`` is applied, as the program places them from this snapshot's listing (the
+        places ``out`` passed over), found once; None when the snapshot cannot say (no
+        spanning provider or file, a catalogue out of reach)."""
+        provider, deployment = self.provider, self.deployment
+        if not pool.places or not isinstance(provider, SpanningProvider) or deployment is None:
             return None
+        key = (pool.name, out)
+        if key not in self._placements:
+            listed = self.listed.get(pool.name) or []
+            try:
+                self._placements[key] = placement_of(provider, deployment, pool, listed, out)
+            except MachinesError:
+                return None  # not kept: the next question asks again
+        return self._placements[key]
 
     def machines(self) -> dict[str, list[Machine]] | None:
         """Every pool's machines, or None when a pool (or the provider) could not be listed."""

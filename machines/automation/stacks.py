@@ -41,7 +41,7 @@ from machines.program.components import POOL_TYPE
 from machines.program.config.models import PoolConfig
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
-from machines.program.placement import Placement, machine_index, placement_of, places_out_env
+from machines.program.placement import Placement, machine_index, places_out_env
 from machines.program.reaper import unordered
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_key
@@ -236,16 +236,11 @@ def failed_place(
     """Where a failed run was making machine ``key`` of ``pool``, a pool that names its
     places: the place the program gave it, found again as the program finds it (the same
     listing, the same places ``out``); None for another pool."""
-    provider, deployment = taken.provider, taken.deployment
-    if not pool.places or not isinstance(provider, SpanningProvider) or deployment is None:
+    placed = taken.placement(pool, out)
+    if placed is None or taken.deployment is None:
         return None
-    index = machine_index(key, deployment.owner, pool.name)
-    listed = taken.listed.get(pool.name) or []
-    try:
-        placed = placement_of(provider, deployment, pool, listed, out).places
-    except MachinesError:
-        return None
-    return placed[index - 1] if index is not None and index <= len(placed) else None
+    index = machine_index(key, taken.deployment.owner, pool.name)
+    return placed.places[index - 1] if index is not None and index <= len(placed.places) else None
 
 
 def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
@@ -456,19 +451,16 @@ def _places(taken: StackSnapshot, count: PoolCount) -> tuple[PlaceReport, ...]:
     """Pool ``count``'s counts place by place, for a pool that names its places (in the stack
     file, else as the stack last exported it): where the stack's machines are once the change
     is applied, as the program places them from the same listing; none for another pool."""
-    provider, deployment = taken.provider, taken.deployment
-    if not isinstance(provider, SpanningProvider) or deployment is None:
+    deployment = taken.deployment
+    if not isinstance(taken.provider, SpanningProvider) or deployment is None:
         return ()
     listed = taken.listed.get(count.pool)
     config = next((p for p in deployment.pools if p.name == count.pool), None)
     if config is not None and config.places:
-        try:
-            after = placement_of(provider, deployment, config, listed or [])
-        except MachinesError:
-            after = None  # the catalogue is out of reach: counts without where new ones go
+        after = taken.placement(config)  # None: counts without where new ones go
         pool = deployment.runtime_pool(config)
         return place_counts(pool, listed, after=after, reaped=bool(count.reaped))
-    before = taken.exported_pool(count.pool) if config is None else None
+    before = taken.exported_pools.get(count.pool) if config is None else None
     if before is None or not before.places:
         return ()
     return place_counts(before, listed, after=Placement(()), reaped=True)

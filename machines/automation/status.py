@@ -263,7 +263,8 @@ def pool_status(
     """One pool now (its file's ``pool``, None for one only the state keeps); what could
     not be priced goes to ``notes``. A pool that names its places is shown place by place
     (``spanning_status``)."""
-    placed = deployment.runtime_pool(pool) if pool is not None else snapshot.exported_pool(name)
+    own = deployment.runtime_pool(pool) if pool is not None else None
+    placed = own if own is not None else snapshot.exported_pools.get(name)
     if placed is not None and placed.places:
         return spanning_status(
             placed,
@@ -280,7 +281,7 @@ def pool_status(
     machines = snapshot.listed.get(name)
     billed = [] if machines is None else [m for m in machines if m.status != Status.DELETING]
     market = pool.market if pool else Market.ON_DEMAND
-    settings_of = deployment.runtime_pool(pool) if pool else Pool(name=name)
+    settings_of = own if own is not None else Pool(name=name)
     notes += pool_notes(name, home, settings_of, location, len(billed))
     extra = _options_cost(home, settings_of, billed)
     provider = snapshot.provider
