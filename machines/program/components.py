@@ -182,7 +182,7 @@ class Pool(pulumi.ComponentResource):
         super().__init__(POOL_TYPE, name, None, opts)
         pool = args.pool
         labels = stack_labels(pool.name, args.owner)
-        views = _views(pool, args.provider)
+        views = pool.on_each_cloud(args.provider)
         # The engine deletes a resource before those it depends on: the autoscaler's machines
         # (the reaper) go before the network, group or firewall they are in, as the stack's do.
         self.reaper = Reaper(
@@ -234,17 +234,6 @@ class Pool(pulumi.ComponentResource):
         if pool.places:
             shown["places"] = [p.model_dump(mode="json", by_alias=True) for p in pool.places]
         return shown
-
-
-def _views(pool: PoolConfig, home: str) -> dict[str, PoolConfig]:
-    """The pool as each cloud of its places makes it (at its first place there), its first
-    place's cloud first; a pool without places, on the home cloud, as it is."""
-    if not pool.places:
-        return {home: pool}
-    views: dict[str, PoolConfig] = {}
-    for place in pool.places:
-        views.setdefault(place.cloud, pool.at(place))
-    return views
 
 
 def _placed(machine: DeclaredMachine, home: str, place: Place) -> pulumi.Output[dict[str, str]]:

@@ -225,6 +225,17 @@ class Pool(Model):
         }
         return self.model_copy(update=update)
 
+    def on_each_cloud(self, home: str) -> dict[str, Self]:
+        """The pool as each cloud of its places makes it, at its first place there, its
+        first place's cloud first; a pool without places: itself, on ``home``."""
+        if not self.places:
+            return {home: self}
+        views: dict[str, Self] = {}
+        for place in self.places:
+            if place.cloud not in views:
+                views[place.cloud] = self.at(place)
+        return views
+
     def clouds(self, home: str) -> tuple[str, ...]:
         """The clouds the pool's machines come from, in order of preference: its places'
         clouds, or ``home`` (the provider's kind) for a pool without places."""

@@ -186,15 +186,9 @@ class BaseDeployment(Model):
         places: itself."""
         if kind == self.provider and not any(pool.places for pool in self.pools):
             return self
-        deployment = self.clouds[kind]
-        placed = []
-        for pool in self.pools:
-            here = [p for p in pool.places if p.cloud == kind]
-            if here:
-                placed.append(pool.at(here[0]))
-            elif not pool.places and kind == self.provider:
-                placed.append(pool)
-        return deployment.model_copy(update={"pools": tuple(placed)})
+        views = [pool.on_each_cloud(self.provider).get(kind) for pool in self.pools]
+        placed = tuple(view for view in views if view is not None)
+        return self.clouds[kind].model_copy(update={"pools": placed})
 
     def spanning(self) -> bool:
         """Whether some pool names its places (so the stack asks where to make machines)."""
