@@ -113,6 +113,14 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         yield Deployment(project, state, emulator, client)
 
 
+def example_project(root: Path, example: str, stack: str) -> Path:
+    """A project copy under ``root`` whose stack ``stack`` is ``stacks/Pulumi.<example>.yaml``."""
+    project = automation.copy_project(root / "project")
+    stacks = project / "stacks"
+    shutil.copy(stacks / f"Pulumi.{example}.yaml", stacks / f"Pulumi.{stack}.yaml")
+    return project
+
+
 @dataclass(frozen=True)
 class Ec2Deployment:
     """A project copy whose ``moto`` stack is the EC2 example stack aimed at moto's server."""
@@ -146,9 +154,7 @@ def ec2_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ec2Depl
     moto's server (endpoints, its VPC and subnets, a policy it has) with a file backend.
     """
     root = tmp_path_factory.mktemp("engine-ec2")
-    project = automation.copy_project(root / "project")
-    stacks = project / "stacks"
-    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{EC2_STACK}.yaml")
+    project = example_project(root, "ec2-example", EC2_STACK)
     state = root / "state"
     state.mkdir()
     with (
@@ -180,9 +186,7 @@ def span_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpanDe
     """The ``span`` stack: ``stacks/Pulumi.span-example.yaml`` in a project copy, Hetzner at
     an emulator and EC2 at moto's server (its network, a policy it has), a file backend."""
     root = tmp_path_factory.mktemp("engine-span")
-    project = automation.copy_project(root / "project")
-    stacks = project / "stacks"
-    shutil.copy(stacks / "Pulumi.span-example.yaml", stacks / f"Pulumi.{SPAN_STACK}.yaml")
+    project = example_project(root, "span-example", SPAN_STACK)
     state = root / "state"
     state.mkdir()
     with (
@@ -222,9 +226,7 @@ def s3_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Deploy
     """A small EC2 stack (one instance, an existing group and profile) on moto, its state in
     a moto bucket: the backend teams share instead of a checkout's ``.pulumi-state``."""
     root = tmp_path_factory.mktemp("engine-s3")
-    project = automation.copy_project(root / "project")
-    stacks = project / "stacks"
-    shutil.copy(stacks / "Pulumi.ec2-example.yaml", stacks / f"Pulumi.{S3_STACK}.yaml")
+    project = example_project(root, "ec2-example", S3_STACK)
     with moto_server.running(root) as moto, pytest.MonkeyPatch.context() as patch:
         backend = s3_backend_url(moto.url, STATE_BUCKET)
         with aws_process_env(patch, project, backend):
