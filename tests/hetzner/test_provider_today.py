@@ -5,11 +5,12 @@ and ccx13 unavailable in hil for 30 days."""
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import pytest
 from hcloud import Client
 from hcloud.actions import ActionFailedException
+from hcloud.deprecation.domain import DeprecationInfo
 
 from emulator import Emulator
 from machines import MachineSpec, Status
@@ -20,16 +21,35 @@ def spec(name: str, machine_type: str, location: str) -> MachineSpec:
     return MachineSpec(name=name, machine_type=machine_type, location=location, pool="ci")
 
 
+def deprecation(hcloud: Client, machine_type: str, location: str) -> DeprecationInfo:
+    """The type's deprecation in the location, as the API gives it.
+
+    Its dates count from the emulator's start, so a test that ran past midnight after the
+    emulator started would see another day than its own clock's: the API is what to compare.
+    """
+    server_type = hcloud.server_types.get_by_name(machine_type)
+    assert server_type is not None
+    assert server_type.locations is not None
+    (found,) = [place for place in server_type.locations if place.location.name == location]
+    assert found.deprecation is not None
+    return found.deprecation
+
+
+def day(moment: datetime | None) -> str:
+    assert moment is not None
+    return moment.date().isoformat()
+
+
 def creates(emulator: Emulator) -> int:
     return emulator.control.requests().routes.get("POST /v1/servers", 0)
 
 
 def test_a_type_no_longer_sold_in_the_location_fails_saying_since_when(
-    hetzner_provider: HetznerProvider, emulator: Emulator
+    hetzner_provider: HetznerProvider, emulator: Emulator, hcloud: Client
 ) -> None:
     created = hetzner_provider.create(spec("ci-1", "ccx13", "hil"))
 
-    since = (datetime.now(UTC) - timedelta(days=30)).date().isoformat()
+    since = day(deprecation(hcloud, "ccx13", "hil").unavailable_after)
     assert created.failed
     assert "no longer sells ccx13 in hil" in created.reason
     assert f"unavailable since {since}" in created.reason
@@ -37,9 +57,9 @@ def test_a_type_no_longer_sold_in_the_location_fails_saying_since_when(
 
 
 def test_a_type_deprecated_in_the_location_is_created_and_its_end_date_logged(
-    hetzner_provider: HetznerProvider, caplog: pytest.LogCaptureFixture
+    hetzner_provider: HetznerProvider, hcloud: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    until = (datetime.now(UTC) + timedelta(days=60)).date().isoformat()
+    until = day(deprecation(hcloud, "cpx12", "sin").unavailable_after)
 
     with caplog.at_level(logging.WARNING, logger="machines"):
         created = hetzner_provider.create(spec("ci-1", "cpx12", "sin"))
