@@ -13,11 +13,13 @@ since no cloud is there to ask.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import itertools
 import runpy
+import threading
 import unittest.mock
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -189,6 +191,29 @@ class Registered:
     inputs: dict[str, Any] = field(repr=False)
 
 
+@contextlib.contextmanager
+def _worker_loop_closed() -> Iterator[None]:
+    """Close the event loop the mock monitor makes for the executor thread it is called on.
+
+    Pulumi's mocks call the monitor on the SDK's worker threads and give each thread a new
+    loop, never closed. Left to the collector, such a loop and its self-pipe socket die in
+    one cycle in any order, and a later test hears "Invalid file descriptor: -1" from the
+    loop's finalizer.
+    """
+    try:
+        yield
+    finally:
+        if threading.current_thread() is not threading.main_thread():
+            policy = asyncio.get_event_loop_policy()
+            try:
+                loop = policy.get_event_loop()
+            except RuntimeError:  # none was made for this thread
+                return
+            if not loop.is_running():
+                loop.close()
+                policy.set_event_loop(None)
+
+
 class RecordingMonitor(mocks.MockMonitor):
     """The mock monitor, also keeping each registration's parent and options."""
 
@@ -197,8 +222,17 @@ class RecordingMonitor(mocks.MockMonitor):
         self.cloud = cloud
         self.registered: list[Registered] = []
 
+    def Invoke(self, request: Any) -> Any:
+        with _worker_loop_closed():
+            return super().Invoke(request)  # type: ignore[no-untyped-call]
+
+    def ReadResource(self, request: Any) -> Any:
+        with _worker_loop_closed():
+            return super().ReadResource(request)  # type: ignore[no-untyped-call]
+
     def RegisterResource(self, request: Any) -> Any:
-        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        with _worker_loop_closed():
+            response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             self.registered.append(
                 Registered(
