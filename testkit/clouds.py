@@ -22,10 +22,10 @@ from testkit.specs import OWNER, spec
 Read = Literal["prices", "offers", "listings"]
 """What the cloud is asked for beside machines: a price, or where a type is offered."""
 
-Trouble = Literal["busy", "throttled", "slow", "garbled"]
+Trouble = Literal["busy", "throttled", "slow", "late", "garbled"]
 """How the cloud answers a ``Read`` from now on: ``busy`` and ``throttled`` twice (a 503, a
-429 or EC2's throttling), then as usual; ``slow`` never within the call's time; ``garbled``
-a 200 of another shape, always."""
+429 or EC2's throttling), then as usual; ``slow`` never within the call's time; ``late``
+once two seconds late, then as usual; ``garbled`` a 200 of another shape, always."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
             "throttled": {"kind": "error", "status": 429, "code": "rate_limit_exceeded",
                           "times": 2},
             "slow": {"kind": "delay", "seconds": 10},
+            "late": {"kind": "delay", "seconds": 2, "times": 1},
             "garbled": {"kind": "error", "status": 200, "code": "not_a_list"},
         }[how]  # fmt: skip
         emulator.control.set_faults([rule])
@@ -141,6 +142,7 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
                 "throttled": Fault("error", action, status=503, code="RequestLimitExceeded",
                                    times=2),
                 "slow": Fault("delay", action, seconds=10),
+                "late": Fault("delay", action, seconds=2, times=1),
                 "garbled": Fault("error", action, status=200, code="NotAnAnswer"),
             }[how]
         )  # fmt: skip

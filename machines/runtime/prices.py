@@ -26,7 +26,10 @@ class PriceList:
     """Monthly prices per (machine type, location, market), each read once, or why unknown.
 
     A cloud's list implements ``monthly`` and, when it can fail, ``unknown``; ``currency``
-    is the one its prices are in (known once a price was read).
+    is the one its prices are in (known once a price was read). One list is shared by every
+    thread that asks its provider (``Provider.kept_prices``), so a list that reads lazily
+    reads each price once under a lock: a thread asking while another reads waits for that
+    read's answer instead of reading again or taking a half-read list.
     """
 
     currency: str = ""

@@ -645,6 +645,11 @@ class SpanningProvider(Provider):
         """The home cloud's price list (each cloud's: ``on(kind).prices()``)."""
         return self._home.prices()
 
+    def kept_prices(self, fresh_for: float | None) -> PriceList:
+        """The home cloud's kept price list, the one its billing asks (each cloud's:
+        ``on(kind).kept_prices``): a spanning provider keeps no second copy to read."""
+        return self._home.kept_prices(fresh_for)
+
     def listing_age(self) -> float | None:
         """The oldest of the clouds' listings."""
         ages = [a for p in self._providers.values() if (a := p.listing_age()) is not None]

@@ -4,6 +4,7 @@ deadline and its answer checks, on every cloud (``status``, the CI comment)."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -11,6 +12,7 @@ from machines.automation.availability import stock
 from machines.automation.cost import PriceLists, price_list
 from machines.runtime.provider import Provider
 from testkit.clouds import Cloud, Read
+from testkit.telemetry import Recorded
 
 
 def monthly(cloud: Cloud) -> tuple[object, str]:
@@ -111,3 +113,22 @@ def test_stacks_of_one_account_share_one_price_list(cloud: Cloud) -> None:
     assert theirs is not first
     theirs.monthly(*cloud.priced)  # asked of the cloud (which may not know that credential)
     assert cloud.reads("prices") == 2
+
+
+def test_threads_asking_one_kept_price_list_at_once_read_it_once(
+    cloud: Cloud, recorded: Recorded
+) -> None:
+    """An autoscaler's threads share the provider's kept list (billing, a price order):
+    those that ask while the first read is on its way wait for its answer, neither reading
+    again nor taking a list still being read as one without prices."""
+    cloud.trouble("prices", "late")  # the first read is held; the others ask meanwhile
+    prices = cloud.provider().kept_prices(None)
+
+    with ThreadPoolExecutor(4) as threads:
+        answers = list(threads.map(lambda _: prices.monthly(*cloud.priced), range(4)))
+
+    assert answers[0] is not None
+    assert answers == [answers[0]] * 4
+    assert prices.unknown == ""
+    # one read (a try a loaded machine answered after its timeout is asked again, and counted)
+    assert cloud.reads("prices") == 1 + recorded.total("orca.machines.retries")

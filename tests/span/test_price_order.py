@@ -149,3 +149,11 @@ def test_price_ordered_creates_read_ec2s_prices_once_per_window(
     )
     assert span.ec2.reads("prices") == 1 + recorded.retried("DescribeSpotPriceHistory")
     assert span.proxy.requests[""] == 1  # GetProducts, refused once for the window
+
+
+def test_a_spanning_provider_keeps_its_home_clouds_price_list_not_a_copy(span: Span) -> None:
+    """Billing of the home cloud's machines and a caller of the spanning provider's
+    ``kept_prices`` read one list, once."""
+    provider = span.provider()
+
+    assert provider.kept_prices(None) is provider.on(provider.kind).kept_prices(None)

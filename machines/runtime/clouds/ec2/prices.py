@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -138,19 +139,21 @@ class Ec2Prices(PriceList):
         self._spot_why: list[str] = []
         self._volumes: dict[tuple[str, str], Decimal | None] = {}
         self._volume_why: list[str] = []
+        self._lock = threading.Lock()  # each price asked once, whichever thread asks first
 
     def monthly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
     ) -> Decimal | None:
-        if market == Market.SPOT:
-            spot = (machine_type, location)
-            if spot not in self._spot:
-                self._spot[spot] = self._ask_spot(*spot)
-            return self._spot[spot]
-        key = (machine_type, region_of(location))
-        if key not in self._prices:
-            self._prices[key] = self._ask(*key)
-        return self._prices[key]
+        with self._lock:
+            if market == Market.SPOT:
+                spot = (machine_type, location)
+                if spot not in self._spot:
+                    self._spot[spot] = self._ask_spot(*spot)
+                return self._spot[spot]
+            key = (machine_type, region_of(location))
+            if key not in self._prices:
+                self._prices[key] = self._ask(*key)
+            return self._prices[key]
 
     def options(self, pool: Pool, location: str) -> Decimal | None:
         """The root volume: its size at its type's price per GB-month in the region (one
@@ -158,9 +161,10 @@ class Ec2Prices(PriceList):
         above gp3's included 3000 and 125 MiB/s are not counted."""
         volume = pool.options_of(Ec2Options).root_volume
         key = (volume.type, region_of(location))
-        if key not in self._volumes:
-            self._volumes[key] = self._ask_volume(*key)
-        per_gb = self._volumes[key]
+        with self._lock:
+            if key not in self._volumes:
+                self._volumes[key] = self._ask_volume(*key)
+            per_gb = self._volumes[key]
         return None if per_gb is None else per_gb * volume.size
 
     def _ask_volume(self, volume_type: str, region: str) -> Decimal | None:

@@ -7,6 +7,7 @@ a ``CloudError`` and the prices are unknown, saying why.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -75,6 +76,7 @@ class HetznerPrices(PriceList):
         self._hourly: dict[tuple[str, str], Decimal] = {}
         self._ipv4: dict[str, Decimal] = {}
         self._why = ""
+        self._lock = threading.Lock()
 
     def monthly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
@@ -116,32 +118,35 @@ class HetznerPrices(PriceList):
         return self._why
 
     def _load(self) -> dict[tuple[str, str], Decimal]:
-        if self._prices is None:
-            self._prices = {}
-            try:
-                pricing = self._read()
-            except MachinesError as error:
-                self._why = f"Hetzner's price list could not be read: {brief(error)}"
-                return self._prices
-            self.currency = pricing.currency or "EUR"
-            self._prices = {
-                (kind.name, price.location): price.monthly.net
-                for kind in pricing.server_types
-                for price in kind.prices
-            }
-            self._hourly = {
-                (kind.name, price.location): price.hourly.net
-                for kind in pricing.server_types
-                for price in kind.prices
-                if price.hourly is not None
-            }
-            self._ipv4 = {
-                price.location: price.monthly.net
-                for ip in pricing.primary_ips
-                if ip.type == "ipv4"
-                for price in ip.prices
-            }
-        return self._prices
+        with self._lock:  # one read, whichever thread asks first; the others wait for it
+            if self._prices is None:
+                self._prices = self._loaded()
+            return self._prices
+
+    def _loaded(self) -> dict[tuple[str, str], Decimal]:
+        try:
+            pricing = self._read()
+        except MachinesError as error:
+            self._why = f"Hetzner's price list could not be read: {brief(error)}"
+            return {}
+        self.currency = pricing.currency or "EUR"
+        self._hourly = {
+            (kind.name, price.location): price.hourly.net
+            for kind in pricing.server_types
+            for price in kind.prices
+            if price.hourly is not None
+        }
+        self._ipv4 = {
+            price.location: price.monthly.net
+            for ip in pricing.primary_ips
+            if ip.type == "ipv4"
+            for price in ip.prices
+        }
+        return {
+            (kind.name, price.location): price.monthly.net
+            for kind in pricing.server_types
+            for price in kind.prices
+        }
 
 
 def _first_problem(error: ValidationError) -> str:
