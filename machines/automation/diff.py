@@ -344,18 +344,32 @@ def cell(text: str) -> str:
 
 class Changes:
     """An ``on_event`` collecting each resource's step, once per resource, and the run's
-    counts per op."""
+    counts per op.
 
-    def __init__(self) -> None:
-        self._changes: dict[str, Change] = {}
+    ``earlier``: the steps an earlier run of the same operation took before it failed (an
+    ``up`` run again past a place refused for stock), so that what the operation changed in
+    all is one ``Diff``; its steps that failed are not among them.
+    """
+
+    def __init__(self, earlier: Changes | None = None) -> None:
+        self._changes: dict[str, Change] = {} if earlier is None else earlier.taken()
+        self._failed: set[str] = set()
         self.counts: dict[str, int] = {}
         """The engine's own count per op, from the run's summary event."""
+
+    def taken(self) -> dict[str, Change]:
+        """The steps this run (and those before it) took, leaving out the steps that failed:
+        an engine that meets a failure lets the steps under way finish, and starts no more."""
+        return {urn: c for urn, c in self._changes.items() if urn not in self._failed}
 
     def __call__(self, event: auto.EngineEvent) -> None:
         summary = event.summary_event
         if summary is not None:
             changes = summary.resource_changes or {}
             self.counts = {str(getattr(op, "value", op)): int(n) for op, n in changes.items()}
+        failed = event.res_op_failed_event
+        if failed is not None:
+            self._failed.add(failed.metadata.urn)
         pre = event.resource_pre_event
         if pre is None:
             return
@@ -371,4 +385,4 @@ class Changes:
         )
 
     def diff(self, stack: str) -> Diff:
-        return Diff(stack=stack, changes=tuple(self._changes.values()))
+        return Diff(stack=stack, changes=tuple(self.taken().values()))

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -119,14 +120,17 @@ def _up(
     says so only by refusing one). When no place of the pool is left, the ``NoStockError``
     names every place tried."""
     out: list[Place] = []
+    earlier: Attempt | None = None
     while True:
+        attempt = Attempt(Changes(earlier.changes if earlier else None), earlier)
         try:
-            return _up_once(op, refresh=refresh, target=target, out=tuple(out))
+            return _up_once(op, refresh=refresh, target=target, out=tuple(out), attempt=attempt)
         except NoStockError as error:
             place = error.place
             if place is None or place in out or set(error.pool.places) <= {*out, place}:
                 raise
             out.append(place)
+            earlier = attempt
             op.notify(
                 f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
                 "goes on with the pool's next place"
@@ -136,8 +140,29 @@ def _up(
             )
 
 
+@dataclass
+class Attempt:
+    """One run of an ``up`` that may be run again past a refused place: its steps (with
+    those of the runs before it) and the stack as the first run found it, which the
+    operation's ``Diff`` reports against, so that it says what the ``up`` changed in all."""
+
+    changes: Changes
+    earlier: Attempt | None
+    taken: StackSnapshot | None = None
+
+    @property
+    def first(self) -> StackSnapshot | None:
+        """The snapshot the first run took."""
+        return self.earlier.first if self.earlier is not None else self.taken
+
+
 def _up_once(
-    op: Operation, *, refresh: bool, target: list[str] | None, out: tuple[Place, ...]
+    op: Operation,
+    *,
+    refresh: bool,
+    target: list[str] | None,
+    out: tuple[Place, ...],
+    attempt: Attempt,
 ) -> tuple[Diff, StackSnapshot]:
     return _diffed(
         op,
@@ -153,6 +178,7 @@ def _up_once(
         ),
         create=True,
         out=out,
+        attempt=attempt,
     )
 
 
@@ -194,6 +220,7 @@ def _diffed(
     *,
     create: bool,
     out: tuple[Place, ...] = (),
+    attempt: Attempt | None = None,
 ) -> tuple[Diff, StackSnapshot]:
     """Run one engine operation on the selected stack, collecting its changes per resource
     and, from the stack's snapshot taken before it, per pool. A preview or an update also
@@ -203,6 +230,10 @@ def _diffed(
     fails stops the operation, as the engine's refresh would; one never brought up is
     listed as its file says when it can be (its credentials may be the engine's to
     decrypt: counts unknown).
+
+    An ``up`` run again past a refused place (``attempt``) reports what all its runs
+    changed, against the stack as the first found it, its new machines where the last
+    placed them.
     """
     op.start_engine()
     deployment = None if action == "destroy" else op.check()
@@ -216,7 +247,10 @@ def _diffed(
     if taken.kept and error is not None:
         raise error
     replace = [] if action == "destroy" else failed_machines(op, taken)
-    collect = Changes()
+    collect = Changes() if attempt is None else attempt.changes
+    if attempt is not None:
+        attempt.taken = taken
+    reported = taken if attempt is None else attempt.first or taken
     with (
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
@@ -224,10 +258,10 @@ def _diffed(
         ),
     ):
         _unlocked(op, lambda: run(selected, collect, replace))
-    diff = _with_pools(collect.diff(op.stack), taken)
+    diff = _with_pools(collect.diff(op.stack), reported, out)
     if action == "preview":
         diff = diff.model_copy(update={"warnings": stock_warnings(diff, taken)})
-    return diff, taken
+    return diff, reported
 
 
 def failed_place(
@@ -434,30 +468,33 @@ def last_operation(op: Operation) -> str:
     return str(first.get("kind", "")) if isinstance(first, dict) else ""
 
 
-def _with_pools(diff: Diff, taken: StackSnapshot) -> Diff:
+def _with_pools(diff: Diff, taken: StackSnapshot, out: tuple[Place, ...] = ()) -> Diff:
     listed = taken.machines()
     if not listed:
         return diff
     counts = pool_counts(diff.changes, taken.owner, listed)
     boots = _boots(taken)
     counts = tuple(
-        c.model_copy(update={"boots": boots.get(c.pool, ""), "places": _places(taken, c)})
+        c.model_copy(update={"boots": boots.get(c.pool, ""), "places": _places(taken, c, out)})
         for c in counts
     )
     return diff.model_copy(update={"pools": counts})
 
 
-def _places(taken: StackSnapshot, count: PoolCount) -> tuple[PlaceReport, ...]:
+def _places(
+    taken: StackSnapshot, count: PoolCount, out: tuple[Place, ...]
+) -> tuple[PlaceReport, ...]:
     """Pool ``count``'s counts place by place, for a pool that names its places (in the stack
     file, else as the stack last exported it): where the stack's machines are once the change
-    is applied, as the program places them from the same listing; none for another pool."""
+    is applied, as the program places them from the same listing and past the places ``out``
+    passed over; none for another pool."""
     deployment = taken.deployment
     if not isinstance(taken.provider, SpanningProvider) or deployment is None:
         return ()
     listed = taken.listed.get(count.pool)
     config = next((p for p in deployment.pools if p.name == count.pool), None)
     if config is not None and config.places:
-        after = taken.placement(config)  # None: counts without where new ones go
+        after = taken.placement(config, out)  # None: counts without where new ones go
         pool = deployment.runtime_pool(config)
         return place_counts(pool, listed, after=after, reaped=bool(count.reaped))
     before = taken.exported_pools.get(count.pool) if config is None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from machines import MachineSpec, automation
+from machines.automation.state import resources
 from machines.cli.exits import ExitCode
 from testkit import moto_server
 from testkit.commands import machines_cli
@@ -118,6 +119,16 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         )
         assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
         assert ec2_instances(span_deployment) == {}
+        # what the up made in all, the refused run's steps too: every resource of the state
+        made = [
+            r
+            for r in resources(automation.select(SPAN_STACK).export_stack().deployment)
+            if r["type"] != "pulumi:pulumi:Stack"
+        ]
+        assert (
+            f"stack span: machines: 1 created, 0 deleted; resources in all: {len(made)} created"
+            in done.stdout
+        ), done.stdout
 
         span_deployment.emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
         automation.set_config(
