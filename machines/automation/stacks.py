@@ -42,10 +42,10 @@ from machines.program.components import POOL_TYPE
 from machines.program.config.models import PoolConfig
 from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
-from machines.program.placement import Placement, machine_index, places_out_env
+from machines.program.placement import Placement, places_out_env
 from machines.program.reaper import unordered
 from machines.runtime.errors import MachinesError, SettingsError
-from machines.runtime.labels import machine_key
+from machines.runtime.labels import machine_index, machine_key
 from machines.runtime.models import Status
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
@@ -120,9 +120,8 @@ def _up(
     says so only by refusing one). When no place of the pool is left, the ``NoStockError``
     names every place tried."""
     out: list[Place] = []
-    earlier: Attempt | None = None
+    attempt = Attempt(Changes())
     while True:
-        attempt = Attempt(Changes(earlier.changes if earlier else None), earlier)
         try:
             return _up_once(op, refresh=refresh, target=target, out=tuple(out), attempt=attempt)
         except NoStockError as error:
@@ -130,7 +129,7 @@ def _up(
             if place is None or place in out or set(error.pool.places) <= {*out, place}:
                 raise
             out.append(place)
-            earlier = attempt
+            attempt = Attempt(Changes(attempt.changes), attempt.first)
             op.notify(
                 f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
                 "goes on with the pool's next place"
@@ -143,17 +142,12 @@ def _up(
 @dataclass
 class Attempt:
     """One run of an ``up`` that may be run again past a refused place: its steps (with
-    those of the runs before it) and the stack as the first run found it, which the
-    operation's ``Diff`` reports against, so that it says what the ``up`` changed in all."""
+    those of the runs before it) and the stack as the first run found it (``first``, set
+    by that run), which the operation's ``Diff`` reports against, so that it says what the
+    ``up`` changed in all."""
 
     changes: Changes
-    earlier: Attempt | None
-    taken: StackSnapshot | None = None
-
-    @property
-    def first(self) -> StackSnapshot | None:
-        """The snapshot the first run took."""
-        return self.earlier.first if self.earlier is not None else self.taken
+    first: StackSnapshot | None = None
 
 
 def _up_once(
@@ -247,10 +241,10 @@ def _diffed(
     if taken.kept and error is not None:
         raise error
     replace = [] if action == "destroy" else failed_machines(op, taken)
-    collect = Changes() if attempt is None else attempt.changes
+    collect, reported = Changes(), taken
     if attempt is not None:
-        attempt.taken = taken
-    reported = taken if attempt is None else attempt.first or taken
+        attempt.first = reported = attempt.first or taken
+        collect = attempt.changes
     with (
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
