@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.runtime.errors import MachinesError
-from machines.runtime.labels import is_machine_key, machine_name
+from machines.runtime.labels import machine_name
 from machines.runtime.models import Machine, Status
 from machines.runtime.pool import Place, Pool
 from machines.runtime.provider import Provider
@@ -133,13 +133,6 @@ def places_out_env(places: Iterable[Place]) -> dict[str, str]:
     """``ORCA_PLACES_OUT`` of ``places``, for the program of an ``up``'s next attempt."""
     listed = [p.model_dump(mode="json", by_alias=True) for p in places]
     return {ORCA_PLACES_OUT: json.dumps(listed, separators=(",", ":"))} if listed else {}
-
-
-def machine_index(key: str, owner: str, pool: str) -> int | None:
-    """The index of the pool's machine ``key`` names in the stack (``<owner>-<pool>-<n>``)."""
-    if not is_machine_key(key, owner, pool):
-        return None
-    return int(key.rsplit("-", 1)[1])
 
 
 def kept_at(places: tuple[Place, ...], machine: Machine) -> Place:

@@ -190,6 +190,14 @@ def is_machine_key(key: str, owner: str, pool: str) -> bool:
     return key.startswith(prefix) and key[len(prefix) :].isdigit()
 
 
+def machine_index(key: str, owner: str, pool: str) -> int | None:
+    """The index of the pool's machine ``key`` names in the stack (``<owner>-<pool>-<n>``),
+    None when it names none of the pool's machines."""
+    if not is_machine_key(key, owner, pool):
+        return None
+    return int(key.rsplit("-", 1)[1])
+
+
 def machine_key(name: str) -> str:
     """The name in the stack of the stack's machine whose cloud name is ``name``: the part
     before ``.stack`` (a machine of the older form is named the same in both)."""
