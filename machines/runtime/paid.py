@@ -8,10 +8,19 @@ still be kept at no extra cost, and when to delete it so the delete lands before
 billed period starts (``margin`` ahead). The autoscaler hands a new job an idle machine
 first, deletes those whose ``release_at`` has come, and never needs to know how the cloud
 bills: the rule is each cloud's (``machines.runtime.billing``).
+
+It can act only when it looks: an autoscaler that looks every ``tick`` seconds says so, and
+each ``release_at`` is the last of its looks before the paid time ends (less the margin).
+Without it the advice is for one that looks at least every ``margin`` seconds; one that
+looks less often than that can miss the moment between ``release_at`` and the paid time's
+end, and then the cloud bills the next period already (paid again, the machine is kept
+again, a period at a time: on Hetzner an autoscaler looking every 5 minutes never let an
+idle server go).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,8 +37,9 @@ the autoscaler and the delete request to land before the next billed hour starts
 @dataclass(frozen=True)
 class Advice:
     """One idle machine: until when it is paid, how many seconds it can still be kept at no
-    extra cost, and when to delete it (``paid_until`` less the margin). ``paid_until`` is
-    None when the cloud did not say when the machine was made: then it goes at once."""
+    extra cost, and when to delete it (``paid_until`` less the margin, at the last of the
+    autoscaler's looks before then when it said how often it looks). ``paid_until`` is None
+    when the cloud did not say when the machine was made: then it goes at once."""
 
     machine: Machine
     paid_until: datetime | None
@@ -47,12 +57,16 @@ def advise(
     now: datetime,
     paid_until: Callable[[Machine, datetime], datetime | None],
     margin: float = DEFAULT_MARGIN,
+    tick: float = 0.0,
 ) -> list[Advice]:
     """An ``Advice`` per idle machine, the one to let go first first (its ``release_at``
-    soonest, then by id). A machine being deleted is left out, and so is one the stack keeps
-    (``managed_by``): ``delete`` refuses those anyway."""
+    soonest, then by id). ``tick``: seconds between the autoscaler's looks (it looks now and
+    every ``tick`` seconds after; 0: at any moment). A machine being deleted is left out, and
+    so is one the stack keeps (``managed_by``): ``delete`` refuses those anyway."""
     if margin < 0:
         raise ValueError(f"margin is seconds before the paid time ends, not {margin}")
+    if not tick >= 0:
+        raise ValueError(f"tick is the seconds between the autoscaler's looks, not {tick}")
     if isinstance(idle, str | Machine):
         raise TypeError(
             "keep_advice takes the idle machines (a list of Machine, as machines(pool) "
@@ -65,10 +79,23 @@ def advise(
         if machine.status == Status.DELETING or machine.managed_by:
             continue
         until = None if machine.status == Status.FAILED else paid_until(machine, now)
-        release_at = now if until is None else max(now, until - timedelta(seconds=margin))
+        release_at = (
+            now if until is None else last_look(now, until - timedelta(seconds=margin), tick)
+        )
         keep_for = (release_at - now).total_seconds()
         advice.append(Advice(machine, until, keep_for, release_at))
     return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+
+
+def last_look(now: datetime, latest: datetime, tick: float) -> datetime:
+    """The last moment at or before ``latest`` that an autoscaler looking now and every
+    ``tick`` seconds after (0: at any moment) looks; now when ``latest`` has come."""
+    if latest <= now:
+        return now
+    if tick == 0:
+        return latest
+    looks = math.floor((latest - now).total_seconds() / tick)
+    return now + timedelta(seconds=looks * tick)
 
 
 def committed(

@@ -334,13 +334,16 @@ class Provider(ABC):
         idle: Iterable[Machine],
         now: datetime | float | None = None,
         margin: float = DEFAULT_MARGIN,
+        tick: float = 0.0,
     ) -> list[Advice]:
         """For the machines the autoscaler has no work for: which to let go first and how
         long each can still be kept at no extra cost (``machines.runtime.paid``), the first to
         release first. ``now`` defaults to this provider's clock; ``margin`` seconds before
-        the paid time ends a kept machine is due for release. Asks the cloud nothing."""
+        the paid time ends a kept machine is due for release, at the last of the autoscaler's
+        looks before then when it says it looks every ``tick`` seconds. Asks the cloud
+        nothing."""
         moment = self._moment(now)
-        advice = advise(idle, moment, self.paid_until, margin)
+        advice = advise(idle, moment, self.paid_until, margin, tick)
         clock = self._clock  # not self: the gauges' memory must not keep the provider alive
         importlib.import_module("machines.runtime.telemetry").advised(
             self, advice, lambda: utc(clock())

@@ -527,14 +527,15 @@ class SpanningProvider(Provider):
         idle: Iterable[Machine],
         now: datetime | float | None = None,
         margin: float = DEFAULT_MARGIN,
+        tick: float = 0.0,
     ) -> list[Advice]:
         """Each cloud's advice for its machines (its own billing), the first to release
         first, at one moment for all."""
         if isinstance(idle, str | Machine):
-            return self._home.keep_advice(idle, now, margin)  # refused as it says
+            return self._home.keep_advice(idle, now, margin, tick)  # refused as it says
         listed = list(idle)
         if not all(isinstance(m, Machine) for m in listed):
-            return self._home.keep_advice(listed, now, margin)  # refused as it says
+            return self._home.keep_advice(listed, now, margin, tick)  # refused as it says
         moment = self._moment(now)
         groups: dict[str, list[Machine]] = {}
         theirs: dict[tuple[str, str], Machine] = {}
@@ -545,7 +546,7 @@ class SpanningProvider(Provider):
         advice = [
             dataclasses.replace(a, machine=theirs[kind, a.machine.id])
             for kind, own in groups.items()
-            for a in self._providers[kind].keep_advice(own, moment, margin)
+            for a in self._providers[kind].keep_advice(own, moment, margin, tick)
         ]
         return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
 

@@ -73,6 +73,32 @@ def test_keep_advice_keeps_what_is_paid_and_lets_go_what_would_bill(cloud: Cloud
     assert late.keep_for == 0
 
 
+def test_an_autoscaler_that_looks_every_few_minutes_is_told_to_let_go_at_its_last_look(
+    cloud: Cloud,
+) -> None:
+    """An autoscaler that looks every 5 minutes (more than the 2-minute margin) says so with
+    ``tick``: ``release_at`` is the last of its looks before the paid time ends less the
+    margin, so it lets go in time; without it the advice is for a look at any moment, and
+    such an autoscaler's next look would come after the next hour had started."""
+    machine = made(cloud)
+    provider = cloud.provider()
+    (idle,) = provider.machines("ci")
+    assert machine.created is not None
+    looks = [machine.created + timedelta(minutes=m) for m in (50, 55)]
+
+    (at_50,) = provider.keep_advice([idle], looks[0], tick=300)
+    (at_55,) = provider.keep_advice([idle], looks[1], tick=300)
+    (unsaid,) = provider.keep_advice([idle], looks[1])
+
+    if KEEPS_PAID_HOURS[cloud.kind]:
+        assert (at_50.keep_for, at_50.release_at, at_50.release) == (300, looks[1], False)
+        assert (at_55.keep_for, at_55.release_at, at_55.release) == (0, looks[1], True)
+        assert (unsaid.keep_for, unsaid.release) == (180, False)  # its last look: 58 min
+    else:
+        assert [a.release for a in (at_50, at_55, unsaid)] == [True, True, True]
+    assert at_55.paid_until == unsaid.paid_until  # the tick changes when, not until when
+
+
 def test_the_advice_lets_go_first_what_its_paid_time_ends_first(cloud: Cloud) -> None:
     first, second = made(cloud, "ci-1"), made(cloud, "ci-2")
     provider = cloud.provider()

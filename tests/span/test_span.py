@@ -5,6 +5,7 @@ an autoscaler makes on machines of both."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -161,6 +162,27 @@ def test_machines_keep_advice_and_delete_cover_both_clouds(span: Span) -> None:
     assert provider.delete(on_hetzner.id)
     assert span.live() == {"hetzner": [], "ec2": []}
     assert {m.status for m in provider.machines(POOL)} == {"deleting"}
+
+
+def test_keep_advice_on_both_clouds_goes_by_the_autoscalers_tick(span: Span) -> None:
+    provider = span.provider()
+    on_hetzner = provider.create(autoscaler_create(provider, "ci-1")).machine
+    span.out_of_stock(FSN1, NBG1)
+    provider.create(autoscaler_create(provider, "ci-2"))
+    assert on_hetzner is not None
+    assert on_hetzner.created is not None
+    look = on_hetzner.created + timedelta(minutes=50)
+
+    advice = {
+        a.machine.name: a for a in provider.keep_advice(provider.machines(POOL), look, tick=300)
+    }
+
+    # Hetzner's paid hour is let go at the last look before 58 minutes, EC2's second at once
+    assert (advice["ci-1"].keep_for, advice["ci-1"].release_at) == (
+        300,
+        look + timedelta(minutes=5),
+    )
+    assert advice["ci-2"].release
 
 
 def test_a_create_retried_returns_the_machine_made_elsewhere(span: Span) -> None:

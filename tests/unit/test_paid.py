@@ -73,6 +73,31 @@ def test_a_negative_margin_is_refused():
         advise([], NOW, paid_for({}), margin=-1)
 
 
+@pytest.mark.parametrize("tick", [-1.0, float("nan")])
+def test_a_tick_that_is_no_number_of_seconds_is_refused(tick: float):
+    with pytest.raises(ValueError, match="tick is the seconds between the autoscaler's looks"):
+        advise([machine("1")], NOW, paid_for({"1": 50}), tick=tick)
+
+
+def test_with_a_tick_each_machine_goes_at_the_last_look_before_its_release():
+    advice = advise(
+        [machine("1"), machine("2"), machine("3")],
+        NOW,
+        paid_for({"1": 50, "2": 5, "3": 2}),
+        margin=120,
+        tick=600,
+    )
+
+    # 50 min paid: release due at 48 min, the last look before it at 40; 5 min paid: due at
+    # 3 min, the next look (10 min) too late: now; 2 min: within the margin already
+    assert [(a.machine.id, a.keep_for, a.release) for a in advice] == [
+        ("2", 0, True),
+        ("3", 0, True),
+        ("1", 2400, False),
+    ]
+    assert advice[2].release_at == NOW + timedelta(minutes=40)
+
+
 def test_the_jobs_are_seeded_about_forty_an_hour_in_bursts_of_one_pool():
     pools = [f"p{i:02d}" for i in range(20)]
     jobs = ci_jobs(pools, hours=10)
