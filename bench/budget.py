@@ -18,16 +18,20 @@ Then the profile's pools run CI jobs (``testkit.simulation.ci_jobs``: seeded, 40
 hour as pushes bring them, each needing a machine of its pool for 5 to 15 minutes; a
 finished job leaves its machine idle; ``--jobs-model``: single-stage pushes, each a burst of
 one pool, or pipelines whose stages arrive when the previous stage's jobs have ended, over a
-few pools, or both) twice on the simulated clock: deleting idle
-machines at once, and following ``Provider.keep_advice`` (an idle machine is kept while
-its paid time lasts and given to the pool's next job). Money is each machine's bill by its
-cloud's rule (``Provider.billing``) at the cloud's prices: the emulator's ``/pricing`` on
-Hetzner (the emulator's clock follows the simulated one, so ``created`` is simulated time
-too), moto's spot price on EC2 (moto has no on-demand price list, so the EC2 pools buy spot;
-per-second billing is the same for both markets).
+few pools, or both) on the simulated clock, side by side (``side_by_side``): deleting idle
+machines at once; following ``Provider.keep_advice`` (an idle machine is kept while its paid
+time lasts and given to the pool's next job), asked without the autoscaler's tick and told
+it; and the bound, ``bench.bound``'s clairvoyant policy on the stream of jobs the advice saw,
+with the lower bound no policy goes under. Money is each machine's bill by its cloud's rule
+(``Provider.billing``) at the cloud's prices: the emulator's ``/pricing`` on Hetzner (the
+emulator's clock follows the simulated one, so ``created`` is simulated time too), moto's
+spot price on EC2 (moto has no on-demand price list, so the EC2 pools buy spot; per-second
+billing is the same for both markets). ``--jobs-tick``: the autoscaler's tick in the jobs'
+runs (the profile's 15 s by default).
 
     python -m bench.budget [--hours 1] [--repeat 7] [--skip-ec2] [--jobs-only]
         [--jobs-hours 4] [--jobs-ec2-hours 1] [--jobs-model both|pushes|pipelines]
+        [--jobs-tick 15]
 """
 
 from __future__ import annotations
@@ -35,17 +39,19 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import math
 import os
 import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from bench.bound import Clairvoyant, charged, lower_bound
 from emulator.process import Emulator, running_emulator
 from machines import Machine, MachineSpec, Provider, Status
 from machines.runtime.billing import Billing, Rate, utc
@@ -412,6 +418,14 @@ def windows(env: Mapping[str, str]) -> list[float]:
     return [meter.window(pages) for pages in (1, 4, 20)]
 
 
+def jobs_clock() -> ManualClock:
+    """A simulated clock for the jobs' runs, starting at this whole second: the emulator
+    writes ``created`` in whole seconds, so a machine made at a tick is ``created`` at that
+    tick (from a clock started mid-second it was up to a second before it, or, after a slow
+    tick, after it, which moved a release by a look from one run to the next)."""
+    return ManualClock(float(math.floor(time.time())))
+
+
 BOOT = 60.0
 """Seconds a new machine takes to boot before a job runs on it (the emulator and moto boot at
 once; real machines take about this long)."""
@@ -419,9 +433,10 @@ once; real machines take about this long)."""
 
 @dataclass
 class Lease:
-    """A machine the jobs' autoscaler made: when (simulated), its rate, its cloud's billing
-    rule, and until when it is busy with a job (0: idle)."""
+    """A machine the jobs' autoscaler made: its pool, when (simulated), its rate, its cloud's
+    billing rule, and until when it is busy with a job (0: idle)."""
 
+    pool: str
     created: float
     rate: Rate
     billing: Billing
@@ -436,6 +451,79 @@ def billing_of(provider: Provider, machine: Machine) -> Billing:
     return own.billing
 
 
+class Policy(Protocol):
+    """What the jobs' autoscaler does with one pool's idle machines at a tick: the order it
+    gives them to waiting jobs in (the first first), and, of those left idle once every job
+    has a machine, which it deletes now. ``held``: every machine the run holds, by id."""
+
+    name: str
+
+    def order(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        """``idle`` in the order jobs get them."""
+        ...
+
+    def let_go(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        """Those of ``idle`` to delete now."""
+        ...
+
+
+Way = Callable[[Provider, float], Policy]
+"""A policy for one run: made from the run's provider and its first tick (simulated)."""
+
+
+class AtOnce:
+    """Idle machines deleted in the tick they are idle (a job waiting then gets one first)."""
+
+    name = "idle deleted at once"
+
+    def order(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        return idle
+
+    def let_go(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        return idle
+
+
+class Advised:
+    """``Provider.keep_advice(idle, now)`` (with ``tick``: ``tick=`` too) asked once a tick
+    for each pool with idle machines: a job gets the one with the most paid time left, and
+    those whose ``release`` has come are deleted."""
+
+    def __init__(self, provider: Provider, tick: float = 0.0) -> None:
+        self._provider, self._tick = provider, tick
+        self._release: set[str] = set()
+        self.name = f"keep_advice(idle, now, tick={tick:g})" if tick else "keep_advice(idle, now)"
+
+    def order(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        advice = self._provider.keep_advice(idle, now, tick=self._tick) if idle else []
+        self._release = {a.machine.id for a in advice if a.release}
+        return [a.machine for a in reversed(advice)]  # the others' paid time ends sooner
+
+    def let_go(self, idle: list[Machine], held: Mapping[str, Lease], now: float) -> list[Machine]:
+        return [m for m in idle if m.id in self._release]
+
+
+def at_once(provider: Provider, start: float) -> Policy:
+    return AtOnce()
+
+
+def advised(tick: float = 0.0) -> Way:
+    """The advice, asked as ``Advised`` says."""
+
+    def way(provider: Provider, start: float) -> Policy:
+        return Advised(provider, tick)
+
+    return way
+
+
+def clairvoyant(stream: list[Job], tick: float) -> Way:
+    """``bench.bound.Clairvoyant`` knowing ``stream``, on the run's ticks and ``BOOT``."""
+
+    def way(provider: Provider, start: float) -> Policy:
+        return Clairvoyant(stream, start, tick, BOOT)
+
+    return way
+
+
 @dataclass
 class JobsOutcome:
     money: Decimal = Decimal(0)
@@ -448,11 +536,24 @@ class JobsOutcome:
     """Jobs given a machine that an earlier job had left idle."""
     requests: int = 0
     kept_billing: int = 0
-    """Machines the advice kept idle while the cloud billed for it (EC2 must have none)."""
+    """Ticks a policy kept an idle machine while the cloud billed for it (the advice must
+    have none: on EC2 that is any idle tick past the first minute)."""
+    overran: int = 0
+    """Jobs given a kept machine that ran past its paid time (the reuse bought more)."""
+    kept_unused: int = 0
+    """Machines kept idle a tick or more, then let go without another job."""
+    needed_next: int = 0
+    """Machines let go, then a new one made for a job of their pool that keeping them would
+    have served for less (the clairvoyant's test)."""
     unfinished: int = 0
     hours: float = 0.0
     """Simulated hours run: the run's hours, and on until every job had its machine."""
     wall: float = 0.0
+    stream: list[Job] = field(default_factory=list)
+    """Every job as it came: its ``at`` the seconds into the run it arrived (a pipeline's
+    later stage when the stage before it had ended), in order."""
+    floor: Decimal | None = None
+    """``bench.bound.lower_bound`` of ``stream``: no policy pays less for it."""
 
     def bill(self, lease: Lease, ended: float) -> None:
         """Add what the cloud bills for ``lease`` ended at ``ended``."""
@@ -470,34 +571,35 @@ class JobsRun:
     """One run of the jobs model on a provider: its leases, waiting jobs and outcome."""
 
     provider: Provider
-    keep: bool
+    policy: Policy
     machine_type: str
     locations: tuple[str, ...]
     rate_of: Callable[[str], Rate]
     gate: StageGate
+    tick: float
     out: JobsOutcome
     leases: dict[str, Lease] = field(default_factory=dict)
     waiting: dict[str, list[Job]] = field(default_factory=lambda: {pool: [] for pool in POOLS})
+    gone: dict[str, list[tuple[Lease, float]]] = field(default_factory=dict)
+    """Per pool, the machines let go (and when) that a job may yet have needed."""
     serial: int = 0
 
     def pool_tick(self, pool: str, now: float, elapsed: float) -> None:
         """One tick of ``pool``: idle machines to waiting jobs, new machines for the rest,
-        then the idle ones let go as the run says."""
+        then the idle ones let go as the policy says."""
         listed = [m for m in self.provider.machines(pool) if m.status != Status.DELETING]
         idle = [m for m in listed if m.id in self.leases and self.leases[m.id].busy_until <= now]
-        advice = self.provider.keep_advice(idle, now) if self.keep and idle else []
-        if advice:  # the most paid time left first: the others' paid time ends sooner
-            idle = [a.machine for a in reversed(advice)]
+        idle = self.policy.order(idle, self.leases, now)
         self.reuse(pool, idle, now, elapsed)
         self.make(pool, now, elapsed)
-        let_go = [a.machine for a in advice if a.release] if self.keep else idle
-        self.let_go(idle, let_go, now)
+        self.let_go(idle, self.policy.let_go(idle, self.leases, now) if idle else [], now)
 
     def reuse(self, pool: str, idle: list[Machine], now: float, elapsed: float) -> None:
         while self.waiting[pool] and idle:
             job = self.waiting[pool].pop(0)
-            machine = idle.pop(0)
-            self.leases[machine.id].busy_until = now + job.seconds
+            lease = self.leases[idle.pop(0).id]
+            self.out.overran += charged(lease, now + job.seconds) > charged(lease, now)
+            lease.busy_until = now + job.seconds
             self.out.waits.append(elapsed - job.at)
             self.out.reused += 1
             self.gate.started(job, elapsed + job.seconds)
@@ -518,10 +620,26 @@ class JobsRun:
             machine = next(m for m in self.provider.machines(pool) if m.id == made)
             billing = billing_of(self.provider, machine)
             busy = now + BOOT + job.seconds
-            self.leases[made] = Lease(now, self.rate_of(machine.location), billing, busy)
+            lease = Lease(pool, now, self.rate_of(machine.location), billing, busy)
+            self.leases[made] = lease
             self.out.made += 1
+            self.out.needed_next += self.spared(pool, lease, now, job.seconds)
             self.out.waits.append(elapsed - job.at + BOOT)
             self.gate.started(job, elapsed + BOOT + job.seconds)
+
+    def spared(self, pool: str, made: Lease, now: float, seconds: float) -> bool:
+        """Whether a machine of ``pool`` let go earlier could have served the job ``made``
+        was made for for less than ``made`` costs it (it is then counted once)."""
+        new = made.billing.charged(utc(now), utc(now + BOOT + seconds), made.rate)
+        gone = self.gone.get(pool, [])
+        for lease, at in list(gone):
+            kept = charged(lease, now) - charged(lease, at)
+            if kept >= lease.billing.charged(utc(now), utc(now + BOOT), lease.rate):
+                gone.remove((lease, at))  # kept to now already costs a new machine's boot
+            elif charged(lease, now + seconds) - charged(lease, at) < new:
+                gone.remove((lease, at))
+                return True
+        return False
 
     def let_go(self, idle: list[Machine], let_go: list[Machine], now: float) -> None:
         still_idle = {m.id for m in idle}
@@ -531,6 +649,8 @@ class JobsRun:
             lease = self.leases.pop(machine.id)
             self.provider.delete(machine.id)
             self.out.bill(lease, now)
+            self.out.kept_unused += now - lease.busy_until >= self.tick
+            self.gone.setdefault(lease.pool, []).append((lease, now))
         for machine_id in still_idle - {m.id for m in let_go}:
             lease = self.leases[machine_id]
             paid = lease.billing.paid_until(utc(lease.created), utc(now), _given(lease.rate))
@@ -543,59 +663,87 @@ def _given(rate: Rate) -> Callable[[], Rate]:
     return lambda: rate
 
 
+@dataclass(frozen=True)
+class JobsCloud:
+    """What the jobs' run needs of a cloud besides its provider: the type to make, the
+    locations to make it in (by turns), the price of one there, a hook told each tick's
+    simulated time, and the shortage switch (the profile's 10 minutes out of stock)."""
+
+    machine_type: str
+    locations: tuple[str, ...]
+    rate_of: Callable[[str], Rate]
+    tick_hook: Callable[[float], object]
+    short: Callable[[bool], None]
+
+
 def run_jobs(
     provider: Provider,
     clock: ManualClock,
     jobs: list[Job],
-    keep: bool,
+    way: Way,
     hours: float,
-    machine_type: str,
-    locations: tuple[str, ...],
-    rate_of: Callable[[str], Rate],
-    tick_hook: Callable[[float], object],
-    short: Callable[[bool], None],
+    cloud: JobsCloud,
+    tick: float = TICK,
 ) -> JobsOutcome:
-    """The jobs on ``provider``, one autoscaler tick every ``TICK`` s: every pool listed (the
+    """The jobs on ``provider``, one autoscaler tick every ``tick`` s: every pool listed (the
     profile's tick), idle machines given to waiting jobs first, a machine made for each job
-    left, then the idle ones deleted at once or, with ``keep``, as ``keep_advice`` says."""
+    left, then the idle ones deleted as the policy ``way`` makes says."""
     gate = StageGate(jobs)
-    run = JobsRun(
-        provider, keep, machine_type, locations, rate_of, gate, JobsOutcome(jobs=len(jobs))
-    )
+    out = JobsOutcome(jobs=len(jobs))
     start = clock()
+    run = JobsRun(
+        provider, way(provider, start), cloud.machine_type, cloud.locations, cloud.rate_of,
+        gate, tick, out,
+    )  # fmt: skip
     short_on = False
-    ticks, last = 0, round(hours * 3600 / TICK)
+    ticks, last = 0, round(hours * 3600 / tick)
     # past the hours, on until every job has its machine (a pipeline's last stages), bounded
     while ticks < last or (ticks < 2 * last and (gate.held() or any(run.waiting.values()))):
         ticks += 1
         now = clock()
         elapsed = now - start
-        tick_hook(now)
+        cloud.tick_hook(now)
         want_short = SHORT_FROM <= elapsed % 3600 < SHORT_FROM + SHORT_FOR
         if want_short != short_on:
-            short(want_short)
+            cloud.short(want_short)
             short_on = want_short
         for job in gate.arrived(elapsed):
             run.waiting[job.pool].append(job)
+            out.stream.append(job)
         for pool in POOLS:
             run.pool_tick(pool, now, elapsed)
-        clock.advance(TICK)
-    out = run.out
-    out.hours = ticks * TICK / 3600
+        clock.advance(tick)
+    out.hours = ticks * tick / 3600
     for lease in run.leases.values():
         out.bill(lease, clock())
     out.unfinished = sum(len(w) for w in run.waiting.values()) + gate.held()
     return out
 
 
+def recorded(stream: list[Job]) -> list[Job]:
+    """``stream`` as jobs that each come at their recorded time (``StageGate`` lets a job of
+    no pipeline through at its ``at``): the same jobs again, for another policy."""
+    return [replace(job, pipeline=-1, stage=0) for job in stream]
+
+
+def cheapest(rates: Iterable[Rate]) -> Rate:
+    """The lowest hourly rate of ``rates`` (the lower bound's price: no policy pays less)."""
+    return min(rates, key=lambda r: r.hourly)
+
+
 def hetzner_jobs(
-    emulator: Emulator, env: Mapping[str, str], jobs: list[Job], keep: bool, hours: float
+    emulator: Emulator,
+    env: Mapping[str, str],
+    jobs: list[Job],
+    way: Way,
+    hours: float,
+    tick: float = TICK,
 ) -> JobsOutcome:
     """The jobs on Hetzner: the emulator reset, its clock following the simulated one."""
     emulator.control.reset()
     emulator.control.set_timing(boot_seconds=0, action_seconds=0)
     emulator.control.set_rate_limit(3600, 1.0)
-    clock = ManualClock()
+    clock = jobs_clock()
     emulator.control.set_clock(clock())
     hetzner = provider(env, clock)
     prices = hetzner.prices()
@@ -610,16 +758,16 @@ def hetzner_jobs(
     def short(on: bool) -> None:
         emulator.control.set_stock([{"server_type": SHORT[0], "location": SHORT[1]}] if on else [])
 
-    rate_of(LOCATIONS[0])
+    lowest = cheapest(rate_of(location) for location in LOCATIONS)
+    cloud = JobsCloud(TYPE, LOCATIONS, rate_of, emulator.control.set_clock, short)
     emulator.control.reset_requests()
     begin = time.perf_counter()
-    out = run_jobs(
-        hetzner, clock, jobs, keep, hours, TYPE, LOCATIONS, rate_of,
-        emulator.control.set_clock, short,
-    )  # fmt: skip
+    out = run_jobs(hetzner, clock, jobs, way, hours, cloud, tick)
     out.wall = time.perf_counter() - begin
     out.requests = emulator.control.requests().total
     emulator.control.set_clock(None)
+    assert hetzner.billing is not None
+    out.floor = lower_bound(out.stream, hetzner.billing, lowest, tick, BOOT, out.hours * 3600)
     return out
 
 
@@ -627,15 +775,16 @@ def ec2_jobs(
     moto: moto_server.MotoServer,
     proxy: FaultProxy,
     jobs: list[Job],
-    keep: bool,
+    way: Way,
     hours: float,
+    tick: float = TICK,
 ) -> JobsOutcome:
     """The jobs on EC2 (moto behind the fault proxy), the pools buying spot (moto's one
     price); every call the provider makes is counted."""
     world = moto.new_world()
     zones = tuple(sorted(world.subnets))
     environ = {**world.env, "AWS_ENDPOINT_URL": proxy.url}
-    clock = ManualClock()
+    clock = jobs_clock()
     ec2 = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
     ec2.set_pools(Pool(name=pool, market=Market.SPOT) for pool in POOLS)
     prices = ec2.prices()
@@ -647,7 +796,7 @@ def ec2_jobs(
         assert monthly is not None, prices.unknown
         return Rate(hourly, monthly)
 
-    rate_of(zones[0])
+    lowest = cheapest(rate_of(zone) for zone in zones)
     calls: list[str] = []
     ec2._client.meta.events.register("before-call.ec2", lambda model, **_: calls.append(model.name))
     proxy.reset()
@@ -663,29 +812,46 @@ def ec2_jobs(
         )
         proxy.set_faults(no_capacity) if on else proxy.set_faults()
 
+    cloud = JobsCloud(EC2_TYPE, zones, rate_of, lambda _: None, short)
     begin = time.perf_counter()
-    out = run_jobs(ec2, clock, jobs, keep, hours, EC2_TYPE, zones, rate_of, lambda _: None, short)
+    out = run_jobs(ec2, clock, jobs, way, hours, cloud, tick)
     out.wall = time.perf_counter() - begin
     out.requests = len(calls)
+    assert ec2.billing is not None
+    out.floor = lower_bound(out.stream, ec2.billing, lowest, tick, BOOT, out.hours * 3600)
     return out
 
 
+def ratio(value: float | Decimal, bound: float | Decimal) -> str:
+    """``value`` as a ratio of the bound's (``-`` where the bound's is 0)."""
+    return f"{float(value) / float(bound):.2f}x" if bound else "-"
+
+
 def jobs_rows(label: str, runs: list[tuple[str, JobsOutcome]], currency: str) -> list[str]:
-    """The side-by-side rows of one cloud's two runs, the advice's as ratios of the first."""
-    first = runs[0][1]
+    """The side-by-side rows of one model's runs, the last the bound's: each figure with its
+    ratio to the bound's; then the lower bound's money."""
+    bound = runs[-1][1]
+    mean_bound = statistics.mean(bound.waits or [0.0])
+    worst_bound = max(bound.waits or [0.0])
     rows = []
     for name, o in runs:
-        waits = sorted(o.waits) or [0.0]
-        p95 = waits[min(len(waits) - 1, int(0.95 * len(waits)))]
-        ratio = "" if o is first else f" ({o.money / first.money:.2f}x)"
-        requests = "" if o is first else f" ({o.requests / first.requests:.2f}x)"
-        hours = o.hours
+        hours = Decimal(str(o.hours))
+        money, made = o.money / hours, o.made / o.hours
+        mean, worst = statistics.mean(o.waits or [0.0]), max(o.waits or [0.0])
         rows.append(
-            f"| {label} | {name} | {o.money / Decimal(str(hours)):.4g} {currency}{ratio} | "
-            f"{o.billed_hours / Decimal(str(hours)):.1f} | "
-            f"{o.made / hours:.1f} | {o.requests / hours:.0f}{requests} | "
-            f"{statistics.mean(waits):.0f} s | {p95:.0f} s | {o.reused / o.jobs:.0%} | "
-            f"{o.kept_billing} | {o.unfinished} | {o.wall:.0f} s |"
+            f"| {label} | {name} | {money:.4g} {currency} | "
+            f"{ratio(money, bound.money / Decimal(str(bound.hours)))} | "
+            f"{made:.1f} | {ratio(made, bound.made / bound.hours)} | "
+            f"{mean:.0f} s | {ratio(mean, mean_bound)} | {worst:.0f} s | "
+            f"{ratio(worst, worst_bound)} | {o.reused / o.jobs:.0%} | {o.overran} | "
+            f"{o.kept_unused} | {o.needed_next} | {o.kept_billing} | {o.unfinished} | "
+            f"{o.requests / o.hours:.0f} | {o.wall:.0f} s |"
+        )
+    if bound.floor is not None:
+        floor = bound.floor / Decimal(str(bound.hours))
+        rows.append(
+            f"| {label} | lower bound (any policy) | {floor:.4g} {currency} | "
+            f"{ratio(floor, bound.money / Decimal(str(bound.hours)))} |" + " |" * 14
         )
     return rows
 
@@ -704,6 +870,9 @@ def main() -> int:
         "--jobs-hours", type=float, default=4.0, help="simulated, Hetzner (0: skip it)"
     )
     parser.add_argument("--jobs-ec2-hours", type=float, default=1.0, help="simulated, EC2")
+    parser.add_argument(
+        "--jobs-tick", type=float, default=TICK, help="seconds between the jobs' autoscaler's looks"
+    )
     parser.add_argument(
         "--jobs-model",
         choices=[*sorted(MODELS), "both"],
@@ -845,12 +1014,26 @@ def next_within(jobs: list[Job], seconds: float = 3600 - 120) -> float:
     return near / max(1, len(jobs))
 
 
+def side_by_side(
+    jobs: list[Job], run: Callable[[list[Job], Way], JobsOutcome], tick: float
+) -> list[tuple[str, JobsOutcome]]:
+    """One model's runs side by side: idle machines deleted at once, the advice asked
+    without the autoscaler's tick and told it, then the bound on the stream the advice told
+    the tick saw (each job's arrival as it came: a pipeline's later stage when the stage
+    before it had ended)."""
+    runs = [(AtOnce.name, run(jobs, at_once)), ("keep_advice(idle, now)", run(jobs, advised()))]
+    advice = run(jobs, advised(tick))
+    runs.append((f"keep_advice(idle, now, tick={tick:g})", advice))
+    stream = recorded(advice.stream)
+    runs.append((Clairvoyant.name, run(stream, clairvoyant(stream, tick))))
+    return runs
+
+
 def print_jobs(args: argparse.Namespace) -> None:
-    """Both runs of the jobs on each cloud and each model, side by side."""
-    hetzner_hours, ec2_hours = args.jobs_hours, args.jobs_ec2_hours
+    """The runs of the jobs on each cloud and each model, side by side (see ``side_by_side``)."""
+    hetzner_hours, ec2_hours, tick = args.jobs_hours, args.jobs_ec2_hours, args.jobs_tick
     models = sorted(MODELS) if args.jobs_model == "both" else [args.jobs_model]
     models.sort(key=lambda m: m != "pushes")
-    ways = (("idle deleted at once", False), ("keep_advice", True))
     token = hetzner.token("budget")
     rows: list[str] = []
     sizes: list[str] = []
@@ -865,8 +1048,11 @@ def print_jobs(args: argparse.Namespace) -> None:
                 f"{label}: {len(jobs)} jobs in {hetzner_hours:g} h, the pool's next job "
                 f"within the paid hour after {next_within(jobs):.0%}"
             )
-            runs = [(n, hetzner_jobs(emulator, env, jobs, k, hetzner_hours)) for n, k in ways]
-            rows += jobs_rows(label, runs, "EUR")
+
+            def on_hetzner(jobs: list[Job], way: Way) -> JobsOutcome:
+                return hetzner_jobs(emulator, env, jobs, way, hetzner_hours, tick)
+
+            rows += jobs_rows(label, side_by_side(jobs, on_hetzner, tick), "EUR")
     if not args.skip_ec2:
         with (
             tempfile.TemporaryDirectory() as workdir,
@@ -877,24 +1063,33 @@ def print_jobs(args: argparse.Namespace) -> None:
             for model in models:
                 jobs = ci_jobs(POOLS, ec2_hours, pipeline=MODELS[model])
                 sizes.append(f"EC2, {model}: {len(jobs)} jobs in {ec2_hours:g} h")
-                runs = [(n, ec2_jobs(moto, proxy, jobs, k, ec2_hours)) for n, k in ways]
-                rows += jobs_rows(f"EC2 (spot, moto), {model}", runs, "USD")
+
+                def on_ec2(jobs: list[Job], way: Way) -> JobsOutcome:
+                    return ec2_jobs(moto, proxy, jobs, way, ec2_hours, tick)
+
+                rows += jobs_rows(
+                    f"EC2 (spot, moto), {model}", side_by_side(jobs, on_ec2, tick), "USD"
+                )
     print(
-        f"Jobs: {len(POOLS)} pools, tick {TICK:.0f} s, 40 jobs an hour, 5-15 min each, a new "
+        f"Jobs: {len(POOLS)} pools, tick {tick:g} s, 40 jobs an hour, 5-15 min each, a new "
         f"machine boots {BOOT:.0f} s; pushes: 1-7 jobs of one pool within 2 min; pipelines: "
         f"{MODELS['pipelines']}"
     )
     for line in sizes:
         print(f"- {line}")
     print()
-    print(
-        "| cloud, jobs | idle machines | money / h | billed machine-hours / h | "
-        "machines made / h | requests / h | job wait (mean) | job wait (p95) | "
-        "jobs on an idle machine | kept idle while billed | jobs left waiting | wall |"
-    )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(JOBS_HEADER)
+    print("| --- | --- |" + " ---: |" * 18)
     for row in rows:
         print(row)
+
+
+JOBS_HEADER = (
+    "| cloud, jobs | idle machines | money / h | x bound | machines made / h | x bound | "
+    "job wait (mean) | x bound | job wait (worst) | x bound | jobs on an idle machine | "
+    "jobs past a kept machine's paid time | kept, let go unused | let go, needed next | "
+    "kept idle while billed | jobs left waiting | requests / h | wall |"
+)
 
 
 if __name__ == "__main__":

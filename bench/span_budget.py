@@ -80,8 +80,8 @@ class FollowedClock(ManualClock):
     """A simulated clock that the emulator's clock follows (its bucket refills by it and
     ``created`` is written from it)."""
 
-    def __init__(self, emulator: Emulator) -> None:
-        super().__init__()
+    def __init__(self, emulator: Emulator, start: float | None = None) -> None:
+        super().__init__(start)
         self._emulator = emulator
         emulator.control.set_clock(self())
 

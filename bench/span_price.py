@@ -16,7 +16,10 @@ written place: no ranking to measure. The fake cloud's price list is priced.
 Money is each machine's bill by its own cloud's rule (``bench.budget.billing_of``) at the
 price the runtime ranks by (the type's price plus what the pool's options add: Hetzner's
 primary IPv4), in EUR by the rates. Hetzner's requests are counted by the emulator. Prints a
-Markdown table.
+Markdown table; then each order and rate against the bound (``bench.bound``: idle machines
+deleted at once, the advice, and the clairvoyant policy on the stream the advice saw, as
+``bench.budget``'s jobs tables show them; no lower bound, since a pool's machines are on
+rules of two shapes).
 
     python -m bench.span_price [--hours 4]
 """
@@ -36,6 +39,7 @@ from pathlib import Path
 from unittest import mock
 
 from bench import budget
+from bench.bound import Clairvoyant
 from bench.budget import MODELS, OWNER, POOLS, JobsOutcome
 from bench.span_budget import FollowedClock, on_clock
 from emulator.process import Emulator, running_emulator
@@ -49,7 +53,7 @@ from machines.runtime.span import SpanningProvider
 from testkit import fake_cloud, hetzner
 from testkit.fake_cloud.provider import FakeProvider
 from testkit.fake_cloud.settings import FAKE_CLOUD_STORE, FAKE_CLOUD_TOKEN, store_path
-from testkit.simulation import ci_jobs
+from testkit.simulation import Job, ci_jobs
 
 CAX11 = Place(cloud="hetzner", machine_type="cax11", location="fsn1")
 CAX21 = Place(cloud="hetzner", machine_type="cax21", location="nbg1")
@@ -123,13 +127,20 @@ class Priced:
 
 
 def jobs_run(
-    emulator: Emulator, environ: Mapping[str, str], order: str, xfc: str, hours: float
+    emulator: Emulator,
+    environ: Mapping[str, str],
+    order: str,
+    xfc: str,
+    jobs: list[Job],
+    way: budget.Way,
+    hours: float,
 ) -> Priced:
-    """The jobs on the 20 spanning pools in ``order`` at ``xfc`` EUR an XFC; see the module."""
+    """The jobs on the 20 spanning pools in ``order`` at ``xfc`` EUR an XFC, idle machines
+    let go as ``way`` says; see the module."""
     emulator.control.reset()
     emulator.control.set_timing(boot_seconds=0, action_seconds=0)
     emulator.control.set_rate_limit(3600, 1.0)
-    clock = FollowedClock(emulator)
+    clock = FollowedClock(emulator, budget.jobs_clock()())
     with tempfile.TemporaryDirectory() as store:
         env = {
             **environ,
@@ -141,19 +152,38 @@ def jobs_run(
             provider = Provider.of("hetzner", OWNER, env)
         assert isinstance(provider, SpanningProvider)
         rates = rates_of(provider, Decimal(xfc))
-        jobs = ci_jobs(POOLS, hours, pipeline=MODELS["pipelines"])
         emulator.control.reset_requests()
-        begin = time.perf_counter()
-        out = budget.run_jobs(
-            provider, clock, jobs, True, hours, CAX11.machine_type, (CAX11.location,),
-            rates.__getitem__, lambda _: None, runs_out(emulator),
+        cloud = budget.JobsCloud(
+            CAX11.machine_type, (CAX11.location,), rates.__getitem__, lambda _: None,
+            runs_out(emulator),
         )  # fmt: skip
+        begin = time.perf_counter()
+        out = budget.run_jobs(provider, clock, jobs, way, hours, cloud)
         out.wall = time.perf_counter() - begin
         counts = emulator.control.requests()
         out.requests = counts.total
         emulator.control.set_clock(None)
         probe = provider.create(MachineSpec("probe", "cax11", "fsn1", "", POOLS[0]))
     return Priced(order, xfc, out, counts.get("GET /v1/pricing"), probe.ordered)
+
+
+def against_the_bound(
+    emulator: Emulator, environ: Mapping[str, str], order: str, xfc: str, hours: float
+) -> tuple[Priced, list[tuple[str, JobsOutcome]]]:
+    """The advice's run of ``order`` at ``xfc``, and it beside idle machines deleted at once
+    and the bound on the stream the advice saw (``bench.bound``)."""
+    jobs = ci_jobs(POOLS, hours, pipeline=MODELS["pipelines"])
+    advice = jobs_run(emulator, environ, order, xfc, jobs, budget.advised(), hours)
+    at_once = jobs_run(emulator, environ, order, xfc, jobs, budget.at_once, hours)
+    stream = budget.recorded(advice.out.stream)
+    way = budget.clairvoyant(stream, budget.TICK)
+    bound = jobs_run(emulator, environ, order, xfc, stream, way, hours)
+    side = [
+        (budget.AtOnce.name, at_once.out),
+        ("keep_advice(idle, now)", advice.out),
+        (Clairvoyant.name, bound.out),
+    ]
+    return advice, side
 
 
 def print_table(runs: list[Priced]) -> None:
@@ -185,6 +215,7 @@ def main() -> int:
     fake_cloud.registry_lines()
     token = hetzner.token("span-price")
     runs = []
+    rows = []
     with running_emulator(token, "--quiet", "--boot-seconds", "0") as emulator:
         env = {
             "HCLOUD_TOKEN": token,
@@ -193,12 +224,19 @@ def main() -> int:
         }
         for xfc in XFC_IN_EUR:
             for order in ("written", "price"):
-                runs.append(jobs_run(emulator, env, order, xfc, args.hours))
+                advice, side = against_the_bound(emulator, env, order, xfc, args.hours)
+                runs.append(advice)
+                rows += budget.jobs_rows(f"XFC {xfc} EUR, {order}", side, "EUR")
     print(f"{args.hours:g} simulated hours each, pipelines, keep_advice; see the module.\n")
     print_table(runs)
     for r in runs:
         if r.ordered:
             print(f"\nEUR per XFC {r.xfc}, a create after the run: {r.ordered}")
+    print("\nAgainst the bound (bench.bound), the same jobs:\n")
+    print(budget.JOBS_HEADER.replace("cloud, jobs", "rate, placeOrder"))
+    print("| --- | --- |" + " ---: |" * 18)
+    for row in rows:
+        print(row)
     return 0
 
 
