@@ -14,8 +14,8 @@ each ``release_at`` is the last of its looks before the paid time ends (less the
 Without it the advice is for one that looks at least every ``margin`` seconds; one that
 looks less often than that can miss the moment between ``release_at`` and the paid time's
 end, and then the cloud bills the next period already (paid again, the machine is kept
-again, a period at a time: on Hetzner an autoscaler looking every 5 minutes never let an
-idle server go).
+again, a period at a time: on Hetzner, looking every 7 minutes, 1.3 to 1.6 times the money
+of telling the tick, BENCHMARKS.md).
 """
 
 from __future__ import annotations
