@@ -52,6 +52,7 @@ from machines.runtime.labels import (
     belongs_to,
     check_owner,
     check_pool,
+    keeping_stack,
     managed_by,
     not_ours,
     whose,
@@ -61,7 +62,14 @@ from machines.runtime.models import Created, Machine, MachineSpec, Market, Statu
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.runtime.pool import Pool, pools_of
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import ORCA_POOL_MARKET, ORCA_POOLS, Freshness, unsold_market
+from machines.runtime.settings import (
+    ORCA_POOL_MARKET,
+    ORCA_POOLS,
+    ORCA_STACK,
+    Freshness,
+    single,
+    unsold_market,
+)
 from machines.runtime.shortages import StockMemory
 
 log = logging.getLogger(__name__)
@@ -138,6 +146,9 @@ class Provider(ABC):
     ) -> None:
         """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
         self.owner = check_owner(owner)
+        self.stack = ""
+        """The name of the stack that made the deployment (``ORCA_STACK``, which
+        ``Provider.of`` reads), for messages about what it keeps; empty when unknown."""
         self.image = image
         self.ssh_keys: tuple[str, ...] = ()
         """The SSH keys every machine gets, by name (the design document's ``ssh_keys``)."""
@@ -191,6 +202,7 @@ class Provider(ABC):
                 raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
         provider.set_pools(pools.values())
+        provider.stack = single(env, ORCA_STACK)
         return provider
 
     def set_pools(self, pools: Iterable[Pool]) -> None:
@@ -421,11 +433,13 @@ class Provider(ABC):
             log.debug("%s %s (%s) is already going", self.noun, machine_id, name)
             return True
         if managed_by(labels) == MANAGED_BY_PULUMI:
+            pool = labels.get(POOL_LABEL, "")
             raise StackMachineError(
-                f"{self.noun} {machine_id} ({name}) is kept by stack {self.owner} "
-                f"({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} {self.label_word}): it was left "
-                f"alone; to remove it, lower the size of pool {labels.get(POOL_LABEL, '')} in "
-                f"stack {self.owner} (orca-machines resize)"
+                f"{self.noun} {machine_id} ({name}) is kept by "
+                f"{keeping_stack(self.stack, self.owner)} ({MANAGED_BY_LABEL}="
+                f"{MANAGED_BY_PULUMI} {self.label_word}): it was left alone; to remove it, "
+                f"lower the size of pool {pool} in {self._that_stack()} (orca-machines resize "
+                f"{self.stack or '<stack>'} {pool} <size>)"
             )
         return self._delete(found.machine)
 
@@ -452,10 +466,14 @@ class Provider(ABC):
         if count is None:
             return None
         return Created.failure(
-            f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-            f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
-            "raise the pool's max in the stack"
+            f"pool {spec.pool} has {count} machines, the max "
+            f"{keeping_stack(self.stack, self.owner)} sets for it ({limit}, the pool's max): "
+            f"wait for some to be deleted, or raise the pool's max in {self._that_stack()}"
         )
+
+    def _that_stack(self) -> str:
+        """The stack a message named with ``keeping_stack``, named again."""
+        return f"stack {self.stack}" if self.stack else "that stack"
 
     def _foreign(self, found: Found) -> str:
         """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""

@@ -25,6 +25,13 @@ ORCA_OWNER = "ORCA_OWNER"
 """The provider kind and owner of a deployment: ``orca-machines env`` prints them with the
 stack's settings, and the CLI's pool commands read them."""
 
+ORCA_STACK = "ORCA_STACK"
+"""The name of the stack that made the deployment (its ``env`` output exports it, and
+``orca-machines env`` prints it): the runtime's messages about what the stack keeps (a
+delete it refuses, a pool at the max the stack sets) name that stack; without it they name
+the owner, as the owner (a stack's owner is not its name: ``owner: prod`` in stack
+``heron``)."""
+
 PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
 PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (the variable's name)
 PULUMI_CONFIG_PASSPHRASE_FILE = "PULUMI_CONFIG_PASSPHRASE_FILE"  # noqa: S105

@@ -51,7 +51,9 @@ from machines.runtime.settings import (
     ORCA_EXCHANGE_RATES,
     ORCA_NO_STOCK_TTL,
     ORCA_POOLS,
+    ORCA_STACK,
     exchange_rates,
+    single,
     unsold_market,
 )
 
@@ -85,6 +87,7 @@ def spanning(
         if refused:
             raise SettingsError(refused)
     kinds = dict.fromkeys([home, *(k for p in pools.values() for k in p.clouds(home))])
+    stack = single(environ, ORCA_STACK)
     providers: dict[str, Provider] = {}
     for kind in kinds:
         try:
@@ -94,9 +97,11 @@ def spanning(
             short = f"{needs} is on {cloud(kind).name}, whose settings are short: {error}"
             raise SettingsError(short) from None
         made.set_pools(_on(kind, home, pools.values()))
+        made.stack = stack
         providers[kind] = made
     provider = _class_of(home)(owner, providers, rates)
     provider.set_pools(pools.values())
+    provider.stack = stack
     return provider
 
 

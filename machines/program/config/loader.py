@@ -57,11 +57,16 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
     except ValidationError as error:
         problems.extend(problem(e, cls) for e in error.errors(include_url=False))
     else:
-        deployment = deployment.with_others(others, frozenset(sections) - set(others))
+        refused = frozenset(sections) - set(others)
+        deployment = deployment.with_others(others, refused, stack=stack)
         problems.extend(deployment.problems())
     if problems:
         raise StackConfigError(stack, problems)
     return deployment
+
+
+STACK_KEYS = ("provider", "owner", "pools", "exchangeRates")
+"""The stack's own keys, one for all its clouds: never under another cloud's (``ec2:``)."""
 
 
 def _other_clouds(

@@ -27,7 +27,11 @@ from machines.runtime.clouds import cloud as facts_of
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
 from machines.runtime.price_order import missing_rates
-from machines.runtime.settings import exchange_rates_env, unsold_market
+from machines.runtime.settings import (
+    ORCA_STACK,
+    exchange_rates_env,
+    unsold_market,
+)
 
 
 class Model(BaseModel):
@@ -164,14 +168,23 @@ class BaseDeployment(Model):
     """Other clouds whose settings the stack gives but were refused (said at their keys):
     their places are not refused again for having none."""
 
+    _stack: str = PrivateAttr(default="")
+    """The name of the stack this is the configuration of (``load``'s), exported as
+    ``ORCA_STACK``; empty when not known."""
+
     def with_others(
-        self, others: Mapping[str, BaseDeployment], refused: frozenset[str] = frozenset()
+        self,
+        others: Mapping[str, BaseDeployment],
+        refused: frozenset[str] = frozenset(),
+        *,
+        stack: str = "",
     ) -> Self:
-        """This deployment with the settings of the other clouds its pools' places name
-        (``refused``: those given but not valid)."""
+        """This deployment of stack ``stack`` with the settings of the other clouds its
+        pools' places name (``refused``: those given but not valid)."""
         made = self.model_copy()
         made._others = dict(others)
         made._refused = refused
+        made._stack = stack
         return made
 
     @property
@@ -354,8 +367,10 @@ class BaseDeployment(Model):
         return self.env()
 
     def runtime_env(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """The clouds' ``settings`` with the pools' (``ORCA_POOLS``)."""
-        return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools)}
+        """The clouds' ``settings`` with the pools' (``ORCA_POOLS``) and the stack's name
+        (``ORCA_STACK``, when known): the stack's ``env`` output."""
+        named = {ORCA_STACK: self._stack} if self._stack else {}
+        return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools), **named}
 
 
 PLACE_KEYS = frozenset({"machineType", "location", "market"})
