@@ -46,6 +46,7 @@ from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import StackConfig
 from machines.runtime.errors import MachinesError
 from machines.runtime.provider import Provider
+from machines.runtime.settings import stack_environ
 
 OnOutput = Callable[[str], object]
 """Receives each line the engine prints while it runs."""
@@ -293,7 +294,7 @@ class Operation:
 
     def provider(self, runtime: StackRuntime) -> Provider:
         """The runtime provider of ``runtime``'s settings over the environment, made once."""
-        settings = {**self.environ, **runtime.env}
+        settings = stack_environ(self.environ, runtime.env)
         key = (runtime.provider, runtime.owner, tuple(sorted(settings.items())))
         if key not in self._providers:
             self._providers[key] = Provider.of(runtime.provider, runtime.owner, settings)

@@ -40,6 +40,7 @@ from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool, option_changes
 from machines.runtime.reaping import autoscaled
 from machines.runtime.secrets import mask
+from machines.runtime.settings import stack_environ
 
 
 class PoolSide(BaseModel):
@@ -222,7 +223,7 @@ def pool_changes(
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
-    settings = {**env, **catalogue(deployment), **snapshot.exported}
+    settings = stack_environ(env, {**catalogue(deployment), **snapshot.exported})
     prices = prices or price_list(deployment.provider, settings, snapshot.provider)
     names = sorted(set(before) | set(after))
     listed = {name: snapshot.listed.get(name) for name in names}

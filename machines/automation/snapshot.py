@@ -24,7 +24,7 @@ from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.models import Machine
 from machines.runtime.pool import Place, Pool, pools_of
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_STACK
+from machines.runtime.settings import ORCA_STACK, stack_environ
 from machines.runtime.span import SpanningProvider
 
 
@@ -165,7 +165,9 @@ def take(
         if runtime is None:
             return StackSnapshot(stack, deployment, outputs)
         if provider is None:
-            provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
+            provider = Provider.of(
+                runtime.provider, runtime.owner, stack_environ(environ, runtime.env)
+            )
     except MachinesError as error:
         return StackSnapshot(stack, deployment, outputs, refused=error)
     return listed_snapshot(stack, deployment, outputs, provider, owner=runtime.owner, shared=shared)

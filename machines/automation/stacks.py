@@ -49,7 +49,7 @@ from machines.runtime.labels import machine_index, machine_key
 from machines.runtime.models import Status
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER, stack_environ
 from machines.runtime.span import SpanningProvider
 
 T = TypeVar("T")
@@ -604,5 +604,5 @@ def provider(
     checkout). The runtime never reaches up here; this reaches down to it.
     """
     runtime = runtime_settings(stack, project=project)
-    environ = {**os.environ, **runtime.env}
+    environ = stack_environ(os.environ, runtime.env)
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

@@ -44,6 +44,7 @@ from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool
 from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
+from machines.runtime.settings import stack_environ
 
 
 class PoolStatus(BaseModel):
@@ -213,7 +214,7 @@ def stack_status(
     """The status of the stack as ``snapshot`` found it: nothing is read again but the
     price list and the stock of each pool's type (the snapshot's provider's);
     ``catalogue``: the operation's, when it has one."""
-    settings = {**environ, **catalogue(deployment), **snapshot.exported}
+    settings = stack_environ(environ, {**catalogue(deployment), **snapshot.exported})
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")

@@ -26,7 +26,7 @@ from machines.runtime.labels import machine_name
 from machines.runtime.models import Machine, Status
 from machines.runtime.pool import Place, Pool
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_PLACES_OUT
+from machines.runtime.settings import ORCA_PLACES_OUT, stack_environ
 from machines.runtime.span import SpanningProvider
 
 NO_PLACE = "no place has stock as far as its clouds say"
@@ -54,7 +54,8 @@ def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[s
     out = places_out(environ)
     settings = deployment.runtime_env(deployment.catalogue_settings())
     try:
-        provider = Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
+        environ = stack_environ(environ, settings)
+        provider = Provider.of(deployment.provider, deployment.owner, environ)
     except MachinesError as error:
         raise PlacementError(
             f"pools {', '.join(p.name for p in spanning)} name their places, and the clouds "

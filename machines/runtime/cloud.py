@@ -24,7 +24,9 @@ class Cloud:
     ``no_stock_codes`` the error codes its API answers when it has no capacity now, as an
     engine run relays them; ``credentials`` the variables that carry its secrets (masked
     wherever a message could quote them); ``currency`` the one its prices are in (a pool
-    ranking its places by price turns each into one by ``ORCA_EXCHANGE_RATES``).
+    ranking its places by price turns each into one by ``ORCA_EXCHANGE_RATES``);
+    ``settings`` the variables of its settings a stack sets (its ``env`` output), which a
+    provider of a stack takes from the stack alone (``settings.stack_environ``).
     """
 
     kind: str
@@ -35,3 +37,4 @@ class Cloud:
     no_stock_codes: frozenset[str]
     credentials: tuple[str, ...] = ()
     currency: str = ""
+    settings: tuple[str, ...] = ()

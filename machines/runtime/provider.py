@@ -556,11 +556,18 @@ class Provider(ABC):
         for a preview; empty when they name it. ``MachinesError`` when there is none."""
         return ""
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """What a create of ``pool`` would refuse in its options, looked up read-only as the
         create does (images, networks, placement groups): (key, why) each, none when all is
         well; names in ``created`` are the stack's to make and not looked for. What a stack
-        is checked against before the engine runs. A cloud without options has none."""
+        is checked against before the engine runs. A cloud without options has none.
+
+        ``key`` is the option's key under the pool (``hetzner.network``), or, for one of
+        the provider's own settings (its image), the variable that carries it
+        (``ORCA_EC2_IMAGE``); ``keys`` names such variables in ``why`` as the caller knows
+        them (a stack's ``ec2.image``), else ``why`` names the variable."""
         return []
 
     def on(self, kind: str) -> Provider:

@@ -67,6 +67,10 @@ ORCA_EXCHANGE_RATES = "ORCA_EXCHANGE_RATES"
 """What one unit of each currency is worth in one unit of your choosing, ``EUR=1,USD=0.86``:
 a pool that ranks its places by price (``placeOrder: price``) compares them so."""
 
+STACK_VARIABLES = (ORCA_STACK, ORCA_POOLS, ORCA_POOL_MAX, ORCA_POOL_MARKET, ORCA_EXCHANGE_RATES)
+"""The shared variables a stack's settings own (its ``env`` output), besides each cloud's
+(``Cloud.settings``): see ``stack_environ``."""
+
 ORCA_PLACES_OUT = "ORCA_PLACES_OUT"
 """The places an ``orca-machines up`` found out of stock in an earlier attempt of the same
 run (JSON, as ``ORCA_POOLS`` writes places): the stack's program puts no new machine there."""
@@ -372,3 +376,14 @@ def exchange_rates(env: Mapping[str, str]) -> dict[str, Decimal]:
             raise SettingsError(f"{ORCA_EXCHANGE_RATES} names {currency} more than once")
         rates[currency] = rate
     return rates
+
+
+def stack_environ(environ: Mapping[str, str], settings: Mapping[str, str]) -> dict[str, str]:
+    """What a provider of a stack is made of: the stack's own ``settings`` (its ``env``
+    output, or what its file makes) over ``environ`` less every variable a stack's settings
+    own (each cloud's ``Cloud.settings`` and ``STACK_VARIABLES``). A setting the stack leaves
+    unset (no ``ORCA_EC2_IMAGE``: Canonical's Ubuntu) stays unset, however an operator's
+    shell has it (exported by ``eval "$(orca-machines env other)"``), since the stack's
+    machines never see it; credentials, timeouts and freshness still come from ``environ``."""
+    owned = {*STACK_VARIABLES, *(v for facts in clouds().values() for v in facts.settings)}
+    return {**{k: v for k, v in environ.items() if k not in owned}, **settings}

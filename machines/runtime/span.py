@@ -612,14 +612,16 @@ class SpanningProvider(Provider):
         reasons = [p.sells(machine_type, location) for p in self._providers.values()]
         return None if None in reasons else reasons[0]
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """Each place's options on its own cloud, and the places' architectures."""
         if not pool.places:
-            return self._home.check_options(pool, created)
+            return self._home.check_options(pool, created, keys)
         found: list[tuple[str, str]] = []
         for place in dict.fromkeys(p.cloud for p in pool.places):
             first = next(p for p in pool.places if p.cloud == place)
-            found += self._providers[place].check_options(_at(pool, first), created)
+            found += self._providers[place].check_options(_at(pool, first), created, keys)
         refused = self.arch_refusal(pool)
         return [*found, ("places", refused)] if refused else found
 

@@ -28,6 +28,8 @@ from machines.runtime.labels import check_host_name, check_owner, check_pool, ma
 from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
 from machines.runtime.price_order import missing_rates
 from machines.runtime.settings import (
+    ORCA_EXCHANGE_RATES,
+    ORCA_POOLS,
     ORCA_STACK,
     exchange_rates_env,
     unsold_market,
@@ -127,6 +129,10 @@ class BaseDeployment(Model):
     credentials: ClassVar[dict[str, str]] = {}
     """Provider configuration keys that hold credentials (``hcloud:token``), and the
     variable that can carry each instead: refused in plain text, handed to the reaper."""
+    setting_keys: ClassVar[dict[str, str]] = {}
+    """Each variable of the runtime's settings this deployment's ``env`` writes
+    (``Cloud.settings``), and its key that sets it (``ORCA_EC2_IMAGE``: ``image``): how a
+    check of the stack names a setting the runtime names by its variable."""
     plugin: ClassVar[str] = ""
     """The name of the cloud's resource plugin (``pulumi plugin ls``)."""
     machine_resource: ClassVar[str] = ""
@@ -206,6 +212,17 @@ class BaseDeployment(Model):
     def spanning(self) -> bool:
         """Whether some pool names its places (so the stack asks where to make machines)."""
         return any(pool.spans(self.provider) for pool in self.pools)
+
+    def keys(self) -> dict[str, str]:
+        """Every runtime settings variable the stack's settings make, and the stack file's
+        key that sets it: the home cloud's keys as they are, another cloud's under its kind
+        (``ec2.image``), its provider's own keys (``aws:region``) where they stand."""
+        found = {ORCA_POOLS: "pools", ORCA_EXCHANGE_RATES: "exchangeRates"}
+        for kind, deployment in self.clouds.items():
+            for variable, key in deployment.setting_keys.items():
+                home = kind == self.provider or ":" in key
+                found[variable] = key if home else f"{kind}.{key}"
+        return found
 
     def owned(self, name: str) -> str:
         """The cloud name of shared infrastructure the stack creates: ``<owner>-<name>``."""

@@ -20,11 +20,19 @@ from machines.program.config.ports import check_rule_port, port_as_text
 from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
 from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
+    AWS_ENDPOINT_URL,
+    AWS_REGION,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
     NAME_TAG,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
     ec2_env,
+    region_refusal,
 )
+from machines.runtime.settings import check_url
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
@@ -156,6 +164,14 @@ class Ec2Deployment(BaseDeployment):
         "aws:secretKey": AWS_SECRET_ACCESS_KEY,
         "aws:token": AWS_SESSION_TOKEN,
     }
+    setting_keys: ClassVar[dict[str, str]] = {
+        AWS_REGION: AWS_REGION_KEY,
+        AWS_ENDPOINT_URL: AWS_ENDPOINTS_KEY,
+        ORCA_EC2_SUBNETS: "subnets",
+        ORCA_EC2_SECURITY_GROUP: "securityGroup",
+        ORCA_EC2_INSTANCE_PROFILE: "instanceProfile",
+        ORCA_EC2_IMAGE: "image",
+    }
     plugin: ClassVar[str] = "aws"
     machine_resource: ClassVar[str] = "aws:ec2/instance:Instance"
     machine_labels: ClassVar[str] = "tags"
@@ -171,10 +187,27 @@ class Ec2Deployment(BaseDeployment):
     endpoints: tuple[dict[str, str], ...] = Field(default=(), alias=AWS_ENDPOINTS_KEY)
     """The aws provider's custom endpoints; the runtime gets the ``ec2`` one."""
 
+    @field_validator("region")
+    @classmethod
+    def _region(cls, region: str) -> str:
+        refused = region_refusal(region)
+        if refused:
+            raise ValueError(refused)
+        return region
+
     @field_validator("endpoints", mode="before")
     @classmethod
     def _endpoints(cls, value: object) -> object:
         return json.loads(value) if isinstance(value, str) and value[:1] == "[" else value
+
+    @field_validator("endpoints")
+    @classmethod
+    def _ec2_endpoint(cls, endpoints: tuple[dict[str, str], ...]) -> tuple[dict[str, str], ...]:
+        """The ``ec2`` endpoint, which the runtime gets too, held to its rule: an http(s) URL."""
+        for endpoint in endpoints:
+            if endpoint.get("ec2"):
+                check_url(endpoint["ec2"], "http://127.0.0.1:5000")
+        return endpoints
 
     def ec2_endpoint(self) -> str:
         """The EC2 endpoint of ``aws:endpoints``, or empty for AWS's own."""

@@ -10,6 +10,7 @@ from machines.runtime.clouds.ec2.settings import (
     CLOUD,
     MARKETS,
     NO_STOCK_CODES,
+    SETTINGS,
 )
 
 FACTS = Cloud(
@@ -21,4 +22,5 @@ FACTS = Cloud(
     no_stock_codes=NO_STOCK_CODES,
     currency="USD",
     credentials=(AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN),
+    settings=SETTINGS,
 )

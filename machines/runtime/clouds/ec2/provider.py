@@ -71,6 +71,7 @@ from machines.runtime.clouds.ec2.settings import (
     CLOUD,
     MARKETS,
     NAME_TAG,
+    ORCA_EC2_IMAGE,
     ORCA_EC2_SUBNETS,
     Ec2Settings,
 )
@@ -523,13 +524,22 @@ class Ec2Provider(Provider):
         instances = [i for r in page.reservations for i in r.instances if i.id == machine_id]
         return instances[0] if instances else None
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """The pool's AMI looked up as a create would (read only): one missing, of the other
         architecture, or with a snapshot larger than the root volume, as (key, why)."""
         options = pool.options_of(Ec2Options)
-        key = "ec2.image" if options.image else "ec2.imageName" if options.image_name else "image"
+        key = (
+            "ec2.image"
+            if options.image
+            else "ec2.imageName"
+            if options.image_name
+            else ORCA_EC2_IMAGE
+        )
+        setting = (keys or {}).get(ORCA_EC2_IMAGE, ORCA_EC2_IMAGE)
         try:
-            image = self.catalogue.image_for(pool.name, pool.machine_type, options)
+            image = self.catalogue.image_for(pool.name, pool.machine_type, options, setting)
         except MachinesError as error:
             return [(key, str(error))]
         found = []

@@ -24,6 +24,15 @@ ORCA_EC2_SUBNETS = "ORCA_EC2_SUBNETS"
 ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
 ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
 ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
+SETTINGS = (
+    AWS_REGION,
+    AWS_ENDPOINT_URL,
+    ORCA_EC2_SUBNETS,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_IMAGE,
+)
+"""The variables ``ec2_env`` writes: what a stack's settings say of EC2 (``Cloud.settings``)."""
 
 CLOUD = "EC2"
 
@@ -63,13 +72,19 @@ autoscaler's back and no stopped instance is left to bill its volumes."""
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
 
 
+def region_refusal(value: str) -> str:
+    """Why ``value`` is no AWS region name (such as eu-central-1); empty when it is one."""
+    if _REGION.fullmatch(value):
+        return ""
+    return f"{value!r} is not an AWS region name: write it like eu-central-1"
+
+
 def region(env: Mapping[str, str], name: str) -> str:
     """An AWS region name such as eu-central-1, or empty when unset."""
     value = single(env, name)
-    if value and not _REGION.fullmatch(value):
-        raise SettingsError(
-            f"{name}={value!r} is not an AWS region name: write it like eu-central-1"
-        )
+    refused = region_refusal(value) if value else ""
+    if refused:
+        raise SettingsError(f"{name}={refused}")
     return value
 
 

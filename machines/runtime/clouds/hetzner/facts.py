@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from machines.runtime.cloud import Cloud
 from machines.runtime.clouds.hetzner.options import KIND, HetznerOptions
-from machines.runtime.clouds.hetzner.settings import CLOUD, HCLOUD_TOKEN, MARKETS, NO_STOCK_CODES
+from machines.runtime.clouds.hetzner.settings import (
+    CLOUD,
+    HCLOUD_TOKEN,
+    MARKETS,
+    NO_STOCK_CODES,
+    SETTINGS,
+)
 
 FACTS = Cloud(
     kind=KIND,
@@ -15,4 +21,5 @@ FACTS = Cloud(
     no_stock_codes=NO_STOCK_CODES,
     currency="EUR",
     credentials=(HCLOUD_TOKEN,),
+    settings=SETTINGS,
 )

@@ -391,7 +391,7 @@ class HetznerProvider(Provider):
     def _find_image(
         self, choice: ImageChoice, hetzner: str, architecture: str, pool: str, machine_type: str
     ) -> int:
-        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {pool}: {choice.key}"
+        where = f"pool {pool}: {choice.key}" if choice.own else choice.key
         images = self._client().images
         if choice.selector:
             found = self._call(
@@ -471,18 +471,21 @@ class HetznerProvider(Provider):
             )
         return named.id
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """The pool's image, network and placement group looked up as a create would (read
         only): each one missing, or an image of the other architecture, as (key, why).
         ``created``: names the stack makes itself, not looked for."""
         options = pool.options_of(HetznerOptions)
-        chosen = shape_of(options, self.image, ORCA_HCLOUD_IMAGE, {})
+        setting = (keys or {}).get(ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_IMAGE)
+        chosen = shape_of(options, self.image, setting, {})
         found: list[tuple[str, str]] = []
         try:
             architecture = self.arch(pool.machine_type)
             self._image_id(chosen.image, architecture, pool.name, pool.machine_type)
         except MachinesError as error:
-            key = chosen.image.key if chosen.image.key != ORCA_HCLOUD_IMAGE else "image"
+            key = chosen.image.key if chosen.image.own else ORCA_HCLOUD_IMAGE
             found.append((key, str(error)))
         for what, key, name in (
             ("network", "hetzner.network", chosen.network),
