@@ -53,10 +53,21 @@ _OPS: Mapping[str, Op] = {
 _KEYED = frozenset({"update", "replace"})
 PENDING_SHOWN = 5
 """How many pending changes ``Diff.pending_note`` names before it says there are more."""
-_STACK_TYPE = "pulumi:pulumi:Stack"
-"""The stack itself: the engine's container, never a change of its own. Every other
-resource the engine steps is one, the pools' reapers' provider
-(``machines.program.reaper.reapers_provider``) too, so the counts are the engine's."""
+PROVIDER_TYPE = "pulumi:providers:"
+DEFAULT_PROVIDER = "default"
+"""A default provider (``pulumi:providers:hcloud::default_1_39_1``, one per plugin the
+stack uses without naming a provider): a step of the engine's own that it neither shows nor
+counts (its ``isDefaultProviderStep``). Every other step is a change, the stack's own
+(``pulumi:pulumi:Stack``, made by a first ``up`` and deleted by ``destroy``) and the pools'
+reapers' explicit provider (``machines.program.reaper.reapers_provider``) too, so the
+counts are the engine's: counting the default providers instead of the stack said one more
+per plugin past the first (17 to create on a stack spanning both clouds where the engine
+said 16)."""
+
+
+def is_default_provider(type_: str, name: str) -> bool:
+    """Whether the resource is one of the engine's default providers (see above)."""
+    return type_.startswith(PROVIDER_TYPE) and name.startswith(DEFAULT_PROVIDER)
 
 
 def type_keys() -> dict[str, str]:
@@ -375,14 +386,13 @@ class Changes:
             return
         meta = pre.metadata
         op = _OPS.get(str(getattr(meta.op, "value", meta.op)))
-        if op is None or meta.type == _STACK_TYPE:
+        name = meta.urn.rsplit("::", 1)[-1]
+        if op is None or is_default_provider(meta.type, name):
             return
         if meta.urn in self._changes and op != "replace":
             return
         keys = tuple(sorted({*(meta.diffs or ()), *(meta.keys or ())})) if op in _KEYED else ()
-        self._changes[meta.urn] = Change(
-            op=op, type=meta.type, name=meta.urn.rsplit("::", 1)[-1], urn=meta.urn, keys=keys
-        )
+        self._changes[meta.urn] = Change(op=op, type=meta.type, name=name, urn=meta.urn, keys=keys)
 
     def diff(self, stack: str) -> Diff:
         return Diff(stack=stack, changes=tuple(self.taken().values()))

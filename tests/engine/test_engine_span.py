@@ -10,10 +10,12 @@ from __future__ import annotations
 import pytest
 
 from machines import MachineSpec, automation
+from machines.automation.diff import is_default_provider
 from machines.automation.state import resources
 from machines.cli.exits import ExitCode
 from testkit import moto_server
 from testkit.commands import machines_cli
+from testkit.engine_run import engine_counts
 from testkit.engine_stacks import SPAN_STACK
 from testkit.fault_proxy import Fault, FaultProxy
 
@@ -47,6 +49,19 @@ def ec2_instances(span_deployment) -> dict[str, dict[str, str]]:
         name: {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
         for name, instance in live.items()
     }
+
+
+def test_a_first_preview_counts_what_the_engine_counts(span_deployment):
+    """The stack itself is a change, and neither cloud's default provider is one: the
+    engine does not count its own steps (the CLI said 2 more, one per plugin, than the
+    engine's own summary printed on the same run)."""
+    done = machines_cli("preview", SPAN_STACK)
+
+    assert done.returncode == ExitCode.CHANGES, done.stderr
+    counts = engine_counts(done.stderr)
+    assert counts["create"] > 0
+    summary = ", ".join(f"{n} to {op}" for op, n in counts.items())
+    assert done.stdout.splitlines()[-1] == f"stack span: {summary}"
 
 
 def test_a_pool_spanning_both_clouds_through_up_the_autoscaler_and_destroy(span_deployment):
@@ -123,7 +138,7 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         made = [
             r
             for r in resources(automation.select(SPAN_STACK).export_stack().deployment)
-            if r["type"] != "pulumi:pulumi:Stack"
+            if not is_default_provider(str(r["type"]), str(r["urn"]).rpartition("::")[2])
         ]
         assert (
             f"stack span: machines: 1 created, 0 deleted; resources in all: {len(made)} created"
