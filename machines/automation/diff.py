@@ -131,6 +131,19 @@ class PoolCount(BaseModel):
             + "".join(f"\n  {place.text()}" for place in self.places)
         )
 
+    def made_at(self) -> str:
+        """Where the stack's new machines of a pool that names its places go (went, once
+        the change is applied): ``1 at ec2 t4g.small in eu-central-1a``; empty for another
+        pool, or when none are made."""
+        made = [
+            (place.kept_after - place.kept, place.place)
+            for place in self.places
+            if place.kept is not None
+            and place.kept_after is not None
+            and place.kept_after > place.kept
+        ]
+        return ", ".join(f"{n} at {place}" for n, place in made)
+
     def rename_note(self) -> str:
         """What the change does to the stack's machines of the old name form."""
         return (
@@ -238,7 +251,9 @@ class Diff(BaseModel):
     def machines(self, *, past: bool = False) -> str:
         """The machines the change creates and deletes, the stack's and the autoscaler's, as
         the pool lines count them: ``machines: 1 to create, 9 to delete (2 kept by the stack,
-        7 made by the autoscaler)``; empty when the pools are unknown."""
+        7 made by the autoscaler)``, and where the new ones of a pool that names its places
+        go (``machines: 1 created (pool arm: 1 at ec2 t4g.small in eu-central-1a), 0
+        deleted``); empty when the pools are unknown."""
         if not self.pools:
             return ""
         made = sum(p.creates for p in self.pools)
@@ -247,7 +262,9 @@ class Diff(BaseModel):
         create, delete = ("created", "deleted") if past else ("to create", "to delete")
         if not (made or kept or reaped):
             return f"machines: none {create} or {delete.removeprefix('to ')}"
-        text = f"machines: {made} {create}, {kept + reaped} {delete}"
+        where = "; ".join(f"pool {p.pool}: {p.made_at()}" for p in self.pools if p.made_at())
+        text = f"machines: {made} {create}" + (f" ({where})" if where else "")
+        text += f", {kept + reaped} {delete}"
         if kept + reaped:
             text += f" ({kept} kept by the stack, {reaped} made by the autoscaler)"
         return text

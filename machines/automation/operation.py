@@ -88,12 +88,17 @@ class Operation:
         environ: Mapping[str, str] | None = None,
         command: auto.PulumiCommand | None = None,
         shared: SharedListing | None = None,
+        on_message: OnOutput | None = None,
     ) -> None:
         """``shared``: the listing of several stacks' owners a report over them counts
-        from (``ci-preview``), else the stack's provider lists its owner alone."""
+        from (``ci-preview``), else the stack's provider lists its owner alone.
+        ``on_output`` gets the engine's progress; ``on_message`` the operation's own lines
+        (a place passed over, a killed run's lock released, ...), default ``on_output``:
+        a caller hiding the progress still shows them."""
         self.stack = stack
         self.project = Project.of(project)
         self.notify: OnOutput = on_output or print_progress
+        self.say: OnOutput = on_message or self.notify
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.command = command
         self._making: Future[auto.PulumiCommand] | None = None

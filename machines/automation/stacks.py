@@ -67,13 +67,16 @@ def preview(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
     refresh: bool = True,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """What ``up`` would change, per resource and per pool, without changing anything.
 
     With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
-    behind the stack's back show as created again.
+    behind the stack's back show as created again. ``on_output`` gets the engine's
+    progress, ``on_message`` the operation's own lines (default: ``on_output``).
     """
-    return previewed(Operation(stack, project, on_output=on_output), refresh=refresh)[0]
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
+    return previewed(op, refresh=refresh)[0]
 
 
 def previewed(op: Operation, *, refresh: bool = True) -> tuple[Diff, StackSnapshot]:
@@ -100,13 +103,16 @@ def up(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
     refresh: bool = True,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Make the cloud match the stack's configuration; return what was changed.
 
     With ``refresh`` (the default) the engine first reads the cloud, so a machine someone
-    deleted is made again instead of failing the update.
+    deleted is made again instead of failing the update. ``on_output`` gets the engine's
+    progress, ``on_message`` the operation's own lines, such as a pool going on to its
+    next place (default: ``on_output``).
     """
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         return _up(op, refresh=refresh)[0]
 
@@ -130,12 +136,17 @@ def _up(
                 raise
             out.append(place)
             attempt = Attempt(Changes(attempt.changes), attempt.first)
-            op.notify(
+            op.say(
                 f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
                 "goes on with the pool's next place"
             )
             op = Operation(
-                op.stack, op.project, on_output=op.notify, environ=op.environ, command=op.command
+                op.stack,
+                op.project,
+                on_output=op.notify,
+                environ=op.environ,
+                command=op.command,
+                on_message=op.say,
             )
 
 
@@ -178,11 +189,15 @@ def _up_once(
 
 @traced("destroy")
 def destroy(
-    stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Delete every resource of the stack, the autoscaler's machines of its pools too (each
     pool's reaper deletes them); the stack and its settings stay."""
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         op.start_engine()
         older = unordered(resources(op.state().deployment))
@@ -290,7 +305,7 @@ def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
     ]
     if urns:
         names = ", ".join(sorted(failed.values()))
-        op.notify(
+        op.say(
             f"stack {op.stack}: replacing {len(urns)} of the stack's machines the cloud could "
             f"not make ({names}: status failed)"
         )
@@ -299,10 +314,14 @@ def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
 
 @traced("refresh")
 def refresh(
-    stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         selected = op.selected()
         recover(op)
@@ -328,6 +347,7 @@ def resize(
     *,
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
 
@@ -343,7 +363,7 @@ def resize(
     """
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     index = _pool_index(op, pool)
     check_resize(stack, index, size, op.project, op.settings)  # before the lock
     with stack_lock(stack, op.project):
@@ -384,7 +404,7 @@ def recover(op: Operation) -> None:
             ),
         )
     op.settle(settled)
-    op.notify(said)
+    op.say(said)
 
 
 def _unlocked(op: Operation, run: Callable[[], T]) -> T:
@@ -393,7 +413,7 @@ def _unlocked(op: Operation, run: Callable[[], T]) -> T:
         return run()
     except auto.ConcurrentUpdateError as error:
         cancel = partial(op.run, "cancel", "cancel", "--yes", need_passphrase=True)
-        if not release_stale_locks(op.stack, str(error), op.notify, cancel):
+        if not release_stale_locks(op.stack, str(error), op.say, cancel):
             raise
     return run()
 
