@@ -112,6 +112,13 @@ def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
     assert "stack exp" not in message
     assert deployment.emulator.control.requests().total == 1
     assert "exp-lab-1.stack" in live(deployment)
+    rm = subprocess.run(
+        [sys.executable, "-m", "machines", "rm", kept.id, "--stack", "local"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert rm.returncode == 1
+    assert "is kept by stack local (" in rm.stderr
+    assert "(orca-machines resize local lab <size>)" in rm.stderr
 
 
 def test_a_pools_max_holds_for_both_kinds(deployment):

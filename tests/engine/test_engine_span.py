@@ -64,6 +64,22 @@ def test_a_first_preview_counts_what_the_engine_counts(span_deployment):
     assert done.stdout.splitlines()[-1] == f"stack span: {summary}"
 
 
+def test_an_operator_s_runtime_variables_left_exported_are_not_the_stack_s(
+    span_deployment, monkeypatch
+):
+    """After ``eval "$(orca-machines env other)"`` the shell holds another stack's
+    settings: an amd64 AMI (``ORCA_EC2_IMAGE``) and its pools. Pool arm's EC2 place is
+    arm64 and the stack names no image (Canonical's Ubuntu, which ``up`` boots): the check
+    reads neither, so the preview goes to the engine."""
+    monkeypatch.setenv("ORCA_EC2_IMAGE", moto_server.NEW_AMD64)
+    monkeypatch.setenv("ORCA_POOLS", '[{"name": "arm", "machineType": "cx23", "location": "ash"}]')
+
+    done = machines_cli("preview", SPAN_STACK, "-q")
+
+    assert done.returncode == ExitCode.CHANGES, done.stderr
+    assert done.stderr == ""
+
+
 def test_a_pool_spanning_both_clouds_through_up_the_autoscaler_and_destroy(span_deployment):
     span_deployment.emulator.control.set_stock(HETZNER_PLACES)
 
