@@ -9,6 +9,7 @@ Each name says which cloud it serves: ``emulator``, ``hetzner_env``, ``hetzner_p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,20 @@ def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
 
 
 # What the runtime reports
+
+
+@pytest.fixture
+def make_clocked(cloud: Cloud, clock: ManualClock) -> Callable[..., Provider]:
+    """Build ``cloud``'s provider on ``clock``, the environment's settings (``cloud``'s: on
+    EC2, the fault proxy) with ``variables`` over them: ``(owner, **variables)``."""
+
+    def build(owner: str = OWNER, **variables: str) -> Provider:
+        environ = {**os.environ, **variables}
+        if cloud.kind == "hetzner":
+            return HetznerProvider(HetznerSettings.from_env(environ), owner, clock=clock)
+        return Ec2Provider(Ec2Settings.from_env(environ), owner, credentials=environ, clock=clock)
+
+    return build
 
 
 @pytest.fixture

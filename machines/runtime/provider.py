@@ -22,6 +22,7 @@ import functools
 import importlib
 import inspect
 import logging
+import math
 import os
 import threading
 import time
@@ -39,7 +40,10 @@ from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
 from machines.runtime.clouds import CLOUDS, cloud
 from machines.runtime.errors import (
+    AccountFullError,
+    CloudError,
     ForeignMachineError,
+    LostCreateError,
     MachinesError,
     SettingsError,
     StackMachineError,
@@ -61,8 +65,14 @@ from machines.runtime.models import Created, Machine, MachineSpec, Market, Statu
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.runtime.pool import Pool, pools_of
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import ORCA_POOL_MARKET, ORCA_POOLS, Freshness, unsold_market
-from machines.runtime.shortages import StockMemory
+from machines.runtime.settings import (
+    ORCA_NO_STOCK_TTL,
+    ORCA_POOL_MARKET,
+    ORCA_POOLS,
+    Freshness,
+    unsold_market,
+)
+from machines.runtime.shortages import Full, FullAccount, StockMemory
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +114,21 @@ def provider_class(kind: str) -> type[Provider]:
     module_name, _, class_name = cloud(kind).provider.partition(":")
     cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls
+
+
+def refuse_unusable(provider: Provider, pools: Iterable[Pool], home: str) -> None:
+    """``SettingsError``, one line naming the pool and its place, for the first place of
+    ``pools`` on ``provider``'s cloud (a pool without places: its location, on ``home``)
+    that the provider's settings can never make a machine in (``location_refusal``): what a
+    stack file refuses, ``Provider.of`` refuses too, not the create that first needs it."""
+    for pool in pools:
+        places = [(f"place {p}", p.location) for p in pool.places if p.cloud == provider.kind]
+        if not pool.places and home == provider.kind and pool.location:
+            places = [("location", pool.location)]
+        for where, location in places:
+            refused = provider.location_refusal(location)
+            if refused:
+                raise SettingsError(f"{ORCA_POOLS} pool {pool.name}'s {where}: {refused}")
 
 
 class Provider(ABC):
@@ -149,6 +174,8 @@ class Provider(ABC):
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
         self._stock = StockMemory(freshness.no_stock_ttl, clock)
         """The cloud's ``no_stock`` answers, remembered per type, location and market."""
+        self._account = FullAccount(freshness.no_stock_ttl, clock)
+        """The cloud's answers that the account is at its limit, remembered per market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
         self._prices: tuple[PriceList, float] | None = None
@@ -190,6 +217,7 @@ class Provider(ABC):
             if refused:
                 raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
+        refuse_unusable(provider, pools.values(), kind)
         provider.set_pools(pools.values())
         return provider
 
@@ -250,14 +278,14 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
+        remembered = self._account_remembered(self.market(spec.pool).tries)
+        if remembered is not None:
+            return remembered
         with self._within_max(spec, self.pool(spec.pool).max) as full:
             if full is not None:
                 return full
             with self._name_lock(spec.name):
-                try:
-                    created = self._create(spec)
-                except MachinesError as error:
-                    return Created.failure(str(error))
+                created = self._attempt(spec)
                 if created.machine is not None:
                     made = created.machine.model_copy(update={"cloud": self.kind})
                     self._listing.created(made)
@@ -265,6 +293,20 @@ class Provider(ABC):
                     machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
                 return created
+
+    def _attempt(self, spec: MachineSpec) -> Created:
+        """The cloud's create (``_create``), its errors as the answer: a full account
+        remembered (``_account_full``), a lost answer ``may_exist``, the code kept."""
+        try:
+            return self._create(spec)
+        except AccountFullError as error:
+            return self._account_full(error)
+        except LostCreateError as error:
+            return Created.failure(str(error), error.code, transient=True, may_exist=True)
+        except CloudError as error:
+            return Created.failure(str(error), error.code, transient=error.transient)
+        except MachinesError as error:
+            return Created.failure(str(error))
 
     @_traced("machines")
     def machines(self, pool: str) -> list[Machine]:
@@ -444,11 +486,23 @@ class Provider(ABC):
             self._listing.release(spec.pool, spec.name)
 
     def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
-        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
-        None with a place held for the create (the listing's ``reserve``; ``_within_max``
-        releases it). The count is ``machines(pool)``, the shared listing with this
-        provider's writes laid over it, plus its creates in flight."""
-        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, or
+        when the pool's machines cannot be counted (a cloud that cannot be listed: nothing
+        is made past a max nobody counted), else None with a place held for the create
+        (the listing's ``reserve``; ``_within_max`` releases it). The count is
+        ``machines(pool)``, the shared listing with this provider's writes laid over it,
+        plus its creates in flight."""
+        try:
+            count = self._listing.reserve(
+                spec.pool, spec.name, limit, lambda: self.machines(spec.pool)
+            )
+        except CloudError as error:
+            return Created.failure(
+                f"pool {spec.pool}'s machines could not be counted against its max ({limit}), "
+                f"so nothing was made: {error}",
+                error.code,
+                transient=error.transient,
+            )
         if count is None:
             return None
         return Created.failure(
@@ -456,6 +510,45 @@ class Provider(ABC):
             f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
             "raise the pool's max in the stack"
         )
+
+    def account_full(self, markets: Iterable[Market]) -> str:
+        """Why no create in any of ``markets`` is sent to this cloud now: its account was at
+        its limit at its last answer, remembered ``ORCA_NO_STOCK_TTL`` unless this provider
+        deleted a machine since; empty when a create may be sent. Asks the cloud nothing."""
+        full = self._account.full(markets)
+        return "" if full is None else self._said_full(full)
+
+    def _said_full(self, full: Full) -> str:
+        return (
+            f"the {cloud(self.kind).name} account was at its limit at its last answer "
+            f"({full.code}), remembered for {math.ceil(full.seconds_left)} s more "
+            f"({ORCA_NO_STOCK_TTL}) or until this provider deletes one of its {self.noun}s"
+        )
+
+    def _account_remembered(self, markets: Iterable[Market]) -> Created | None:
+        """A create's answer, without a request, while the account is remembered at its
+        limit in every market it would buy in; None when it may be sent."""
+        full = self._account.full(markets)
+        if full is None:
+            return None
+        said = self._said_full(full)
+        return Created.failure(f"{said}, so no create was sent: {full.why}", full.code)
+
+    def _account_full(self, error: AccountFullError) -> Created:
+        """A create the cloud refused because the account is at its limit: remembered for
+        every create of that market on this cloud (see ``FullAccount``), and answered with
+        how to make room."""
+        facts = cloud(self.kind)
+        why = f"{error}: the {facts.name} account is at its limit; {facts.account_limit_help}"
+        self._account.remember(Market(error.market), error.code, why)
+        window = self._account.ttl
+        held = (
+            f"; no create is sent to {facts.name} for {math.ceil(window)} s "
+            f"({ORCA_NO_STOCK_TTL}), or until this provider deletes one of its {self.noun}s"
+            if window > 0
+            else ""
+        )
+        return Created.failure(f"{why}{held}", error.code)
 
     def _foreign(self, found: Found) -> str:
         """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
@@ -470,6 +563,7 @@ class Provider(ABC):
         paid = self.paid_until(machine, now)
         self._remove(machine.id)
         self._listing.deleted(machine.id)
+        self._account.forget()  # a machine gone: room again where the account was full
         if paid is not None:
             unused = max(0.0, (paid - now).total_seconds())
             importlib.import_module("machines.runtime.telemetry").paid_unused(self, machine, unused)
@@ -531,6 +625,12 @@ class Provider(ABC):
         """Why the cloud never makes ``machine_type`` in ``location`` whatever its stock (a
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
+
+    def location_refusal(self, location: str) -> str:
+        """Why this provider's settings can never make a machine in ``location``, known
+        without a request (EC2: a zone ``ORCA_EC2_SUBNETS`` has no subnet for); empty when
+        the cloud's catalogue decides. ``Provider.of`` refuses a pool's such place."""
+        return ""
 
     def boots(self, pool: Pool) -> str:
         """What a new machine of ``pool`` boots when its settings do not name one image (a
@@ -603,6 +703,22 @@ class Provider(ABC):
         its listing may not show it yet; None otherwise. Asks the cloud nothing."""
         made = self._listing.launched(name, pool)
         return None if made is None else made.model_copy(update={"cloud": self.kind})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """This owner's live machine of ``pool`` named ``name``, as the cloud answers now
+        (``_by_name``: one request on Hetzner and EC2, never more than a listing); None when
+        the cloud has none. Where a pool that spans clouds looks for a machine whose create
+        lost its answer before it makes one elsewhere."""
+        for found in self._by_name(name, pool):
+            if found.name == name and found.status != Status.DELETING:
+                return found.model_copy(update={"cloud": self.kind})
+        return None
+
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The cloud's step of ``named``: this owner's pool machines that may be named
+        ``name``; by default the pool's listing (a cloud that finds a name in one request
+        says so)."""
+        return self._list(pool)
 
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first
