@@ -71,3 +71,21 @@ def test_processes_racing_within_a_listing_window_pass_max_by_the_others_creates
     late = cloud.provider().create(cloud.spec("c-0"))
     assert late.failed
     assert late.reason.startswith(f"pool ci has {2 * MAX} machines")
+
+
+@pytest.mark.usefixtures("limited")
+def test_a_max_that_cannot_be_counted_answers_failed_and_makes_nothing(
+    cloud: Cloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "5")  # the listing's 503s end the call
+    provider = cloud.provider()
+    cloud.trouble("listings", "down")
+    before = cloud.creates()
+
+    created = provider.create(cloud.spec("ci-1"))
+
+    assert created.failed
+    assert created.transient
+    assert f"could not be counted against its max ({MAX})" in created.reason
+    assert "nothing was made" in created.reason
+    assert cloud.creates() == before
