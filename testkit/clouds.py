@@ -58,6 +58,12 @@ class Cloud:
     """How many requests of that read reached the cloud so far."""
     requests: Callable[[], int]
     """How many requests of any kind reached the cloud so far."""
+    late_create: Callable[[float], None]
+    """The next create's answer comes that many seconds late (the machine is made: on EC2
+    at once, on the emulator after the wait)."""
+    creates_refused: Callable[[], None]
+    """From now on, every create is answered 503 (nothing made): a call retries it until its
+    time runs out."""
     account_full: Callable[[], None]
     """From now on, the cloud refuses every on-demand create as its account at its limit
     (the emulator's project server limit at the servers it holds; EC2's ``VcpuLimitExceeded``
@@ -112,6 +118,20 @@ def of_emulator(emulator: Emulator) -> Cloud:
         trouble=trouble,
         reads=lambda read: emulator.control.requests().get(f"GET {paths[read]}"),
         requests=lambda: emulator.control.requests().total,
+        late_create=lambda seconds: emulator.control.set_faults(
+            [
+                {
+                    "kind": "delay",
+                    "method": "POST",
+                    "path_regex": "/v1/servers",
+                    "seconds": seconds,
+                    "times": 1,
+                }
+            ]
+        ),
+        creates_refused=lambda: emulator.control.set_faults(
+            [{"kind": "error", "method": "POST", "path_regex": "/v1/servers", "status": 503}]
+        ),
         account_full=lambda: emulator.control.set_limits(servers=len(live())),
     )
 
@@ -174,6 +194,12 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         trouble=trouble,
         reads=lambda read: proxy.requests[actions[read]],
         requests=lambda: sum(proxy.requests.values()),
+        late_create=lambda seconds: proxy.set_faults(
+            Fault("delay", "RunInstances", seconds=seconds, times=1)
+        ),
+        creates_refused=lambda: proxy.set_faults(
+            Fault("error", "RunInstances", status=503, code="Unavailable")
+        ),
         account_full=lambda: proxy.set_faults(
             Fault("error", "RunInstances", status=400, code="VcpuLimitExceeded")
         ),

@@ -33,7 +33,13 @@ from machines.automation.engine import (
 )
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.places import PlaceReport, place_counts
-from machines.automation.project import STATE_DIR, Project, project_root, short_name
+from machines.automation.project import (
+    STATE_DIR,
+    Project,
+    fence_env,
+    project_root,
+    short_name,
+)
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.snapshot import StackRuntime, StackSnapshot
 from machines.automation.spans import traced
@@ -539,7 +545,8 @@ def runtime_settings(stack: str, *, project: str | Path | None = None) -> StackR
 def runtime_env(stack: str, *, project: str | Path | None = None) -> dict[str, str]:
     """The runtime's settings variables (the ``env`` output) plus provider kind and owner."""
     runtime = runtime_settings(stack, project=project)
-    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env}
+    fence = fence_env(project)
+    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env, **fence}
 
 
 def set_config(
@@ -601,8 +608,10 @@ def provider(
     overrides), settings from its ``env`` output over this process's environment, which
     still supplies the token. The stack is found in ``$PULUMI_BACKEND_URL`` (else the
     project's ``.pulumi-state``) of ``project`` (else ``$ORCA_PULUMI_PROJECT``, else this
-    checkout). The runtime never reaches up here; this reaches down to it.
+    checkout), and that backend holds the fence its pools' ``max`` is counted through over
+    every process (``ORCA_FENCE_URL`` overrides: ``fence_env``). The runtime never reaches
+    up here; this reaches down to it.
     """
     runtime = runtime_settings(stack, project=project)
-    environ = {**os.environ, **runtime.env}
+    environ = {**os.environ, **runtime.env, **fence_env(project)}
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

@@ -39,6 +39,12 @@ class StackMachineError(ForeignMachineError):
     ``size`` in the stack removes it, never the runtime's ``delete``."""
 
 
+class FenceError(MachinesError):
+    """The fence's store (``ORCA_FENCE_URL``, or the stack's backend) could not be read or
+    written, or cannot fence: a create of a pool with a ``max`` answers ``failed`` saying
+    so, never an unfenced create."""
+
+
 class CloudError(MachinesError):
     """The cloud refused a request or could not be reached within the call's time.
 

@@ -35,6 +35,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
+from machines.runtime.backoff import backoff
 from machines.runtime.billing import Billing, Rate, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
@@ -42,6 +43,7 @@ from machines.runtime.clouds import CLOUDS, cloud
 from machines.runtime.errors import (
     AccountFullError,
     CloudError,
+    FenceError,
     ForeignMachineError,
     LostCreateError,
     MachinesError,
@@ -49,6 +51,9 @@ from machines.runtime.errors import (
     StackMachineError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Admitted, Fence, fence_from
+from machines.runtime.fence.fence import Full as FenceFull
+from machines.runtime.fence.held import Entry
 from machines.runtime.labels import (
     MANAGED_BY_LABEL,
     MANAGED_BY_PULUMI,
@@ -61,7 +66,7 @@ from machines.runtime.labels import (
     whose,
 )
 from machines.runtime.listing import Listing
-from machines.runtime.models import Created, Machine, MachineSpec, Market, Status
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.runtime.pool import Pool, pools_of
 from machines.runtime.prices import NoPrices, PriceList
@@ -114,6 +119,23 @@ def provider_class(kind: str) -> type[Provider]:
     module_name, _, class_name = cloud(kind).provider.partition(":")
     cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls
+
+
+@dataclass
+class Slot:
+    """A create's place under its pool's max: ``refused`` when there is none, else held,
+    and ``ended`` with the create's answer (a fence entry of a create that made nothing is
+    released at once; one that may have made its machine holds until its hold ends)."""
+
+    refused: Created | None = None
+    release: Callable[[], None] | None = None
+
+    def ended(self, created: Created) -> None:
+        if self.release is not None and not created.ok and not created.may_exist:
+            try:
+                self.release()
+            except FenceError as error:
+                log.warning("%s: its slot ends at the fence's hold", error)
 
 
 def refuse_unusable(provider: Provider, pools: Iterable[Pool], home: str) -> None:
@@ -191,6 +213,7 @@ class Provider(ABC):
         self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._fence: Fence | None = None
         self._placed = threading.local()
         """The pool's settings at one place, while this thread's create makes it there."""
         if self.watched:
@@ -219,6 +242,7 @@ class Provider(ABC):
         provider = cls.from_env(owner, environ)
         refuse_unusable(provider, pools.values(), kind)
         provider.set_pools(pools.values())
+        provider.set_fence(fence_from(owner, env))
         return provider
 
     def set_pools(self, pools: Iterable[Pool]) -> None:
@@ -281,9 +305,9 @@ class Provider(ABC):
         remembered = self._account_remembered(self.market(spec.pool).tries)
         if remembered is not None:
             return remembered
-        with self._within_max(spec, self.pool(spec.pool).max) as full:
-            if full is not None:
-                return full
+        with self._within_max(spec, self.pool(spec.pool).max) as slot:
+            if slot.refused is not None:
+                return slot.refused
             with self._name_lock(spec.name):
                 created = self._attempt(spec)
                 if created.machine is not None:
@@ -292,7 +316,8 @@ class Provider(ABC):
                     paid = self.paid_until(made)
                     machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
-                return created
+            slot.ended(created)
+            return created
 
     def _attempt(self, spec: MachineSpec) -> Created:
         """The cloud's create (``_create``), its errors as the answer: a full account
@@ -472,18 +497,116 @@ class Provider(ABC):
         return self._delete(found.machine)
 
     @contextmanager
-    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Created | None]:
-        """Around a create of ``spec``: the refusal when its pool is at ``limit`` (its max),
-        else None with a place held for the create until the block ends; nothing held for
-        a pool without a max."""
+    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Slot]:
+        """Around a create of ``spec``: its ``Slot``, refused when its pool is at ``limit``
+        (its max) in this provider or, with a fence (``set_fence``), over every process;
+        else held for the create until the block ends (the fence's entry until the create
+        has ended: ``Slot.ended``). Nothing is held for a pool without a max."""
         full = None if limit is None else self._max_check(spec, limit)
         if limit is None or full is not None:
-            yield full
+            yield Slot(full)
             return
         try:
-            yield None
+            yield self._fenced(spec, limit)
         finally:
             self._listing.release(spec.pool, spec.name)
+
+    def set_fence(self, fence: Fence | None) -> None:
+        """Count each pool's ``max`` over every process that makes its machines, through
+        ``fence`` (``machines.runtime.fence``); None: within this provider only."""
+        self._fence = fence
+
+    @property
+    def fence(self) -> Fence | None:
+        """The fence this provider's creates of a pool with a max ask, if any."""
+        return self._fence
+
+    def _fenced(self, spec: MachineSpec, limit: int) -> Slot:
+        """The fence's answer for a create of ``spec`` (see ``Fence.reserve``): its slot, or
+        the refusal; a name another process is making returns that machine once a cloud
+        shows it, else waits for that create to end, within the call's time."""
+        fence = self._fence
+        if fence is None:
+            return Slot()
+        start = time.monotonic()
+        while True:
+            listed = self.machines(spec.pool)  # the count's listing: fresh, no request
+            cloud_kind, place = self._asked_at(spec)
+            try:
+                answer = fence.reserve(
+                    spec.pool, [spec.name], cloud=cloud_kind, place=place, limit=limit,
+                    listed=listed,
+                )  # fmt: skip
+            except FenceError as error:
+                return Slot(
+                    Created.failure(
+                        f"pool {spec.pool}'s max ({limit}) could not be counted over the "
+                        f"processes that make its machines, so nothing was made: {error}"
+                    )
+                )
+            if isinstance(answer, Admitted):
+                release = functools.partial(fence.release, spec.pool, [spec.name])
+                return Slot(release=release if answer.wrote else None)
+            if isinstance(answer, FenceFull):
+                return Slot(self._full(spec, limit, answer.count, answer.flying))
+            waited = self._wait_for(spec, answer.entry, fence, start)
+            if waited is not None:
+                return Slot(waited)
+
+    def _wait_for(
+        self, spec: MachineSpec, entry: Entry, fence: Fence, start: float
+    ) -> Created | None:
+        """While another process is making ``spec``'s name (its ``entry``): that machine once
+        a cloud shows it, or None once the entry has ended without it (the create goes on);
+        ``failed`` when neither happens within the call's time."""
+        attempt = 0
+        while True:
+            found = self._made_elsewhere(spec)
+            if found is not None:
+                return found
+            try:
+                if not fence.holds(spec.pool, entry):
+                    return None
+            except FenceError as error:
+                return Created.failure(f"{self._being_made(spec, entry).reason} ({error})")
+            left = fence.deadline - (time.monotonic() - start)
+            if left <= 0:
+                return self._being_made(spec, entry)
+            time.sleep(min(backoff(attempt, 0.1, 2.0), left))
+            attempt += 1
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """Where ``spec`` asks for its machine, as a fence entry says it (cloud, place)."""
+        return self.kind, f"{self.kind} {spec.machine_type} in {spec.location}"
+
+    def _made_elsewhere(self, spec: MachineSpec) -> Created | None:
+        """The machine of ``spec``'s name another process made, when a cloud shows it now
+        (one request by name); None when none does yet."""
+        try:
+            found = self.named(spec.name, spec.pool)
+        except CloudError:
+            return None
+        if found is None:
+            return None
+        different = mismatch(spec, found)
+        return Created.failure(different) if different else Created.success(found)
+
+    def _being_made(self, spec: MachineSpec, entry: Entry) -> Created:
+        return Created.failure(
+            f"{spec.name} is being made by another process ({entry.holder}, since "
+            f"{utc(entry.since):%H:%M:%S} UTC) and no cloud shows it yet: nothing was made "
+            "twice; create it again in a moment, which returns that machine",
+            transient=True,
+        )
+
+    def _full(self, spec: MachineSpec, limit: int, count: int, flying: int) -> Created:
+        """The refusal of a create at its pool's max, counted over every process."""
+        elsewhere = f", {flying} of them being made now" if flying else ""
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines{elsewhere}, counted over every process "
+            f"that makes them: its max is {limit}: wait for some to be deleted, or raise "
+            "the pool's max in the stack"
+        )
 
     def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
         """The pool's max check: ``failed`` naming the pool and its max when it is full, or
@@ -564,11 +687,23 @@ class Provider(ABC):
         self._remove(machine.id)
         self._listing.deleted(machine.id)
         self._account.forget()  # a machine gone: room again where the account was full
+        self._forget_fenced(machine)
         if paid is not None:
             unused = max(0.0, (paid - now).total_seconds())
             importlib.import_module("machines.runtime.telemetry").paid_unused(self, machine, unused)
         log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
         return True
+
+    def _forget_fenced(self, machine: Machine) -> None:
+        """A deleted machine frees its slot in the fence at once (its entry, if one may still
+        hold it); a store that cannot be written leaves the entry to end at its hold."""
+        if self._fence is None:
+            return
+        created = None if machine.created is None else machine.created.timestamp()
+        try:
+            self._fence.forget(machine.pool, machine.name, created)
+        except FenceError as error:
+            log.warning("deleted %s %s, but %s", self.noun, machine.name, error)
 
     def _name_lock(self, name: str) -> threading.Lock:
         """One lock per machine name, while a create of it holds it."""

@@ -42,6 +42,7 @@ from machines.runtime.errors import (
     UnknownMachineTypeError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Fence, fence_from
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
@@ -99,6 +100,7 @@ def spanning(
         providers[kind] = made
     provider = _class_of(home)(owner, providers, rates)
     provider.set_pools(pools.values())
+    provider.set_fence(fence_from(owner, environ))
     return provider
 
 
@@ -375,17 +377,21 @@ class SpanningProvider(Provider):
         refused = self._refusal(pool, spec)
         if refused:
             return self._answered(spec, Created.failure(refused))
-        with self._within_max(spec, pool.max) as full:
-            if full is not None:
-                return self._answered(spec, full)
+        with self._within_max(spec, pool.max) as slot:
+            if slot.refused is not None:
+                return self._answered(spec, slot.refused)
             with self._name_lock(spec.name):
                 try:
                     before = self._made_before(spec, pool)
                 except CloudError as error:  # a listing renewed since the count, unreadable
                     before = Created.failure(str(error), error.code, transient=error.transient)
-                if before is not None:
-                    return self._answered(spec, before)
-                return self._first_with_stock(spec, pool)
+                created = (
+                    self._first_with_stock(spec, pool)
+                    if before is None
+                    else self._answered(spec, before)
+                )
+            slot.ended(created)
+            return created
 
     def _answered(self, spec: MachineSpec, created: Created) -> Created:
         """``created``, a create of ``spec`` no cloud's provider was asked to make, in its
@@ -591,6 +597,29 @@ class SpanningProvider(Provider):
         reason = f"{place}: {created.reason}" if created.reason else ""
         update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
         return created.model_copy(update={**update, "ordered": ordered})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """The machine ``name`` of ``pool`` on the first of the pool's clouds that has it,
+        each asked by name (one request each), in this provider's form."""
+        for kind in self.pool(pool).clouds(self.kind):
+            found = self._providers[kind].named(name, pool)
+            if found is not None:
+                return self.spanned(found)
+        return None
+
+    def set_fence(self, fence: Fence | None) -> None:
+        """The fence counts each spanning pool's max over its clouds and every process; each
+        cloud's provider holds it too, so a delete there frees its slot at once."""
+        super().set_fence(fence)
+        for provider in self._providers.values():
+            provider.set_fence(fence)
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """The first of the pool's places ``spec`` names."""
+        pool = self.pool(spec.pool)
+        asked = self._asked(pool, spec)
+        place = asked[0] if asked else pool.places[0]
+        return place.cloud, str(place)
 
     def passed_over(self, pool: Pool, place: Place) -> str:
         """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
