@@ -88,11 +88,13 @@ FENCE_SCHEMES = ("file://", "s3://")
 """The backends a fence can live in (``machines.runtime.fence.url``)."""
 
 
-def fence_env(project: str | Path | Project | None = None) -> dict[str, str]:
-    """``ORCA_FENCE_URL`` of a provider from one of the project's stacks: this process's
-    when set, else the stacks' backend when a fence can live there (``s3://``, ``file://``;
-    a Pulumi Cloud backend cannot hold it: none then, as the docs say)."""
-    given = os.environ.get(ORCA_FENCE_URL, "")
+def fence_env(
+    project: str | Path | Project | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``ORCA_FENCE_URL`` of a provider from one of the project's stacks: ``environ``'s (this
+    process's) when set, else the stacks' backend when a fence can live there (``s3://``,
+    ``file://``; a Pulumi Cloud backend cannot hold it: none then, as the docs say)."""
+    given = (os.environ if environ is None else environ).get(ORCA_FENCE_URL, "")
     if given:
         return {ORCA_FENCE_URL: given}
     backend = Project.of(project).backend_url()

@@ -10,6 +10,7 @@ creates), saying so in one line each.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -31,6 +32,7 @@ from machines.automation.engine import (
     engine_command,
     engine_errors,
 )
+from machines.automation.fencing import stack_fenced
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.places import PlaceReport, place_counts
 from machines.automation.project import (
@@ -252,6 +254,7 @@ def _diffed(
         attempt.first = reported = attempt.first or taken
         collect = attempt.changes
     with (
+        stack_fenced(op.stack, taken) if action == "up" else contextlib.nullcontext(),
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
             op.stack, action, deployment, partial(failed_place, taken, out), passed=out
