@@ -105,6 +105,8 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         "ORCA_EC2_SUBNETS": ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
         "ORCA_EC2_SECURITY_GROUP": group,
         "ORCA_EC2_INSTANCE_PROFILE": "prod-workers",
+        "ORCA_STACK": EC2_STACK,  # the stack by its name: its owner (prod) is not it
+        "ORCA_FENCE_URL": ec2_deployment.state.as_uri(),
     }
     provider = automation.provider(EC2_STACK)
     assert sorted(m.name for m in provider.machines("arm")) == [
