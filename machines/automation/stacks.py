@@ -139,8 +139,8 @@ def _up(
             out.append(place)
             attempt = Attempt(Changes(attempt.changes), attempt.first)
             op.notify(
-                f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
-                "goes on with the pool's next place"
+                f"stack {op.stack}: pool {error.pool.name}: {place} {error.why}; up goes on "
+                "with the pool's next place"
             )
             op = Operation(
                 op.stack, op.project, on_output=op.notify, environ=op.environ, command=op.command
