@@ -145,8 +145,8 @@ def _up(
             out.append(place)
             attempt = Attempt(Changes(attempt.changes), attempt.first)
             op.say(
-                f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
-                "goes on with the pool's next place"
+                f"stack {op.stack}: pool {error.pool.name}: {place} {error.why}; up goes on "
+                "with the pool's next place"
             )
             op = Operation(
                 op.stack,
