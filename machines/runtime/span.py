@@ -481,7 +481,7 @@ class SpanningProvider(Provider):
         return ranked(
             [
                 next_hour(
-                    self._providers[p.cloud],
+                    self._providers[p.cloud].billing,
                     _at(pool, p),
                     p,
                     self._exchange,
