@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -42,7 +42,7 @@ from machines.runtime.clouds import CLOUDS, cloud, options_models
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
-from machines.runtime.options import Model, Options
+from machines.runtime.options import Model, Options, OptionsT
 from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOL_MAX,
@@ -52,8 +52,6 @@ from machines.runtime.settings import (
     single,
     unsold_market,
 )
-
-OptionsT = TypeVar("OptionsT", bound=Options)
 
 
 def _details(error: ValidationError, *prefix: str | int) -> list[InitErrorDetails]:
