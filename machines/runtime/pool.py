@@ -38,7 +38,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from machines.runtime.clouds import CLOUDS, cloud, options_models
+from machines.runtime.clouds import CLOUDS, cloud, options_models, unsold_market
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
@@ -50,7 +50,6 @@ from machines.runtime.settings import (
     pool_market,
     pool_max,
     single,
-    unsold_market,
 )
 
 

@@ -39,7 +39,7 @@ from machines.runtime.backoff import backoff
 from machines.runtime.billing import Billing, Rate, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
-from machines.runtime.clouds import CLOUDS, cloud
+from machines.runtime.clouds import CLOUDS, cloud, unsold_market
 from machines.runtime.errors import (
     AccountFullError,
     CloudError,
@@ -75,7 +75,6 @@ from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOLS,
     Freshness,
-    unsold_market,
 )
 from machines.runtime.shortages import Full, FullAccount, StockMemory
 

@@ -33,7 +33,7 @@ from typing import cast
 
 from machines.runtime.billing import utc
 from machines.runtime.budget import Budget
-from machines.runtime.clouds import account_limit_codes, cloud
+from machines.runtime.clouds import account_limit_codes, cloud, unsold_market
 from machines.runtime.errors import (
     CloudError,
     InvalidMachineIdError,
@@ -54,7 +54,6 @@ from machines.runtime.settings import (
     ORCA_NO_STOCK_TTL,
     ORCA_POOLS,
     exchange_rates,
-    unsold_market,
 )
 
 log = logging.getLogger(__name__)
