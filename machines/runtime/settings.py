@@ -4,7 +4,8 @@ settings use. A cloud's own variables are named in its ``settings`` module.
 Each reader names the variable that is missing or malformed and never echoes a secret. Each
 cloud's settings model (``machines.runtime.clouds.<kind>.settings``) has an ``env()`` that turns it
 back into variables: the Pulumi stack exports exactly these, so an autoscaler is configured
-by the stack that made its infrastructure.
+by the stack that made its infrastructure. Each cloud's settings read this module, so it
+asks no cloud anything: what the clouds declare is the registry's (``machines.runtime.clouds``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from machines.runtime.clouds import clouds
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
 
@@ -294,19 +294,6 @@ def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
     if not chosen:
         return {}
     return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
-
-
-def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
-    """What a pool asking for a market its cloud does not sell is told; empty when it sells it."""
-    if market in markets:
-        return ""
-    sold = " or ".join(sorted(m.value for m in markets))
-    sellers = " or ".join(c.name for c in clouds().values() if market in c.markets)
-    elsewhere = f" or move the pool to a stack of {sellers}" if sellers else ""
-    return (
-        f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
-        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value}{elsewhere}"
-    )
 
 
 def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:

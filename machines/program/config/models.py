@@ -24,10 +24,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from machines.runtime.clouds import cloud as facts_of
+from machines.runtime.clouds import unsold_market
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
 from machines.runtime.price_order import missing_rates
-from machines.runtime.settings import exchange_rates_env, unsold_market
+from machines.runtime.settings import exchange_rates_env
 
 
 class Model(BaseModel):
