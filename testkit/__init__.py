@@ -46,5 +46,7 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``
 ``testkit.readme``         a section of the README or of ``docs/<name>.md`` (``doc``), its
                            code blocks and tables, for tests that run or check them
+``testkit.imports``        the import graph of ``machines`` with its imports by name, its
+                           cycles and imports against a layers contract (``python -m``)
 =========================  ==================================================================
 """

@@ -30,7 +30,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from machines.program import components
+from machines.program import compose
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.program.placement import Placement
@@ -331,7 +331,7 @@ def run_program(
     try:
         mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
-        with unittest.mock.patch.object(components, "placements", placed):
+        with unittest.mock.patch.object(compose, "placements", placed):
             _sync_await(run_pulumi_func(_run_main))
         root = settings.get_root_resource()
         assert root is not None

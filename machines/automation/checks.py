@@ -30,6 +30,7 @@ from machines.program.config.models import PLACE_KEYS, BaseDeployment, PoolConfi
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.runtime.clouds import cloud as facts_of
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import (
     CloudError,
     MachinesError,
@@ -38,7 +39,6 @@ from machines.runtime.errors import (
 )
 from machines.runtime.pool import pools_of
 from machines.runtime.provider import Provider
-from machines.runtime.settings import stack_environ
 
 Catalogue = Callable[[BaseDeployment], Mapping[str, str]]
 """Gives a deployment's ``catalogue_env``: an operation's makes it once and passes it on."""

@@ -44,9 +44,9 @@ from machines.automation.state import StackState, read_state
 from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import StackConfig
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.provider import Provider
-from machines.runtime.settings import stack_environ
 
 OnOutput = Callable[[str], object]
 """Receives each line the engine prints while it runs."""

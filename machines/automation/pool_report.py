@@ -34,13 +34,12 @@ from machines.automation.snapshot import StackSnapshot
 from machines.program.components import POOL_TYPE
 from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import cloud, stack_environ
 from machines.runtime.labels import is_machine_key
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool, option_changes
 from machines.runtime.reaping import autoscaled
 from machines.runtime.secrets import mask
-from machines.runtime.settings import stack_environ
 
 
 class PoolSide(BaseModel):

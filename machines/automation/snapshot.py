@@ -20,11 +20,12 @@ from machines.automation.engine import EngineError
 from machines.automation.project import short_name
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.program.placement import Placement, placement_of
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.models import Machine
 from machines.runtime.pool import Place, Pool, pools_of
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_STACK, stack_environ
+from machines.runtime.settings import ORCA_STACK
 from machines.runtime.span import SpanningProvider
 
 

@@ -52,12 +52,13 @@ from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
 from machines.program.placement import Placement, places_out_env
 from machines.program.reaper import unordered
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_index, machine_key
 from machines.runtime.models import Status
 from machines.runtime.pool import Place
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER, stack_environ
+from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
 from machines.runtime.span import SpanningProvider
 
 T = TypeVar("T")

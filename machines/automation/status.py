@@ -38,13 +38,12 @@ from machines.automation.pool_report import is_kept, unpriced
 from machines.automation.snapshot import StackSnapshot
 from machines.automation.stacks import last_operation
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import cloud, stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool
 from machines.runtime.provider import Provider
 from machines.runtime.secrets import mask
-from machines.runtime.settings import stack_environ
 
 
 class PoolStatus(BaseModel):

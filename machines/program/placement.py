@@ -21,12 +21,13 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import machine_name
 from machines.runtime.models import Machine, Status
 from machines.runtime.pool import Place, Pool
 from machines.runtime.provider import Provider
-from machines.runtime.settings import ORCA_PLACES_OUT, stack_environ
+from machines.runtime.settings import ORCA_PLACES_OUT
 from machines.runtime.span import SpanningProvider
 
 NO_PLACE = "no place has stock as far as its clouds say"

@@ -29,7 +29,7 @@ class Cloud:
     limits (every create of that market on the cloud fails so until room is made), and
     ``account_limit_help`` how to make room, for the answer that says so;
     ``settings`` the variables of its settings a stack sets (its ``env`` output), which a
-    provider of a stack takes from the stack alone (``settings.stack_environ``).
+    provider of a stack takes from the stack alone (``machines.runtime.clouds.stack_environ``).
     """
 
     kind: str

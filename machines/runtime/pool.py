@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -38,11 +38,11 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from machines.runtime.clouds import CLOUDS, cloud, options_models
+from machines.runtime.clouds import CLOUDS, cloud, options_models, unsold_market
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
-from machines.runtime.options import Model, Options
+from machines.runtime.options import Model, Options, OptionsT
 from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOL_MAX,
@@ -50,10 +50,7 @@ from machines.runtime.settings import (
     pool_market,
     pool_max,
     single,
-    unsold_market,
 )
-
-OptionsT = TypeVar("OptionsT", bound=Options)
 
 
 def _details(error: ValidationError, *prefix: str | int) -> list[InitErrorDetails]:

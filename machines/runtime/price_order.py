@@ -10,7 +10,8 @@ the order, and the order says why.
 
 Each cloud's price list is the one its provider keeps (``Provider.current_prices``): read
 at most once per ``ORCA_OFFERS_TTL`` however many creates rank places by it, so a create
-after the first within that window asks no cloud for a price.
+after the first within that window asks no cloud for a price. The spanning provider passes
+each place its cloud's list and billing rule: this module, below the providers, imports none.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from machines.runtime.billing import Rate
+from machines.runtime.billing import Billing, Rate
 from machines.runtime.clouds import cloud
 from machines.runtime.errors import MachinesError
 from machines.runtime.pool import Place, Pool
 from machines.runtime.prices import HOURS_PER_MONTH, PriceList, brief
-from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_EXCHANGE_RATES
 
 NEXT_HOUR = timedelta(hours=1)
@@ -50,7 +50,7 @@ def missing_rates(pool: Pool, rates: Mapping[str, Decimal]) -> list[str]:
 
 
 def next_hour(
-    provider: Provider,
+    billing: Billing | None,
     settings: Pool,
     place: Place,
     rates: Mapping[str, Decimal],
@@ -58,8 +58,9 @@ def next_hour(
     *,
     prices: PriceList,
 ) -> Priced:
-    """What the next hour of a machine at ``place`` costs (``settings``: the pool there;
-    ``prices``: its cloud's price list, ``provider.current_prices()``)."""
+    """What the next hour of a machine at ``place`` costs (``billing``: its cloud's billing
+    rule, the provider's ``billing``; ``settings``: the pool there; ``prices``: its cloud's
+    price list, the provider's ``current_prices()``)."""
     facts = cloud(place.cloud)
     if facts.currency not in rates:
         return Priced(place, None, f"{ORCA_EXCHANGE_RATES} has no rate for {facts.currency}")
@@ -71,7 +72,6 @@ def next_hour(
         return Priced(place, None, f"prices unknown: {brief(error)}")
     if hourly is None or monthly is None or extra is None:
         return Priced(place, None, prices.unknown or "its price is unknown")
-    billing = provider.billing
     if billing is None:
         return Priced(place, None, f"{facts.name} states no billing rule")
     rate = Rate(hourly + extra / HOURS_PER_MONTH, monthly + extra)

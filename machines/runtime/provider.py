@@ -13,7 +13,10 @@ whose machine a delete may touch, telemetry); a cloud implements the steps only 
 When the settings name pools that span places (``Pool.places``: more than one, or on
 another cloud), ``Provider.of`` returns a ``machines.runtime.span`` provider instead, which
 holds one provider of this kind per cloud the pools name and makes each machine at the
-first of its pool's places with stock.
+first of its pool's places with stock. That choice is ``machines.runtime.factory``'s: it
+builds this class's subclasses, so it stands above this module, which never imports it
+(``install`` puts it behind ``Provider.of``); telemetry, below, is imported by name at the
+first call.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import importlib
 import inspect
 import logging
 import math
-import os
 import threading
 import time
 import weakref
@@ -39,7 +41,7 @@ from machines.runtime.backoff import backoff
 from machines.runtime.billing import Billing, Rate, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
-from machines.runtime.clouds import CLOUDS, cloud
+from machines.runtime.clouds import cloud
 from machines.runtime.errors import (
     AccountFullError,
     CloudError,
@@ -47,11 +49,10 @@ from machines.runtime.errors import (
     ForeignMachineError,
     LostCreateError,
     MachinesError,
-    SettingsError,
     StackMachineError,
     UnknownProviderError,
 )
-from machines.runtime.fence.fence import Admitted, Fence, fence_from
+from machines.runtime.fence.fence import Admitted, Fence
 from machines.runtime.fence.fence import Full as FenceFull
 from machines.runtime.fence.held import Entry
 from machines.runtime.labels import (
@@ -69,17 +70,9 @@ from machines.runtime.labels import (
 from machines.runtime.listing import Listing
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
-from machines.runtime.pool import Pool, pools_of
+from machines.runtime.pool import Pool
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import (
-    ORCA_NO_STOCK_TTL,
-    ORCA_POOL_MARKET,
-    ORCA_POOLS,
-    ORCA_STACK,
-    Freshness,
-    single,
-    unsold_market,
-)
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, Freshness
 from machines.runtime.shortages import Full, FullAccount, StockMemory
 
 log = logging.getLogger(__name__)
@@ -90,7 +83,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _traced(call: str) -> Callable[[F], F]:
     """``machines.runtime.telemetry.traced_<call>`` around the method, built at its first call:
     OpenTelemetry loads with the first provider's call, never with ``import machines``
-    (imported by name, as ``Provider.of`` imports a cloud)."""
+    (imported by name, as the factory imports a cloud's provider)."""
 
     def decorate(method: F) -> F:
         traced: list[Callable[..., Any]] = []
@@ -117,13 +110,6 @@ class Found:
     labels: Mapping[str, str]
 
 
-def provider_class(kind: str) -> type[Provider]:
-    """The ``Provider`` class of cloud ``kind`` (imported now: its cloud library loads)."""
-    module_name, _, class_name = cloud(kind).provider.partition(":")
-    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-    return cls
-
-
 @dataclass
 class Slot:
     """A create's place under its pool's max: ``refused`` when there is none, else held,
@@ -141,19 +127,19 @@ class Slot:
                 log.warning("%s: its slot ends at the fence's hold", error)
 
 
-def refuse_unusable(provider: Provider, pools: Iterable[Pool], home: str) -> None:
-    """``SettingsError``, one line naming the pool and its place, for the first place of
-    ``pools`` on ``provider``'s cloud (a pool without places: its location, on ``home``)
-    that the provider's settings can never make a machine in (``location_refusal``): what a
-    stack file refuses, ``Provider.of`` refuses too, not the create that first needs it."""
-    for pool in pools:
-        places = [(f"place {p}", p.location) for p in pool.places if p.cloud == provider.kind]
-        if not pool.places and home == provider.kind and pool.location:
-            places = [("location", pool.location)]
-        for where, location in places:
-            refused = provider.location_refusal(location)
-            if refused:
-                raise SettingsError(f"{ORCA_POOLS} pool {pool.name}'s {where}: {refused}")
+Factory = Callable[[str, str, "Mapping[str, str] | None"], "Provider"]
+"""What ``Provider.of`` calls: (kind, owner, environ) to the provider."""
+
+_factory: Factory | None = None
+
+
+def install(factory: Factory) -> None:
+    """Make ``factory`` what ``Provider.of`` calls. The ``machines.runtime`` package installs
+    ``machines.runtime.factory.of`` as it loads, before any of its modules can be used: the
+    factory builds this module's subclasses (each cloud's provider, the spanning one), so it
+    stands above this module, which never imports it."""
+    global _factory  # noqa: PLW0603 (set once, by the package that composes the runtime)
+    _factory = factory
 
 
 class Provider(ABC):
@@ -227,30 +213,12 @@ class Provider(ABC):
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
-        """The provider ``kind`` configured from ``environ`` (default: this process's)."""
-        if kind not in CLOUDS:
-            raise UnknownProviderError(
-                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
-            )
-        facts = cloud(kind)
-        env = os.environ if environ is None else environ
-        pools = pools_of(env, kind)
-        if any(pool.spans(kind) for pool in pools.values()):
-            span = importlib.import_module("machines.runtime.span")
-            spanning: Provider = span.spanning(kind, owner, env, pools)
-            return spanning
-        cls = provider_class(kind)
-        source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
-        for pool in pools.values():
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                raise SettingsError(f"{source}: {refused}")
-        provider = cls.from_env(owner, environ)
-        refuse_unusable(provider, pools.values(), kind)
-        provider.set_pools(pools.values())
-        provider.stack = single(env, ORCA_STACK)
-        provider.set_fence(fence_from(owner, env))
-        return provider
+        """The provider ``kind`` configured from ``environ`` (default: this process's): cloud
+        ``kind``'s own, or a spanning one when the settings' pools span places
+        (``machines.runtime.factory.of``, which ``install`` put here)."""
+        if _factory is None:
+            raise RuntimeError("no provider factory: import machines.runtime, which installs it")
+        return _factory(kind, owner, environ)
 
     def set_pools(self, pools: Iterable[Pool]) -> None:
         """The pools' settings this provider's ``create`` keeps (``Provider.of`` sets those of

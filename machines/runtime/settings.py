@@ -4,7 +4,8 @@ settings use. A cloud's own variables are named in its ``settings`` module.
 Each reader names the variable that is missing or malformed and never echoes a secret. Each
 cloud's settings model (``machines.runtime.clouds.<kind>.settings``) has an ``env()`` that turns it
 back into variables: the Pulumi stack exports exactly these, so an autoscaler is configured
-by the stack that made its infrastructure.
+by the stack that made its infrastructure. Each cloud's settings read this module, so it
+asks no cloud anything: what the clouds declare is the registry's (``machines.runtime.clouds``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from machines.runtime.clouds import clouds
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
 
@@ -69,7 +69,7 @@ a pool that ranks its places by price (``placeOrder: price``) compares them so."
 
 STACK_VARIABLES = (ORCA_STACK, ORCA_POOLS, ORCA_POOL_MAX, ORCA_POOL_MARKET, ORCA_EXCHANGE_RATES)
 """The shared variables a stack's settings own (its ``env`` output), besides each cloud's
-(``Cloud.settings``): see ``stack_environ``."""
+(``Cloud.settings``): see ``machines.runtime.clouds.stack_environ``."""
 
 ORCA_PLACES_OUT = "ORCA_PLACES_OUT"
 """The places an ``orca-machines up`` found out of stock in an earlier attempt of the same
@@ -307,19 +307,6 @@ def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
     return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
 
 
-def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
-    """What a pool asking for a market its cloud does not sell is told; empty when it sells it."""
-    if market in markets:
-        return ""
-    sold = " or ".join(sorted(m.value for m in markets))
-    sellers = " or ".join(c.name for c in clouds().values() if market in c.markets)
-    elsewhere = f" or move the pool to a stack of {sellers}" if sellers else ""
-    return (
-        f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
-        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value}{elsewhere}"
-    )
-
-
 def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
     """A number of seconds above zero (or zero itself, when ``zero`` allows it)."""
     value = single(env, name)
@@ -381,14 +368,3 @@ def exchange_rates(env: Mapping[str, str]) -> dict[str, Decimal]:
             raise SettingsError(f"{ORCA_EXCHANGE_RATES} names {currency} more than once")
         rates[currency] = rate
     return rates
-
-
-def stack_environ(environ: Mapping[str, str], settings: Mapping[str, str]) -> dict[str, str]:
-    """What a provider of a stack is made of: the stack's own ``settings`` (its ``env``
-    output, or what its file makes) over ``environ`` less every variable a stack's settings
-    own (each cloud's ``Cloud.settings`` and ``STACK_VARIABLES``). A setting the stack leaves
-    unset (no ``ORCA_EC2_IMAGE``: Canonical's Ubuntu) stays unset, however an operator's
-    shell has it (exported by ``eval "$(orca-machines env other)"``), since the stack's
-    machines never see it; credentials, timeouts and freshness still come from ``environ``."""
-    owned = {*STACK_VARIABLES, *(v for facts in clouds().values() for v in facts.settings)}
-    return {**{k: v for k, v in environ.items() if k not in owned}, **settings}

@@ -8,7 +8,8 @@ on whichever cloud that is, and the autoscaler's code does not change.
 
 ``Provider.of(kind, owner)`` returns a ``SpanningProvider`` when the settings name a pool
 that spans (more than its one place on ``kind``, the home cloud). It holds one provider per
-cloud the pools name, each built by its own ``from_env`` from the same environment and
+cloud the pools name, each built by its own ``from_env`` from the same environment (by
+``machines.runtime.factory``, which checks the settings, above this module) and
 answering by its own rules (its listing, budget, stock memory, retries, billing); this one
 only chooses the place, counts a pool's ``max`` over every cloud, and routes ids.
 
@@ -38,26 +39,17 @@ from machines.runtime.errors import (
     CloudError,
     InvalidMachineIdError,
     MachinesError,
-    SettingsError,
     UnknownMachineTypeError,
     UnknownProviderError,
 )
-from machines.runtime.fence.fence import Fence, fence_from
+from machines.runtime.fence.fence import Fence
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
-from machines.runtime.price_order import Priced, missing_rates, next_hour, ranked, said
+from machines.runtime.price_order import Priced, next_hour, ranked, said
 from machines.runtime.prices import NoPrices, PriceList, brief
-from machines.runtime.provider import Found, Provider, provider_class, refuse_unusable
-from machines.runtime.settings import (
-    ORCA_EXCHANGE_RATES,
-    ORCA_NO_STOCK_TTL,
-    ORCA_POOLS,
-    ORCA_STACK,
-    exchange_rates,
-    single,
-    unsold_market,
-)
+from machines.runtime.provider import Found, Provider
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, ORCA_POOLS
 
 log = logging.getLogger(__name__)
 
@@ -71,66 +63,22 @@ def spanned_id(home: str, kind: str, machine_id: str) -> str:
     return machine_id if kind == home else f"{kind}{SEPARATOR}{machine_id}"
 
 
-def spanning(
-    home: str, owner: str, environ: Mapping[str, str], pools: Mapping[str, Pool]
+def over(
+    home: str,
+    owner: str,
+    providers: Mapping[str, Provider],
+    pools: Mapping[str, Pool],
+    rates: Mapping[str, Decimal],
 ) -> SpanningProvider:
-    """The spanning provider of ``pools``: one provider per cloud they name (``home`` first),
-    each built from ``environ`` by its own ``from_env``. A cloud whose settings are short is
-    one ``SettingsError`` naming its variable and the place that needs it."""
-    for pool in pools.values():
-        if not pool.places:
-            facts = cloud(home)
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                raise SettingsError(f"{ORCA_POOLS}: {refused}")
-    rates = exchange_rates(environ)
-    for pool in pools.values():
-        refused = _unrated(pool, rates)
-        if refused:
-            raise SettingsError(refused)
-    kinds = dict.fromkeys([home, *(k for p in pools.values() for k in p.clouds(home))])
-    stack = single(environ, ORCA_STACK)
-    providers: dict[str, Provider] = {}
-    for kind in kinds:
-        try:
-            made = provider_class(kind).from_env(owner, environ)
-        except SettingsError as error:
-            needs = _needing(pools.values(), kind)
-            short = f"{needs} is on {cloud(kind).name}, whose settings are short: {error}"
-            raise SettingsError(short) from None
-        refuse_unusable(made, pools.values(), home)
+    """The spanning provider of ``pools`` over ``providers``, one per cloud they name (home
+    cloud ``home``'s among them), each built and checked from settings by
+    ``machines.runtime.factory``: each holds the pools as its cloud makes them (``_on``),
+    this one all of them."""
+    for kind, made in providers.items():
         made.set_pools(_on(kind, home, pools.values()))
-        made.stack = stack
-        providers[kind] = made
-    provider = _class_of(home)(owner, providers, rates)
+    provider = _class_of(type(providers[home]))(owner, providers, rates)
     provider.set_pools(pools.values())
-    provider.stack = stack
-    provider.set_fence(fence_from(owner, environ))
     return provider
-
-
-def _unrated(pool: Pool, rates: Mapping[str, Decimal]) -> str:
-    """Why a pool ranking its places by price cannot be: a cloud of its places whose
-    currency ``ORCA_EXCHANGE_RATES`` names no rate for; empty when it can (or need not)."""
-    missing = missing_rates(pool, rates)
-    if not missing:
-        return ""
-    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
-    example = ",".join(f"{c}={'1' if i == 0 else '...'}" for i, c in enumerate(wanted))
-    return (
-        f"{ORCA_POOLS} pool {pool.name} ranks its places by price (placeOrder), but "
-        f"{ORCA_EXCHANGE_RATES} has no rate for {', '.join(missing)}: name what one unit of "
-        f"each of its clouds' currencies is worth, e.g. {ORCA_EXCHANGE_RATES}={example}"
-    )
-
-
-def _needing(pools: Iterable[Pool], kind: str) -> str:
-    """Which place needs cloud ``kind``'s settings, for the message that they are short."""
-    for pool in pools:
-        for place in pool.places:
-            if place.cloud == kind:
-                return f"{ORCA_POOLS} pool {pool.name}'s place {place}"
-    return f"{ORCA_POOLS}'s pools without places"
 
 
 def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
@@ -225,14 +173,14 @@ def _named_answer(spec: MachineSpec, pool: Pool, machines: Iterable[Machine]) ->
 
 
 @functools.cache
-def _class_of(home: str) -> type[SpanningProvider]:
-    """The spanning provider's class for home cloud ``home``: its kind and cloud's words."""
-    base = provider_class(home)
+def _class_of(base: type[Provider]) -> type[SpanningProvider]:
+    """The spanning provider's class for a home cloud whose provider is a ``base``: its kind
+    and cloud's words."""
     made = type(
         f"Spanning{base.__name__}",
         (SpanningProvider,),
         {
-            "kind": home,
+            "kind": base.kind,
             "cloud": base.cloud,
             "markets": base.markets,
             "label_word": base.label_word,
@@ -486,7 +434,7 @@ class SpanningProvider(Provider):
         return ranked(
             [
                 next_hour(
-                    self._providers[p.cloud],
+                    self._providers[p.cloud].billing,
                     _at(pool, p),
                     p,
                     self._exchange,

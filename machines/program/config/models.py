@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from machines.runtime.clouds import cloud as facts_of
+from machines.runtime.clouds import unsold_market
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
 from machines.runtime.price_order import missing_rates
@@ -32,7 +33,6 @@ from machines.runtime.settings import (
     ORCA_POOLS,
     ORCA_STACK,
     exchange_rates_env,
-    unsold_market,
 )
 
 
