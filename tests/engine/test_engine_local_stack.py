@@ -103,6 +103,7 @@ def test_outputs_and_runtime_env(deployment):
         "ORCA_PROVIDER": "hetzner",
         "ORCA_OWNER": "local",
         **outputs["env"],
+        "ORCA_FENCE_URL": deployment.state.as_uri(),  # the stack's backend (main's fence)
     }
     shown = cli("env", "local")
     assert shown.returncode == ExitCode.OK, shown.stderr
