@@ -40,10 +40,9 @@ from bench.budget import MODELS, OWNER, POOLS, JobsOutcome
 from bench.span_budget import FollowedClock, on_clock
 from emulator.process import Emulator, running_emulator
 from machines import MachineSpec, Provider
-from machines.runtime.billing import Rate
+from machines.runtime.billing import Rate, Rates
 from machines.runtime.clock import Clock
 from machines.runtime.pool import Place, Pool
-from machines.runtime.prices import HOURS_PER_MONTH
 from machines.runtime.settings import Freshness
 from machines.runtime.span import SpanningProvider
 from testkit import fake_cloud, hetzner
@@ -83,23 +82,25 @@ def pools(order: str) -> str:
     return json.dumps([{"name": p, "places": places, "placeOrder": order} for p in POOLS])
 
 
-def rates_of(provider: SpanningProvider, xfc: Decimal) -> dict[str, Rate]:
-    """Each place's rate in EUR by its location: its type's price plus its options', as the
-    price order counts them."""
+def rates_of(provider: SpanningProvider, xfc: Decimal) -> dict[str, Rates]:
+    """Each place's rates in EUR by its location: its type's and each item its options add
+    (Hetzner's primary IPv4), each at its own listed figures, as the price order counts
+    them."""
     worth = {"EUR": Decimal(1), "XFC": xfc}
-    found = {}
+    found: dict[str, Rates] = {}
     for place in PLACES:
         prices = provider.on(place.cloud).prices()
-        hourly = prices.hourly(place.machine_type, place.location)
-        monthly = prices.monthly(place.machine_type, place.location)
-        extra = prices.options(Pool(name=POOLS[0]), place.location)
-        assert hourly is not None, prices.unknown
-        assert monthly is not None, prices.unknown
-        assert extra is not None, prices.unknown
+        billed = prices.rates(place.machine_type, place.location, place.market, Pool(name=POOLS[0]))
+        assert billed is not None, prices.unknown
         unit = worth[prices.currency]
-        rate = Rate((hourly + extra / HOURS_PER_MONTH) * unit, (monthly + extra) * unit)
-        found[place.location] = rate
+        found[place.location] = tuple(in_unit(rate, unit) for rate in billed)
     return found
+
+
+def in_unit(rate: Rate, unit: Decimal) -> Rate:
+    """``rate`` in the rates' unit, at ``unit`` of it per unit of its currency."""
+    hourly = None if rate.hourly is None else rate.hourly * unit
+    return Rate(hourly, rate.monthly * unit)
 
 
 def runs_out(emulator: Emulator) -> Callable[[bool], None]:

@@ -14,6 +14,7 @@ from emulator.process import Emulator
 from machines import Provider, automation
 from machines.cli import main
 from machines.cli.exits import ExitCode
+from machines.runtime.models import Market
 from testkit.specs import spec
 
 
@@ -63,8 +64,10 @@ def test_status_shows_the_money_committed_to_each_pools_machines(
         Provider.of("hetzner", "local").create(spec("local-x86-a1", pool="x86"))
     finally:
         emulator.control.set_clock(None)
-    hourly = Provider.of("hetzner", "local").prices().hourly("cx23", "fsn1")
-    assert hourly is not None
+    provider = Provider.of("hetzner", "local")
+    billed = provider.prices().rates("cx23", "fsn1", Market.ON_DEMAND, provider.pool("x86"))
+    assert billed is not None
+    hourly = sum(r.hourly or 0 for r in billed)  # the server's and its primary IPv4's
 
     assert main(["status", "local", "--json"]) == ExitCode.OK
     pools = {p["pool"]: p for p in json.loads(capsys.readouterr().out)["pools"]}

@@ -2,7 +2,8 @@
 
 botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
 package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
-reach a log.
+reach a log. An error answer without an AWS error in it (a proxy's or a stand-in's web page)
+is described, never quoted: botocore would make its whole body the error's message.
 """
 
 from __future__ import annotations
@@ -100,10 +101,31 @@ def _client(
         endpoint_url=settings.endpoint_url or None,
         config=_config(settings.timeouts),
     )
+    made.meta.events.register("after-call", _describe_foreign_error)
     # botocore offers no switch for this; a test pins that the attribute exists.
     http = made._endpoint.http_session
     http.send = functools.partial(_send_within_deadline, http.send, settings.timeouts.request)
     return made
+
+
+NO_AWS_ERROR = "an answer without an AWS error"
+"""How an error answer that carries no AWS error code begins its message (``answers``
+reads it)."""
+
+
+def _describe_foreign_error(http_response: Any, parsed: Any, **_: Any) -> None:
+    """An error answer without an AWS error code (botocore then takes the HTTP status as
+    the code and the body, a web page as often as not, as the message) gets a message that
+    says what came instead of quoting it: the page stays out of every message and log."""
+    status = getattr(http_response, "status_code", 0)
+    error = parsed.get("Error") if isinstance(parsed, dict) else None
+    if status < 300 or not isinstance(error, dict):
+        return
+    if str(error.get("Code") or status) != str(status):
+        return
+    kind = http_response.headers.get("Content-Type", "") or "no Content-Type"
+    size = len(http_response.content or b"")
+    error["Message"] = f"{NO_AWS_ERROR} ({kind.split(';')[0]}, {size} bytes)"
 
 
 def action(body: object, target: object = None) -> str:
