@@ -3,7 +3,9 @@
 botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
 package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
 reach a log. An error answer without an AWS error in it (a proxy's or a stand-in's web page)
-is described, never quoted: botocore would make its whole body the error's message.
+is described, never quoted: botocore would make its whole body the error's message. Every
+timestamp of an answer is read as an aware datetime in UTC (``utc_timestamp``), whatever the
+host's time zone.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import boto3.session
@@ -184,10 +188,35 @@ def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
 
 
 def _botocore_session() -> Any:
-    """A new botocore session that shares the process's loader of botocore's JSON models."""
+    """A new botocore session that shares the process's loader of botocore's JSON models and
+    reads every timestamp in UTC (``utc_timestamp``)."""
     session = botocore.session.Session()
     session.register_component("data_loader", _shared_loader())
+    session.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=utc_timestamp
+    )
     return session
+
+
+def utc_timestamp(value: object) -> datetime:
+    """An AWS answer's timestamp (EC2's ``LaunchTime``: ISO 8601 ending in ``Z``; the JSON
+    services' epoch seconds; RFC 822 dates) as an aware datetime in UTC. botocore's own
+    parser reads epoch seconds in the host's time zone and, through dateutil, takes ``Z``
+    for the host's zone whenever that zone is named UTC, whatever its offset (``TZ=UTC-3``:
+    three hours off); ``created`` and paid time are UTC on every cloud. A time without a zone
+    is UTC, as AWS writes its times."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    text = str(value).strip()
+    try:
+        return datetime.fromtimestamp(float(text), UTC)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = parsedate_to_datetime(text)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 @functools.cache
