@@ -181,7 +181,7 @@ class Ec2Prices(PriceList):
     def monthly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
     ) -> Decimal | None:
-        """The hourly price over AWS's month of 730 hours (EC2 has no monthly cap)."""
+        """The hourly price times AWS's month of 730 hours (EC2 has no monthly cap)."""
         hourly = self.hourly(machine_type, location, market)
         return None if hourly is None else hourly * HOURS_PER_MONTH
 
