@@ -184,3 +184,20 @@ def test_a_price_list_answered_by_a_web_page_is_one_request_and_one_line(
         assert "<" not in text
         assert "Internal Server Error</" not in text
         assert "\n" not in text
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_an_error_page_is_described_never_quoted_in_the_error_or_the_log(hostile, cloud, caplog):
+    """A proxy's or a stand-in's 5xx page is retried as any 5xx, but neither the call's
+    error nor the retries' log lines carry any of it."""
+    hostile.answer_with(Answer(status=503, body=PAGE, content_type="text/html"))
+    caplog.set_level("INFO", logger="machines")
+
+    with pytest.raises(CloudError) as raised:
+        each_call(cloud, hostile.url)["machines"]()
+
+    assert hostile.url in str(raised.value)
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("machines")]
+    for text in (str(raised.value), *logged):
+        assert "<" not in text
+        assert "Internal Server Error</" not in text

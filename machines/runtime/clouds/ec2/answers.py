@@ -370,8 +370,8 @@ def outcome(error: Exception | None) -> str:  # noqa: PLR0911 (one per kind)
         return LOST_ANSWER
     if isinstance(error, ResponseParserError | ValidationError):
         return NOT_API
-    if isinstance(error, CloudError) and error.code == NOT_THE_API:
-        return NOT_API
+    if isinstance(error, CloudError) and (error.code == NOT_THE_API or error.code.isdigit()):
+        return NOT_API  # a page where an answer was expected (``cloud_error``)
     return REFUSED
 
 
