@@ -174,7 +174,7 @@ def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServe
     )
     server = MotoServer(f"http://127.0.0.1:{port}", process)
     try:
-        _wait_until_up(server, timeout, workdir / "moto.log")
+        wait_until_up(server, timeout, workdir / "moto.log")
         yield server
     finally:
         process.terminate()
@@ -186,7 +186,8 @@ def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServe
         log.close()
 
 
-def _wait_until_up(server: MotoServer, timeout: float, log: Path) -> None:
+def wait_until_up(server: MotoServer, timeout: float, log: Path) -> None:
+    """Return once ``server`` answers; its ``log`` in the error if it exits or hangs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:

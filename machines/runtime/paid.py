@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from machines.runtime.billing import Billing, Rate
+from machines.runtime.billing import Billing, Rates
 from machines.runtime.models import Machine, Status
 
 DEFAULT_MARGIN = 120.0
@@ -75,11 +75,12 @@ def committed(
     machines: Iterable[Machine],
     now: datetime,
     billing: Billing,
-    rate_of: Callable[[Machine], Rate | None],
+    rate_of: Callable[[Machine], Rates | None],
     paid_until: Callable[[Machine, datetime], datetime | None],
 ) -> Decimal | None:
     """The money the cloud bills for these machines whatever happens now: each one's time
-    from creation to its ``paid_until`` (a machine being deleted too: its time was billed);
+    from creation to its ``paid_until`` (a machine being deleted too: its time was billed),
+    each of its billed items (``rate_of``: the machine, what its options add) by the rule;
     None when a creation time or a price is unknown."""
     total = Decimal(0)
     for machine in machines:

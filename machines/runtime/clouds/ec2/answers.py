@@ -370,8 +370,8 @@ def outcome(error: Exception | None) -> str:  # noqa: PLR0911 (one per kind)
         return LOST_ANSWER
     if isinstance(error, ResponseParserError | ValidationError):
         return NOT_API
-    if isinstance(error, CloudError) and error.code == NOT_THE_API:
-        return NOT_API
+    if isinstance(error, CloudError) and (error.code == NOT_THE_API or error.code.isdigit()):
+        return NOT_API  # a page where an answer was expected (``cloud_error``)
     return REFUSED
 
 
@@ -386,6 +386,13 @@ def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
     tries = f" (after {attempts} tries)" if attempts > 1 else ""
     if isinstance(error, CloudError):
         return error
+    if isinstance(error, ClientError) and without_aws_error(error):
+        status = http_status(error)
+        return CloudError(
+            f"{where} answered HTTP {status}{tries}, {error_message(error)}: not the API's "
+            f"answer (is {AWS_ENDPOINT_URL} an AWS endpoint?)",
+            code=str(status) if status >= 500 else NOT_THE_API,
+        )
     if isinstance(error, ClientError):
         detail = error.response.get("Error", {})
         code = str(detail.get("Code", "")) or "Unknown"
@@ -422,6 +429,24 @@ def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
             code=type(error).__name__,
         )
     raise error
+
+
+def http_status(error: ClientError) -> int:
+    """The HTTP status of the answer that carried ``error``."""
+    return int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+def error_message(error: ClientError) -> str:
+    """The message of ``error``'s answer (``client`` has described one that is no AWS
+    error's rather than quote it)."""
+    return str(error.response.get("Error", {}).get("Message", "")).strip()
+
+
+def without_aws_error(error: ClientError) -> bool:
+    """Whether ``error``'s answer carried no AWS error code (a web page, a proxy's answer):
+    botocore then gives the HTTP status as the code."""
+    code = str(error.response.get("Error", {}).get("Code", "") or "")
+    return code in ("", str(http_status(error)))
 
 
 _SETTING_OF_CODE = (

@@ -2,7 +2,10 @@
 
 botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
 package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
-reach a log.
+reach a log. An error answer without an AWS error in it (a proxy's or a stand-in's web page)
+is described, never quoted: botocore would make its whole body the error's message. Every
+timestamp of an answer is read as an aware datetime in UTC (``utc_timestamp``), whatever the
+host's time zone.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import boto3.session
@@ -100,10 +105,31 @@ def _client(
         endpoint_url=settings.endpoint_url or None,
         config=_config(settings.timeouts),
     )
+    made.meta.events.register("after-call", _describe_foreign_error)
     # botocore offers no switch for this; a test pins that the attribute exists.
     http = made._endpoint.http_session
     http.send = functools.partial(_send_within_deadline, http.send, settings.timeouts.request)
     return made
+
+
+NO_AWS_ERROR = "an answer without an AWS error"
+"""How an error answer that carries no AWS error code begins its message (``answers``
+reads it)."""
+
+
+def _describe_foreign_error(http_response: Any, parsed: Any, **_: Any) -> None:
+    """An error answer without an AWS error code (botocore then takes the HTTP status as
+    the code and the body, a web page as often as not, as the message) gets a message that
+    says what came instead of quoting it: the page stays out of every message and log."""
+    status = getattr(http_response, "status_code", 0)
+    error = parsed.get("Error") if isinstance(parsed, dict) else None
+    if status < 300 or not isinstance(error, dict):
+        return
+    if str(error.get("Code") or status) != str(status):
+        return
+    kind = http_response.headers.get("Content-Type", "") or "no Content-Type"
+    size = len(http_response.content or b"")
+    error["Message"] = f"{NO_AWS_ERROR} ({kind.split(';')[0]}, {size} bytes)"
 
 
 def action(body: object, target: object = None) -> str:
@@ -162,10 +188,35 @@ def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
 
 
 def _botocore_session() -> Any:
-    """A new botocore session that shares the process's loader of botocore's JSON models."""
+    """A new botocore session that shares the process's loader of botocore's JSON models and
+    reads every timestamp in UTC (``utc_timestamp``)."""
     session = botocore.session.Session()
     session.register_component("data_loader", _shared_loader())
+    session.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=utc_timestamp
+    )
     return session
+
+
+def utc_timestamp(value: object) -> datetime:
+    """An AWS answer's timestamp (EC2's ``LaunchTime``: ISO 8601 ending in ``Z``; the JSON
+    services' epoch seconds; RFC 822 dates) as an aware datetime in UTC. botocore's own
+    parser reads epoch seconds in the host's time zone and, through dateutil, takes ``Z``
+    for the host's zone whenever that zone is named UTC, whatever its offset (``TZ=UTC-3``:
+    three hours off); ``created`` and paid time are UTC on every cloud. A time without a zone
+    is UTC, as AWS writes its times."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    text = str(value).strip()
+    try:
+        return datetime.fromtimestamp(float(text), UTC)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = parsedate_to_datetime(text)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 @functools.cache
