@@ -26,6 +26,7 @@ from testkit import ec2_events
 from testkit.clock import ManualClock
 from testkit.moto_server import MotoServer, count_calls, ec2_provider, launch_tagged
 from testkit.specs import OWNER, ec2_spec
+from testkit.telemetry import Recorded
 
 WINDOW = 5.0
 """The listing's window (``ORCA_LIST_TTL``'s default): a notice shows within it."""
@@ -288,3 +289,29 @@ def test_without_a_queue_nothing_is_asked_of_sqs(
 
     assert provider.machines("spot")[0].ending == Ending.NONE
     assert provider._sqs is None
+
+
+def test_notices_are_counted_once_each_by_kind(
+    make_provider: Callable[[], Ec2Provider],
+    clock: ManualClock,
+    moto: MotoServer,
+    recorded: Recorded,
+) -> None:
+    provider = make_provider()
+    first, second = made(provider, "spot-1"), made(provider, "spot-2")
+    ec2_events.put(
+        moto.url,
+        ec2_events.rebalance_recommendation(first.id),
+        ec2_events.rebalance_recommendation(second.id),
+    )
+    listed(provider, clock)
+    ec2_events.put(moto.url, ec2_events.interruption_warning(first.id))
+    listed(provider, clock)
+    listed(provider, clock)
+    listed(make_provider(), clock)  # another process sees the tags: it read no notice
+
+    counted = {
+        kind: recorded.total("orca.machines.notices", {"orca.pool": "spot", "orca.notice": kind})
+        for kind in ("rebalance", "interrupting", "scheduled")
+    }
+    assert counted == {"rebalance": 2, "interrupting": 1, "scheduled": 0}
