@@ -73,6 +73,7 @@ class Lease:
     created: float
     pool: str
     zone: str
+    name: str
     busy_until: float = 0.0
     job: Job | None = None
     under_notice: bool = False
@@ -87,6 +88,7 @@ class Lease:
 class Taking:
     """When EC2 takes a machine back, and what it says before."""
 
+    name: str
     ends: float
     rebalance: float | None
     warned: bool = False
@@ -121,37 +123,39 @@ class Cloud:
         self.reclaims: dict[str, float] = {}
         self.taking: dict[str, Taking] = {}
 
-    def draw(self, now: float, running: dict[str, str]) -> None:
+    def draw(self, now: float, running: dict[str, tuple[str, str]]) -> None:
         """This tick's draws: a zone whose running machines draw an interruption starts a
-        reclaim, which takes back each of its machines (``running``: id to zone)."""
-        for zone in sorted(set(running.values())):
+        reclaim, which takes back each of its machines (``running``: id to zone and name;
+        drawn in the order of their names, which a rerun gives again, unlike EC2's ids)."""
+        for zone in sorted({z for z, _ in running.values()}):
             if zone in self.reclaims and now - self.reclaims[zone] < RECLAIM:
                 continue
-            there = [i for i, z in sorted(running.items()) if z == zone]
+            there = sorted((n, i) for i, (z, n) in running.items() if z == zone)
             hit = 1 - (1 - self._rate * TICK / 3600) ** len(there)
             if self._rng.random() < hit:
                 self.reclaims[zone] = now
-                for instance in there:
-                    self.take(instance, zone, now, now)
+                for name, instance in there:
+                    self.take(instance, name, now, now)
 
-    def launched(self, instance: str, zone: str, now: float) -> None:
+    def launched(self, instance: str, name: str, zone: str, now: float) -> None:
         """A machine launched into a zone being reclaimed is taken back too."""
         began = self.reclaims.get(zone)
         if began is not None and now - began < RECLAIM:
-            self.take(instance, zone, began, now)
+            self.take(instance, name, began, now)
 
-    def take(self, instance: str, zone: str, began: float, now: float) -> None:
+    def take(self, instance: str, name: str, began: float, now: float) -> None:
         if instance in self.taking:
             return
         ends = max(began + self._rng.uniform(*TAKEN_WITHIN), now + WARNING)
         rebalance = now if self._rng.random() < REBALANCED else None
-        self.taking[instance] = Taking(ends, rebalance)
+        self.taking[instance] = Taking(name, ends, rebalance)
 
     def send(self, now: float) -> list[str]:
         """Put this tick's events on the bus and take back the machines whose end has come;
         the ids taken back."""
         url, entries, taken = self._moto.url, [], []
-        for instance, t in sorted(self.taking.items()):
+        by_name = sorted(self.taking.items(), key=lambda item: item[1].name)
+        for instance, t in by_name:
             if t.rebalance is not None and not t.told and t.rebalance <= now:
                 entries.append(ec2_events.rebalance_recommendation(instance, at=_at(t.rebalance)))
                 t.told = True
@@ -160,7 +164,7 @@ class Cloud:
                 t.warned = True
         for start in range(0, len(entries), 10):  # PutEvents takes ten at a time
             ec2_events.put(url, *entries[start : start + 10])
-        for instance, t in sorted(self.taking.items()):
+        for instance, t in by_name:
             if t.ends <= now:
                 self._moto.interrupt(instance)
                 taken.append(instance)
@@ -196,7 +200,7 @@ class Run:
         self.out.money += self.billing.charged(utc(lease.created), utc(ended), self.rate)
 
     def tick(self, now: float, elapsed: float) -> None:
-        running = {i: lease.zone for i, lease in self.leases.items()}
+        running = {i: (lease.zone, lease.name) for i, lease in self.leases.items()}
         self.cloud.draw(now, running)
         for instance in self.cloud.send(now):
             self.taken(instance, now)
@@ -227,7 +231,9 @@ class Run:
             self.replace_warned(pool, mine, now)
         idle = [m for m in mine if self.leases[m.id].job is None and not self.leases[m.id].spare]
         advice = self.provider.keep_advice(idle, now) if idle else []
-        idle = [a.machine for a in reversed(advice) if not a.machine.under_notice]
+        # the most paid time left first, by name where that is equal (EC2's ids are random)
+        kept = sorted(advice, key=lambda a: (-a.release_at.timestamp(), a.machine.name))
+        idle = [a.machine for a in kept if not a.machine.under_notice]
         self.reuse(pool, idle, now, elapsed)
         self.make(pool, now, elapsed)
         for a in advice:
@@ -304,10 +310,10 @@ class Run:
         if created.machine is None:
             return None
         made = created.machine.id
-        self.leases[made] = Lease(now, pool, zone)
+        self.leases[made] = Lease(now, pool, zone, spec.name)
         self.out.made += 1
         self.out.zones[zone] += 1
-        self.cloud.launched(made, zone, now)
+        self.cloud.launched(made, spec.name, zone, now)
         return made
 
     def delete(self, machine_id: str, now: float) -> None:
