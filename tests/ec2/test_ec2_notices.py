@@ -24,7 +24,7 @@ from machines.runtime.models import Ending, Machine, Market, Status
 from machines.runtime.pool import pools_of
 from testkit import ec2_events
 from testkit.clock import ManualClock
-from testkit.moto_server import MotoServer, count_calls, ec2_provider, launch_tagged
+from testkit.moto_server import MotoServer, count_calls, deny, ec2_provider, launch_tagged
 from testkit.specs import OWNER, ec2_spec
 from testkit.telemetry import Recorded
 
@@ -315,3 +315,26 @@ def test_notices_are_counted_once_each_by_kind(
         for kind in ("rebalance", "interrupting", "scheduled")
     }
     assert counted == {"rebalance": 2, "interrupting": 1, "scheduled": 0}
+
+
+def test_a_notice_that_cannot_be_written_on_the_machine_is_kept_and_its_message_too(
+    provider: Ec2Provider,
+    clock: ManualClock,
+    moto: MotoServer,
+    spot_events: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    machine = made(provider, "spot-1")
+    deny(provider._client, "CreateTags", "UnauthorizedOperation")
+    ec2_events.put(moto.url, ec2_events.rebalance_recommendation(machine.id))
+
+    with caplog.at_level(logging.WARNING, "machines"):
+        first = listed(provider, clock)["spot-1"]
+        again = listed(provider, clock)["spot-1"]
+
+    assert first.ending == again.ending == Ending.REBALANCE
+    said = [r.getMessage() for r in caplog.records if "could not be written" in r.getMessage()]
+    assert len(said) == 1
+    assert "UnauthorizedOperation" in said[0]
+    # not deleted: read again until a tag holds it for every reader (or the queue drops it)
+    assert sum(ec2_events.depth(moto.url, spot_events)) == 1

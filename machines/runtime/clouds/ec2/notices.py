@@ -101,6 +101,7 @@ class Notices:
         self._clock = clock
         self._settle = settle
         self._lock = threading.Lock()
+        self._warn_lock = threading.Lock()
         self._kept: dict[str, _Kept] = {}
         self._told: set[tuple[str, Ending]] = set()
         self._warned = ""
@@ -268,8 +269,9 @@ class Notices:
         return firsts
 
     def _warn(self, said_now: str) -> None:
-        """Log ``said_now`` as a warning once, until another warning is said."""
-        with self._lock:
+        """Log ``said_now`` as a warning once, until another warning is said (a lock of its
+        own: it is said while ``apply`` holds the memory's)."""
+        with self._warn_lock:
             if said_now == self._warned:
                 return
             self._warned = said_now
