@@ -13,7 +13,9 @@ import the modules (``python -m bench.load`` from the project root).
                            ``clock``, ``make_clocked_hetzner``, ``clocked_hetzner``,
                            ``make_clocked_ec2``, ``clocked_ec2`` (providers on that clock);
                            ``recorded`` (the runtime's metrics and spans), ``workload_scrape``;
-                           ``span`` and ``fake_span`` (pools spanning clouds)
+                           ``span`` and ``fake_span`` (pools spanning clouds); ``make_clocked``
+                           (``cloud``'s provider on ``clock``); ``fence_url`` (each store a
+                           fence lives in, in turn: a folder, a bucket of moto's server)
 ``testkit.specs``          ``spec()`` / ``ec2_spec()``: the one ``MachineSpec`` builder;
                            ``OWNER`` of the fixtures' providers
 ``testkit.hetzner``        the emulator as a process (``running``), ``TOKEN``, the official
@@ -40,6 +42,9 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.simulation``     ``simulate``: an autoscaler's rounds against providers, checked
 ``testkit.program_harness``  the Pulumi program run under mocks (``run``, ``hetzner``, ``ec2``)
 ``testkit.commands``       ``machines_cli`` (the CLI as CI runs it), ``git``, ``commit``
+``testkit.creators``       ``python -m testkit.creators``: an autoscaler process creating at
+                           once with others; ``run`` starts several (the fence's tests, bench)
+``testkit.lax_s3``         ``serving``: an S3 store that ignores ``If-None-Match``/``If-Match``
 ``testkit.engine_stacks``  for the engine tests: ``pin`` (a version ``requirements.txt``
                            pins), the stacks' names, settings and variables
 ``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``

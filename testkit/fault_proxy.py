@@ -35,9 +35,10 @@ class Fault:
     - ``drop_before``: close the connection without passing the request on;
     - ``drop_after``: pass the request on (moto acts on it), then close without answering.
 
-    ``times`` limits how often the rule fires (None: always); ``probability`` draws from the
-    proxy's seeded random numbers, so a run is reproducible. ``when`` limits it to requests
-    whose form has these parameters (``{"InstanceMarketOptions.MarketType": "spot"}``).
+    ``times`` limits how often the rule fires (None: always); ``skip`` lets that many of the
+    requests it matches pass first; ``probability`` draws from the proxy's seeded random
+    numbers, so a run is reproducible. ``when`` limits it to requests whose form has these
+    parameters (``{"InstanceMarketOptions.MarketType": "spot"}``).
     """
 
     kind: Kind
@@ -48,6 +49,7 @@ class Fault:
     times: int | None = None
     probability: float = 1.0
     when: tuple[tuple[str, str], ...] = ()
+    skip: int = 0
 
 
 def throttled(action: str | None = None, **fields: Any) -> Fault:
@@ -119,6 +121,9 @@ class FaultProxy:
                 if fault.action not in (None, action) or fault.times == 0:
                     continue
                 if any(given.get(key) != [value] for key, value in fault.when):
+                    continue
+                if fault.skip > 0:
+                    self._faults[index] = replace(fault, skip=fault.skip - 1)
                     continue
                 if fault.probability < 1.0 and self._rng.random() >= fault.probability:
                     continue

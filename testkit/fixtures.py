@@ -9,9 +9,12 @@ Each name says which cloud it serves: ``emulator``, ``hetzner_env``, ``hetzner_p
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from hcloud import Client
@@ -288,6 +291,63 @@ def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
 
 
 # What the runtime reports
+
+
+@pytest.fixture
+def make_clocked(cloud: Cloud, clock: ManualClock) -> Callable[..., Provider]:
+    """Build ``cloud``'s provider on ``clock``, the environment's settings (``cloud``'s: on
+    EC2, the fault proxy) with ``variables`` over them: ``(owner, **variables)``."""
+
+    def build(owner: str = OWNER, **variables: str) -> Provider:
+        environ = {**os.environ, **variables}
+        if cloud.kind == "hetzner":
+            return HetznerProvider(HetznerSettings.from_env(environ), owner, clock=clock)
+        return Ec2Provider(Ec2Settings.from_env(environ), owner, credentials=environ, clock=clock)
+
+    return build
+
+
+FENCE_BUCKET = "orca-fence"
+"""The bucket of moto's server an ``s3://`` fence lives in (``fence_url``)."""
+
+
+@pytest.fixture(params=["file", "s3"])
+def fence_url(
+    request: pytest.FixtureRequest,
+    moto: moto_server.MotoServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
+    """Each store a fence lives in, in turn, set as ``ORCA_FENCE_URL`` in this process's
+    environment (so providers and their child processes share it): a folder of this test's
+    (``file://``), then a bucket of moto's server (``s3://``, path-style, with moto's
+    credentials where the environment has none)."""
+    if "ec2_world" in request.fixturenames:
+        request.getfixturevalue("ec2_world")  # it empties moto's server: the bucket comes after
+    if request.param == "file":
+        url = (tmp_path / "fence").as_uri()
+    else:
+        s3 = moto_server.client(moto.url, "s3")
+        with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+            s3.create_bucket(
+                Bucket=FENCE_BUCKET,
+                CreateBucketConfiguration={"LocationConstraint": moto_server.REGION},
+            )
+        url = fence_s3_url(moto.url, f"{FENCE_BUCKET}/{tmp_path.name}")
+        for name, value in moto_server.CREDENTIALS.items():
+            if not os.environ.get(name):
+                monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ORCA_FENCE_URL", url)
+    return url
+
+
+def fence_s3_url(endpoint: str, where: str) -> str:
+    """An ``s3://`` fence URL at ``where`` (``bucket/prefix``) on an S3-compatible server,
+    as a Pulumi S3 backend URL is written (path-style, its region)."""
+    query = urlencode(
+        {"region": moto_server.REGION, "endpoint": endpoint, "s3ForcePathStyle": "true"}
+    )
+    return f"s3://{where}?{query}"
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from machines.automation.engine import (
     StackNotFoundError,
     engine_errors,
 )
-from machines.automation.project import Project, read_yaml, shown
+from machines.automation.project import Project, fence_env, read_yaml, shown
 from machines.automation.snapshot import (
     SharedListing,
     StackRuntime,
@@ -292,8 +292,9 @@ class Operation:
         return self._workspace
 
     def provider(self, runtime: StackRuntime) -> Provider:
-        """The runtime provider of ``runtime``'s settings over the environment, made once."""
-        settings = {**self.environ, **runtime.env}
+        """The runtime provider of ``runtime``'s settings over the environment, made once,
+        its pools' max counted through the stack's fence (``fence_env``)."""
+        settings = {**self.environ, **runtime.env, **fence_env(self.project, self.environ)}
         key = (runtime.provider, runtime.owner, tuple(sorted(settings.items())))
         if key not in self._providers:
             self._providers[key] = Provider.of(runtime.provider, runtime.owner, settings)

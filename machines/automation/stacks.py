@@ -10,6 +10,7 @@ creates), saying so in one line each.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -31,9 +32,16 @@ from machines.automation.engine import (
     engine_command,
     engine_errors,
 )
+from machines.automation.fencing import stack_fenced
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.places import PlaceReport, place_counts
-from machines.automation.project import STATE_DIR, Project, project_root, short_name
+from machines.automation.project import (
+    STATE_DIR,
+    Project,
+    fence_env,
+    project_root,
+    short_name,
+)
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.snapshot import StackRuntime, StackSnapshot
 from machines.automation.spans import traced
@@ -131,8 +139,8 @@ def _up(
             out.append(place)
             attempt = Attempt(Changes(attempt.changes), attempt.first)
             op.notify(
-                f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
-                "goes on with the pool's next place"
+                f"stack {op.stack}: pool {error.pool.name}: {place} {error.why}; up goes on "
+                "with the pool's next place"
             )
             op = Operation(
                 op.stack, op.project, on_output=op.notify, environ=op.environ, command=op.command
@@ -246,6 +254,7 @@ def _diffed(
         attempt.first = reported = attempt.first or taken
         collect = attempt.changes
     with (
+        stack_fenced(op.stack, taken) if action == "up" else contextlib.nullcontext(),
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
             op.stack, action, deployment, partial(failed_place, taken, out), passed=out
@@ -539,7 +548,8 @@ def runtime_settings(stack: str, *, project: str | Path | None = None) -> StackR
 def runtime_env(stack: str, *, project: str | Path | None = None) -> dict[str, str]:
     """The runtime's settings variables (the ``env`` output) plus provider kind and owner."""
     runtime = runtime_settings(stack, project=project)
-    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env}
+    fence = fence_env(project)
+    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env, **fence}
 
 
 def set_config(
@@ -601,8 +611,10 @@ def provider(
     overrides), settings from its ``env`` output over this process's environment, which
     still supplies the token. The stack is found in ``$PULUMI_BACKEND_URL`` (else the
     project's ``.pulumi-state``) of ``project`` (else ``$ORCA_PULUMI_PROJECT``, else this
-    checkout). The runtime never reaches up here; this reaches down to it.
+    checkout), and that backend holds the fence its pools' ``max`` is counted through over
+    every process (``ORCA_FENCE_URL`` overrides: ``fence_env``). The runtime never reaches
+    up here; this reaches down to it.
     """
     runtime = runtime_settings(stack, project=project)
-    environ = {**os.environ, **runtime.env}
+    environ = {**os.environ, **runtime.env, **fence_env(project)}
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

@@ -259,6 +259,20 @@ class Created(BaseModel):
     ordered: str = ""
     """For a pool that ranks its places by price: that ranking, each place's price or why
     it kept its written place (``machines.runtime.price_order``)."""
+    code: str = ""
+    """The code behind a ``no_stock`` or ``failed`` answer: the cloud's own
+    (``resource_unavailable``, ``resource_limit_exceeded``, ``VcpuLimitExceeded``, ...) or,
+    where no usable answer came, the runtime's (``timeout``, ``connection``,
+    ``not_the_api``, ``credentials``); empty for a refusal of the runtime's own (a pool at
+    its max, a spec at none of its pool's places)."""
+    transient: bool = False
+    """A ``failed`` create the cloud could not answer now: no answer came, or each answer
+    was worth another try (5xx, throttled) until the call's time ran out. Try again shortly
+    (or elsewhere: nothing was made, unless ``may_exist``)."""
+    may_exist: bool = False
+    """A ``failed`` create whose request may have made the machine although its answer was
+    lost: create the same name again (it returns that machine, never a second one), and
+    never ask for it under another name."""
 
     @property
     def ok(self) -> bool:
@@ -280,9 +294,13 @@ class Created(BaseModel):
         return cls(outcome="ok", machine=machine)
 
     @classmethod
-    def out_of_stock(cls, reason: str) -> Created:
-        return cls(outcome="no_stock", reason=reason)
+    def out_of_stock(cls, reason: str, code: str = "") -> Created:
+        return cls(outcome="no_stock", reason=reason, code=code)
 
     @classmethod
-    def failure(cls, reason: str) -> Created:
-        return cls(outcome="failed", reason=reason)
+    def failure(
+        cls, reason: str, code: str = "", *, transient: bool = False, may_exist: bool = False
+    ) -> Created:
+        return cls(
+            outcome="failed", reason=reason, code=code, transient=transient, may_exist=may_exist
+        )

@@ -22,6 +22,7 @@ import functools
 import importlib
 import inspect
 import logging
+import math
 import os
 import threading
 import time
@@ -34,17 +35,25 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
+from machines.runtime.backoff import backoff
 from machines.runtime.billing import Billing, Rate, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
 from machines.runtime.clouds import CLOUDS, cloud
 from machines.runtime.errors import (
+    AccountFullError,
+    CloudError,
+    FenceError,
     ForeignMachineError,
+    LostCreateError,
     MachinesError,
     SettingsError,
     StackMachineError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Admitted, Fence, fence_from
+from machines.runtime.fence.fence import Full as FenceFull
+from machines.runtime.fence.held import Entry
 from machines.runtime.labels import (
     MANAGED_BY_LABEL,
     MANAGED_BY_PULUMI,
@@ -57,12 +66,18 @@ from machines.runtime.labels import (
     whose,
 )
 from machines.runtime.listing import Listing
-from machines.runtime.models import Created, Machine, MachineSpec, Market, Status
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
 from machines.runtime.pool import Pool, pools_of
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import ORCA_POOL_MARKET, ORCA_POOLS, Freshness, unsold_market
-from machines.runtime.shortages import StockMemory
+from machines.runtime.settings import (
+    ORCA_NO_STOCK_TTL,
+    ORCA_POOL_MARKET,
+    ORCA_POOLS,
+    Freshness,
+    unsold_market,
+)
+from machines.runtime.shortages import Full, FullAccount, StockMemory
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +119,38 @@ def provider_class(kind: str) -> type[Provider]:
     module_name, _, class_name = cloud(kind).provider.partition(":")
     cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls
+
+
+@dataclass
+class Slot:
+    """A create's place under its pool's max: ``refused`` when there is none, else held,
+    and ``ended`` with the create's answer (a fence entry of a create that made nothing is
+    released at once; one that may have made its machine holds until its hold ends)."""
+
+    refused: Created | None = None
+    release: Callable[[], None] | None = None
+
+    def ended(self, created: Created) -> None:
+        if self.release is not None and not created.ok and not created.may_exist:
+            try:
+                self.release()
+            except FenceError as error:
+                log.warning("%s: its slot ends at the fence's hold", error)
+
+
+def refuse_unusable(provider: Provider, pools: Iterable[Pool], home: str) -> None:
+    """``SettingsError``, one line naming the pool and its place, for the first place of
+    ``pools`` on ``provider``'s cloud (a pool without places: its location, on ``home``)
+    that the provider's settings can never make a machine in (``location_refusal``): what a
+    stack file refuses, ``Provider.of`` refuses too, not the create that first needs it."""
+    for pool in pools:
+        places = [(f"place {p}", p.location) for p in pool.places if p.cloud == provider.kind]
+        if not pool.places and home == provider.kind and pool.location:
+            places = [("location", pool.location)]
+        for where, location in places:
+            refused = provider.location_refusal(location)
+            if refused:
+                raise SettingsError(f"{ORCA_POOLS} pool {pool.name}'s {where}: {refused}")
 
 
 class Provider(ABC):
@@ -149,6 +196,8 @@ class Provider(ABC):
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
         self._stock = StockMemory(freshness.no_stock_ttl, clock)
         """The cloud's ``no_stock`` answers, remembered per type, location and market."""
+        self._account = FullAccount(freshness.no_stock_ttl, clock)
+        """The cloud's answers that the account is at its limit, remembered per market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
         self._prices: tuple[PriceList, float] | None = None
@@ -164,6 +213,7 @@ class Provider(ABC):
         self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._fence: Fence | None = None
         self._placed = threading.local()
         """The pool's settings at one place, while this thread's create makes it there."""
         if self.watched:
@@ -190,7 +240,9 @@ class Provider(ABC):
             if refused:
                 raise SettingsError(f"{source}: {refused}")
         provider = cls.from_env(owner, environ)
+        refuse_unusable(provider, pools.values(), kind)
         provider.set_pools(pools.values())
+        provider.set_fence(fence_from(owner, env))
         return provider
 
     def set_pools(self, pools: Iterable[Pool]) -> None:
@@ -250,21 +302,36 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
-        with self._within_max(spec, self.pool(spec.pool).max) as full:
-            if full is not None:
-                return full
+        remembered = self._account_remembered(self.market(spec.pool).tries)
+        if remembered is not None:
+            return remembered
+        with self._within_max(spec, self.pool(spec.pool).max) as slot:
+            if slot.refused is not None:
+                return slot.refused
             with self._name_lock(spec.name):
-                try:
-                    created = self._create(spec)
-                except MachinesError as error:
-                    return Created.failure(str(error))
+                created = self._attempt(spec)
                 if created.machine is not None:
                     made = created.machine.model_copy(update={"cloud": self.kind})
                     self._listing.created(made)
                     paid = self.paid_until(made)
                     machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
-                return created
+            slot.ended(created)
+            return created
+
+    def _attempt(self, spec: MachineSpec) -> Created:
+        """The cloud's create (``_create``), its errors as the answer: a full account
+        remembered (``_account_full``), a lost answer ``may_exist``, the code kept."""
+        try:
+            return self._create(spec)
+        except AccountFullError as error:
+            return self._account_full(error)
+        except LostCreateError as error:
+            return Created.failure(str(error), error.code, transient=True, may_exist=True)
+        except CloudError as error:
+            return Created.failure(str(error), error.code, transient=error.transient)
+        except MachinesError as error:
+            return Created.failure(str(error))
 
     @_traced("machines")
     def machines(self, pool: str) -> list[Machine]:
@@ -430,25 +497,135 @@ class Provider(ABC):
         return self._delete(found.machine)
 
     @contextmanager
-    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Created | None]:
-        """Around a create of ``spec``: the refusal when its pool is at ``limit`` (its max),
-        else None with a place held for the create until the block ends; nothing held for
-        a pool without a max."""
+    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Slot]:
+        """Around a create of ``spec``: its ``Slot``, refused when its pool is at ``limit``
+        (its max) in this provider or, with a fence (``set_fence``), over every process;
+        else held for the create until the block ends (the fence's entry until the create
+        has ended: ``Slot.ended``). Nothing is held for a pool without a max."""
         full = None if limit is None else self._max_check(spec, limit)
         if limit is None or full is not None:
-            yield full
+            yield Slot(full)
             return
         try:
-            yield None
+            yield self._fenced(spec, limit)
         finally:
             self._listing.release(spec.pool, spec.name)
 
+    def set_fence(self, fence: Fence | None) -> None:
+        """Count each pool's ``max`` over every process that makes its machines, through
+        ``fence`` (``machines.runtime.fence``); None: within this provider only."""
+        self._fence = fence
+
+    @property
+    def fence(self) -> Fence | None:
+        """The fence this provider's creates of a pool with a max ask, if any."""
+        return self._fence
+
+    def _fenced(self, spec: MachineSpec, limit: int) -> Slot:
+        """The fence's answer for a create of ``spec`` (see ``Fence.reserve``): its slot, or
+        the refusal; a name another process is making returns that machine once a cloud
+        shows it, else waits for that create to end, within the call's time."""
+        fence = self._fence
+        if fence is None:
+            return Slot()
+        start = time.monotonic()
+        while True:
+            listed = self.machines(spec.pool)  # the count's listing: fresh, no request
+            cloud_kind, place = self._asked_at(spec)
+            try:
+                answer = fence.reserve(
+                    spec.pool, [spec.name], cloud=cloud_kind, place=place, limit=limit,
+                    listed=listed,
+                )  # fmt: skip
+            except FenceError as error:
+                return Slot(
+                    Created.failure(
+                        f"pool {spec.pool}'s max ({limit}) could not be counted over the "
+                        f"processes that make its machines, so nothing was made: {error}"
+                    )
+                )
+            if isinstance(answer, Admitted):
+                release = functools.partial(fence.release, spec.pool, [spec.name])
+                return Slot(release=release if answer.wrote else None)
+            if isinstance(answer, FenceFull):
+                return Slot(self._full(spec, limit, answer.count, answer.flying))
+            waited = self._wait_for(spec, answer.entry, fence, start)
+            if waited is not None:
+                return Slot(waited)
+
+    def _wait_for(
+        self, spec: MachineSpec, entry: Entry, fence: Fence, start: float
+    ) -> Created | None:
+        """While another process is making ``spec``'s name (its ``entry``): that machine once
+        a cloud shows it, or None once the entry has ended without it (the create goes on);
+        ``failed`` when neither happens within the call's time."""
+        attempt = 0
+        while True:
+            found = self._made_elsewhere(spec)
+            if found is not None:
+                return found
+            try:
+                if not fence.holds(spec.pool, entry):
+                    return None
+            except FenceError as error:
+                return Created.failure(f"{self._being_made(spec, entry).reason} ({error})")
+            left = fence.deadline - (time.monotonic() - start)
+            if left <= 0:
+                return self._being_made(spec, entry)
+            time.sleep(min(backoff(attempt, 0.1, 2.0), left))
+            attempt += 1
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """Where ``spec`` asks for its machine, as a fence entry says it (cloud, place)."""
+        return self.kind, f"{self.kind} {spec.machine_type} in {spec.location}"
+
+    def _made_elsewhere(self, spec: MachineSpec) -> Created | None:
+        """The machine of ``spec``'s name another process made, when a cloud shows it now
+        (one request by name); None when none does yet."""
+        try:
+            found = self.named(spec.name, spec.pool)
+        except CloudError:
+            return None
+        if found is None:
+            return None
+        different = mismatch(spec, found)
+        return Created.failure(different) if different else Created.success(found)
+
+    def _being_made(self, spec: MachineSpec, entry: Entry) -> Created:
+        return Created.failure(
+            f"{spec.name} is being made by another process ({entry.holder}, since "
+            f"{utc(entry.since):%H:%M:%S} UTC) and no cloud shows it yet: nothing was made "
+            "twice; create it again in a moment, which returns that machine",
+            transient=True,
+        )
+
+    def _full(self, spec: MachineSpec, limit: int, count: int, flying: int) -> Created:
+        """The refusal of a create at its pool's max, counted over every process."""
+        elsewhere = f", {flying} of them being made now" if flying else ""
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines{elsewhere}, counted over every process "
+            f"that makes them: its max is {limit}: wait for some to be deleted, or raise "
+            "the pool's max in the stack"
+        )
+
     def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
-        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
-        None with a place held for the create (the listing's ``reserve``; ``_within_max``
-        releases it). The count is ``machines(pool)``, the shared listing with this
-        provider's writes laid over it, plus its creates in flight."""
-        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, or
+        when the pool's machines cannot be counted (a cloud that cannot be listed: nothing
+        is made past a max nobody counted), else None with a place held for the create
+        (the listing's ``reserve``; ``_within_max`` releases it). The count is
+        ``machines(pool)``, the shared listing with this provider's writes laid over it,
+        plus its creates in flight."""
+        try:
+            count = self._listing.reserve(
+                spec.pool, spec.name, limit, lambda: self.machines(spec.pool)
+            )
+        except CloudError as error:
+            return Created.failure(
+                f"pool {spec.pool}'s machines could not be counted against its max ({limit}), "
+                f"so nothing was made: {error}",
+                error.code,
+                transient=error.transient,
+            )
         if count is None:
             return None
         return Created.failure(
@@ -456,6 +633,45 @@ class Provider(ABC):
             f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
             "raise the pool's max in the stack"
         )
+
+    def account_full(self, markets: Iterable[Market]) -> str:
+        """Why no create in any of ``markets`` is sent to this cloud now: its account was at
+        its limit at its last answer, remembered ``ORCA_NO_STOCK_TTL`` unless this provider
+        deleted a machine since; empty when a create may be sent. Asks the cloud nothing."""
+        full = self._account.full(markets)
+        return "" if full is None else self._said_full(full)
+
+    def _said_full(self, full: Full) -> str:
+        return (
+            f"the {cloud(self.kind).name} account was at its limit at its last answer "
+            f"({full.code}), remembered for {math.ceil(full.seconds_left)} s more "
+            f"({ORCA_NO_STOCK_TTL}) or until this provider deletes one of its {self.noun}s"
+        )
+
+    def _account_remembered(self, markets: Iterable[Market]) -> Created | None:
+        """A create's answer, without a request, while the account is remembered at its
+        limit in every market it would buy in; None when it may be sent."""
+        full = self._account.full(markets)
+        if full is None:
+            return None
+        said = self._said_full(full)
+        return Created.failure(f"{said}, so no create was sent: {full.why}", full.code)
+
+    def _account_full(self, error: AccountFullError) -> Created:
+        """A create the cloud refused because the account is at its limit: remembered for
+        every create of that market on this cloud (see ``FullAccount``), and answered with
+        how to make room."""
+        facts = cloud(self.kind)
+        why = f"{error}: the {facts.name} account is at its limit; {facts.account_limit_help}"
+        self._account.remember(Market(error.market), error.code, why)
+        window = self._account.ttl
+        held = (
+            f"; no create is sent to {facts.name} for {math.ceil(window)} s "
+            f"({ORCA_NO_STOCK_TTL}), or until this provider deletes one of its {self.noun}s"
+            if window > 0
+            else ""
+        )
+        return Created.failure(f"{why}{held}", error.code)
 
     def _foreign(self, found: Found) -> str:
         """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
@@ -470,11 +686,24 @@ class Provider(ABC):
         paid = self.paid_until(machine, now)
         self._remove(machine.id)
         self._listing.deleted(machine.id)
+        self._account.forget()  # a machine gone: room again where the account was full
+        self._forget_fenced(machine)
         if paid is not None:
             unused = max(0.0, (paid - now).total_seconds())
             importlib.import_module("machines.runtime.telemetry").paid_unused(self, machine, unused)
         log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
         return True
+
+    def _forget_fenced(self, machine: Machine) -> None:
+        """A deleted machine frees its slot in the fence at once (its entry, if one may still
+        hold it); a store that cannot be written leaves the entry to end at its hold."""
+        if self._fence is None:
+            return
+        created = None if machine.created is None else machine.created.timestamp()
+        try:
+            self._fence.forget(machine.pool, machine.name, created)
+        except FenceError as error:
+            log.warning("deleted %s %s, but %s", self.noun, machine.name, error)
 
     def _name_lock(self, name: str) -> threading.Lock:
         """One lock per machine name, while a create of it holds it."""
@@ -531,6 +760,12 @@ class Provider(ABC):
         """Why the cloud never makes ``machine_type`` in ``location`` whatever its stock (a
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
+
+    def location_refusal(self, location: str) -> str:
+        """Why this provider's settings can never make a machine in ``location``, known
+        without a request (EC2: a zone ``ORCA_EC2_SUBNETS`` has no subnet for); empty when
+        the cloud's catalogue decides. ``Provider.of`` refuses a pool's such place."""
+        return ""
 
     def boots(self, pool: Pool) -> str:
         """What a new machine of ``pool`` boots when its settings do not name one image (a
@@ -603,6 +838,22 @@ class Provider(ABC):
         its listing may not show it yet; None otherwise. Asks the cloud nothing."""
         made = self._listing.launched(name, pool)
         return None if made is None else made.model_copy(update={"cloud": self.kind})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """This owner's live machine of ``pool`` named ``name``, as the cloud answers now
+        (``_by_name``: one request on Hetzner and EC2, never more than a listing); None when
+        the cloud has none. Where a pool that spans clouds looks for a machine whose create
+        lost its answer before it makes one elsewhere."""
+        for found in self._by_name(name, pool):
+            if found.name == name and found.status != Status.DELETING:
+                return found.model_copy(update={"cloud": self.kind})
+        return None
+
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The cloud's step of ``named``: this owner's pool machines that may be named
+        ``name``; by default the pool's listing (a cloud that finds a name in one request
+        says so)."""
+        return self._list(pool)
 
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first

@@ -64,6 +64,11 @@ ORCA_PLACES_OUT = "ORCA_PLACES_OUT"
 """The places an ``orca-machines up`` found out of stock in an earlier attempt of the same
 run (JSON, as ``ORCA_POOLS`` writes places): the stack's program puts no new machine there."""
 
+ORCA_FENCE_URL = "ORCA_FENCE_URL"
+"""Where the fence keeps a pool's creates in flight, so its ``max`` holds across processes
+(``machines.runtime.fence``): ``s3://bucket/prefix?region=...&endpoint=...`` or
+``file:///path``; a provider from a stack defaults it to the stack's backend."""
+
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
 

@@ -33,20 +33,22 @@ from typing import cast
 
 from machines.runtime.billing import utc
 from machines.runtime.budget import Budget
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import account_limit_codes, cloud
 from machines.runtime.errors import (
+    CloudError,
     InvalidMachineIdError,
     MachinesError,
     SettingsError,
     UnknownMachineTypeError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Fence, fence_from
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice
 from machines.runtime.pool import Place, Pool
 from machines.runtime.price_order import Priced, missing_rates, next_hour, ranked, said
 from machines.runtime.prices import NoPrices, PriceList, brief
-from machines.runtime.provider import Found, Provider, provider_class
+from machines.runtime.provider import Found, Provider, provider_class, refuse_unusable
 from machines.runtime.settings import (
     ORCA_EXCHANGE_RATES,
     ORCA_NO_STOCK_TTL,
@@ -93,10 +95,12 @@ def spanning(
             needs = _needing(pools.values(), kind)
             short = f"{needs} is on {cloud(kind).name}, whose settings are short: {error}"
             raise SettingsError(short) from None
+        refuse_unusable(made, pools.values(), home)
         made.set_pools(_on(kind, home, pools.values()))
         providers[kind] = made
     provider = _class_of(home)(owner, providers, rates)
     provider.set_pools(pools.values())
+    provider.set_fence(fence_from(owner, environ))
     return provider
 
 
@@ -155,6 +159,62 @@ def _prices_of(provider: Provider) -> PriceList:
         return provider.current_prices()
     except MachinesError as error:
         return NoPrices(f"prices unknown: {brief(error)}")
+
+
+UNREACHED = "unreached"
+"""``_passing``'s word for a place whose cloud could not be reached."""
+
+
+def _passing(created: Created) -> str:
+    """Why a place's ``failed`` create is passed over for the pool's next place: its cloud's
+    account at its limit ("account": not here, not now, as no stock), or its cloud unable
+    to answer now, nothing made (``UNREACHED``); empty when the failure ends the create (a
+    mistake to fix, or a machine that may exist though its answer was lost)."""
+    if not created.failed or created.may_exist:
+        return ""
+    if created.code in account_limit_codes():
+        return "account"
+    return UNREACHED if created.transient else ""
+
+
+def _none(pool: Pool, passed: list[str], ordered: str, unreached: str) -> Created:
+    """No place made the machine: ``no_stock`` when each was out of stock or its account at
+    its limit (not here, not now), ``failed`` with the code when some cloud could not be
+    reached (``unreached``)."""
+    said = "; ".join(passed)
+    if unreached:
+        return Created(
+            outcome="failed",
+            reason=f"no place of pool {pool.name} could make it now: {said}",
+            passed_over=tuple(passed),
+            ordered=ordered,
+            code=unreached,
+            transient=True,
+        )
+    return Created(
+        outcome="no_stock",
+        reason=f"no place of pool {pool.name} has stock now: {said}",
+        passed_over=tuple(passed),
+        ordered=ordered,
+    )
+
+
+def _named_answer(spec: MachineSpec, pool: Pool, machines: Iterable[Machine]) -> Created | None:
+    """The answer for ``spec`` when one of ``machines`` (as the spanning provider answers
+    them) already has its name: that machine when it is at one of the pool's places and the
+    autoscaler's, else why the name is taken; None when none of them has it."""
+    for machine in machines:
+        if machine.name != spec.name or machine.status == Status.DELETING:
+            continue
+        at = any(
+            (p.cloud, p.machine_type, p.location)
+            == (machine.cloud, machine.machine_type, machine.location)
+            for p in pool.places
+        )
+        if machine.managed_by or not at:
+            return Created.failure(mismatch(spec, machine))
+        return Created.success(machine)
+    return None
 
 
 @functools.cache
@@ -239,7 +299,10 @@ class SpanningProvider(Provider):
     def spanned(self, machine: Machine) -> Machine:
         """``machine`` (listed or made by its cloud's provider) as this provider answers it:
         off the home cloud, its id is ``<kind>:<id>``."""
-        spanned = spanned_id(self.kind, machine.cloud or self.kind, machine.id)
+        kind = machine.cloud or self.kind
+        if kind != self.kind and machine.id.startswith(f"{kind}{SEPARATOR}"):
+            return machine  # already in this provider's form: an id says its cloud once
+        spanned = spanned_id(self.kind, kind, machine.id)
         return machine if spanned == machine.id else machine.model_copy(update={"id": spanned})
 
     def where(self, machine_id: object) -> tuple[Provider, str]:
@@ -248,8 +311,15 @@ class SpanningProvider(Provider):
         home cloud refuses, the first cloud whose form it is)."""
         text = str(machine_id)
         kind, separator, rest = text.partition(SEPARATOR)
-        if separator and kind in self._providers and kind != self.kind:
-            return self._providers[kind], rest
+        if separator and kind in self._providers:
+            provider = self._providers[kind]
+            try:
+                return provider, provider._machine_id(rest)
+            except InvalidMachineIdError as error:
+                raise InvalidMachineIdError(
+                    f"{text!r} is not a machine id of provider {self.kind}: after its "
+                    f"{kind}{SEPARATOR} prefix, {error}"
+                ) from None
         try:
             return self._home, self._home._machine_id(machine_id)
         except InvalidMachineIdError:
@@ -305,14 +375,21 @@ class SpanningProvider(Provider):
         refused = self._refusal(pool, spec)
         if refused:
             return self._answered(spec, Created.failure(refused))
-        with self._within_max(spec, pool.max) as full:
-            if full is not None:
-                return self._answered(spec, full)
+        with self._within_max(spec, pool.max) as slot:
+            if slot.refused is not None:
+                return self._answered(spec, slot.refused)
             with self._name_lock(spec.name):
-                before = self._made_before(spec, pool)
-                if before is not None:
-                    return self._answered(spec, before)
-                return self._first_with_stock(spec, pool)
+                try:
+                    before = self._made_before(spec, pool)
+                except CloudError as error:  # a listing renewed since the count, unreadable
+                    before = Created.failure(str(error), error.code, transient=error.transient)
+                created = (
+                    self._first_with_stock(spec, pool)
+                    if before is None
+                    else self._answered(spec, before)
+                )
+            slot.ended(created)
+            return created
 
     def _answered(self, spec: MachineSpec, created: Created) -> Created:
         """``created``, a create of ``spec`` no cloud's provider was asked to make, in its
@@ -335,21 +412,27 @@ class SpanningProvider(Provider):
         return f"{ORCA_POOLS} {refused}" if refused else ""
 
     def arch_refusal(self, pool: Pool) -> str:
-        """Why ``pool``'s places cannot stand together: not all of one architecture (its
-        machines run one image), naming the first place that differs; empty when they can.
-        Asked of each cloud's catalogue once per pool (``arch`` is cached)."""
+        """Why ``pool``'s places cannot stand together: a place whose cloud never makes its
+        type there (``sells``: not sold in that location, or not at all), or places not all
+        of one architecture (its machines run one image), naming the first such place;
+        empty when they can. Asked of each cloud's catalogue once per pool (``arch`` and
+        ``sells`` are cached), before any request that makes something."""
         with self._lock:
             known = self._arches.get(pool.name)
         if known is not None:
             return known
         arches: list[tuple[Place, str]] = []
         for place in pool.places:
+            provider = self._providers[place.cloud]
             try:
-                arches.append((place, self._providers[place.cloud].arch(place.machine_type)))
+                arches.append((place, provider.arch(place.machine_type)))
+                unsold = provider.sells(place.machine_type, place.location)
             except UnknownMachineTypeError as error:
                 return f"pool {pool.name}'s place {place}: {error}"
             except MachinesError:
                 return ""  # the catalogue is out of reach: the create says so, asked again
+            if unsold is not None:
+                return self._kept(pool, f"pool {pool.name}'s place {place}: {unsold}")
         (first, arch), *rest = arches
         differ = next(((p, a) for p, a in rest if a != arch), None)
         refused = ""
@@ -360,6 +443,10 @@ class SpanningProvider(Provider):
                 f"place {first} is {arch}: a pool's machines run one image, so name places "
                 "of one architecture (or make a pool per architecture)"
             )
+        return self._kept(pool, refused)
+
+    def _kept(self, pool: Pool, refused: str) -> str:
+        """``refused``, kept as ``pool``'s places' refusal (``arch_refusal``)."""
         with self._lock:
             self._arches[pool.name] = refused
         return refused
@@ -409,29 +496,53 @@ class SpanningProvider(Provider):
         what each cloud's provider made itself, and of the pool's listing when it has a max
         (the max check has just read it): no request of its own."""
         machines = [
-            made
+            self.spanned(made)
             for provider in self._providers.values()
             if (made := provider.launched(spec.name, spec.pool)) is not None
         ]
         if pool.max is not None:
             machines += self.machines(spec.pool)
-        for machine in machines:
-            if machine.name != spec.name or machine.status == Status.DELETING:
-                continue
-            at = any(
-                (p.cloud, p.machine_type, p.location)
-                == (machine.cloud, machine.machine_type, machine.location)
-                for p in pool.places
-            )
-            if machine.managed_by or not at:
-                return Created.failure(mismatch(spec, machine))
-            return Created.success(self.spanned(machine))
-        return None
+        return _named_answer(spec, pool, machines)
+
+    def _looked_for(self, spec: MachineSpec, pool: Pool, tried: Place) -> Created | None:
+        """Before a create of ``spec`` at another place than ``tried``, whose create of it
+        may have made it (its answer was lost): the machine of that name on any cloud of the
+        pool, each cloud asked now (one request each, no more than a listing costs); None
+        when no cloud has it. A cloud that cannot be asked makes the answer ``failed``:
+        nothing is made elsewhere while the first machine may exist."""
+        found: list[Machine] = []
+        for kind in pool.clouds(self.kind):
+            try:
+                named = self._providers[kind].named(spec.name, spec.pool)
+            except CloudError as error:
+                return Created.failure(
+                    f"{spec.name}'s earlier create at {tried} may have made it (its answer "
+                    f"was lost), and {cloud(kind).name} cannot be asked for it now, so "
+                    f"nothing was made elsewhere: create {spec.name} again later ({error})",
+                    error.code,
+                    transient=error.transient,
+                    may_exist=True,
+                )
+            if named is not None:
+                found.append(self.spanned(named))
+        return _named_answer(spec, pool, found)
 
     def _first_with_stock(self, spec: MachineSpec, pool: Pool) -> Created:
-        """Try each place in turn until one makes the machine or fails."""
+        """Try each place in turn until one makes the machine or fails.
+
+        A place whose cloud is known to be out (its stock, its account at its limit) is
+        passed over without a request; one whose create answers no stock, or that its cloud
+        refuses for the account being at its limit, or whose cloud cannot be reached before
+        anything could be made, is passed over after it. Before a create at another place
+        than one whose create of this name may have made it, the name is looked for on every
+        cloud of the pool.
+        """
         passed: list[str] = []
+        unreached = ""
         order, ordered = self._order(pool, spec)
+        with self._lock:
+            tried = self._tried.get((pool.name, spec.name))
+        looked = tried is None
         called = False
         for place in order:
             provider = self._providers[place.cloud]
@@ -440,33 +551,73 @@ class SpanningProvider(Provider):
             if out:
                 passed.append(f"{place}: {out}")
                 continue
+            if tried is not None and not looked and place != tried:
+                looked = True
+                found = self._looked_for(spec, pool, tried)
+                if found is not None:
+                    return self._answered(spec, found.model_copy(update={"ordered": ordered}))
             asked = spec.model_copy(
                 update={"machine_type": place.machine_type, "location": place.location}
             )
             called = True
             with provider.placed(settings):
                 created = provider.create(asked)
-            if created.no_stock:
+            passing = "no stock" if created.no_stock else _passing(created)
+            if passing:
                 passed.append(f"{place}: {created.reason}")
+                unreached = unreached or (created.code if passing == UNREACHED else "")
                 continue
-            with self._lock:
-                if created.failed:
-                    self._tried[pool.name, spec.name] = place
-                else:
-                    self._tried.pop((pool.name, spec.name), None)
-            if passed:
-                log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
-            machine = None if created.machine is None else self.spanned(created.machine)
-            reason = f"{place}: {created.reason}" if created.reason else ""
-            update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
-            return created.model_copy(update={**update, "ordered": ordered})
-        none = Created(
-            outcome="no_stock",
-            reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
-            passed_over=tuple(passed),
-            ordered=ordered,
-        )
+            return self._made(spec, pool, place, created, passed=passed, ordered=ordered)
+        none = _none(pool, passed, ordered, unreached)
         return none if called else self._answered(spec, none)  # every place passed over
+
+    def _made(
+        self,
+        spec: MachineSpec,
+        pool: Pool,
+        place: Place,
+        created: Created,
+        *,
+        passed: list[str],
+        ordered: str,
+    ) -> Created:
+        """The answer of the place that made the machine, or failed: where a create whose
+        machine may exist failed is remembered, so its retry goes there first (and looks
+        for the name on every cloud before it makes anything elsewhere)."""
+        with self._lock:
+            if created.may_exist:
+                self._tried[pool.name, spec.name] = place
+            elif created.ok:
+                self._tried.pop((pool.name, spec.name), None)
+        if passed and created.ok:
+            log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
+        machine = None if created.machine is None else self.spanned(created.machine)
+        reason = f"{place}: {created.reason}" if created.reason else ""
+        update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
+        return created.model_copy(update={**update, "ordered": ordered})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """The machine ``name`` of ``pool`` on the first of the pool's clouds that has it,
+        each asked by name (one request each), in this provider's form."""
+        for kind in self.pool(pool).clouds(self.kind):
+            found = self._providers[kind].named(name, pool)
+            if found is not None:
+                return self.spanned(found)
+        return None
+
+    def set_fence(self, fence: Fence | None) -> None:
+        """The fence counts each spanning pool's max over its clouds and every process; each
+        cloud's provider holds it too, so a delete there frees its slot at once."""
+        super().set_fence(fence)
+        for provider in self._providers.values():
+            provider.set_fence(fence)
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """The first of the pool's places ``spec`` names."""
+        pool = self.pool(spec.pool)
+        asked = self._asked(pool, spec)
+        place = asked[0] if asked else pool.places[0]
+        return place.cloud, str(place)
 
     def passed_over(self, pool: Pool, place: Place) -> str:
         """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
@@ -476,15 +627,19 @@ class SpanningProvider(Provider):
 
     @staticmethod
     def _known_out(provider: Provider, settings: Pool, place: Place) -> str:
-        """Why ``place`` is passed over without a request: its cloud remembers ``no_stock``
-        there in every market the place buys (``ORCA_NO_STOCK_TTL``, as a create there
-        would answer at once), or a cloud whose ``offers`` knows its stock (Hetzner's
-        catalogue, read at most once per ``ORCA_OFFERS_TTL``) does not offer the type there
-        now; empty when it is worth a request."""
+        """Why ``place`` is passed over without a request: in every market the place buys,
+        its cloud remembers ``no_stock`` there or its account at its limit
+        (``ORCA_NO_STOCK_TTL``, as a create there would answer at once), or a cloud whose
+        ``offers`` knows its stock (Hetzner's catalogue, read at most once per
+        ``ORCA_OFFERS_TTL``) does not offer the type there now; empty when it is worth a
+        request."""
         where = (place.machine_type, place.location)
         left = {m: s for t, loc, m, s in provider.out_of_stock() if (t, loc) == where}
         markets = place.market.tries
-        if all(m in left for m in markets):
+        full = {m: why for m in markets if (why := provider.account_full([m]))}
+        if all(m in left or m in full for m in markets):
+            if full:
+                return f"{'; '.join(dict.fromkeys(full.values()))}; passed over without a request"
             seconds = min(left[m] for m in markets)
             return (
                 f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "

@@ -127,6 +127,20 @@ def test_a_pools_max_holds_for_both_kinds(deployment):
     assert "lab-a11" not in live(deployment)
 
 
+def test_an_up_growing_a_pool_past_its_max_with_the_autoscalers_machines_is_refused(deployment):
+    before = set(live(deployment))  # lab at its max of 4: the stack's two, the autoscaler's
+    set_pools({**LAB, "size": 3, "max": 4}, CI)
+
+    with pytest.raises(automation.StackAtMaxError) as refused:
+        automation.up("local")
+
+    assert "\n" not in str(refused.value)
+    assert "pool lab has 4 machines, counted over every process" in str(refused.value)
+    assert "past its max 4: nothing was changed" in str(refused.value)
+    assert set(live(deployment)) == before
+    set_pools({**LAB, "max": 4}, CI)
+
+
 def test_the_state_never_holds_the_token_in_plain(deployment):
     token = os.environ["HCLOUD_TOKEN"]
     texts = [p.read_text(errors="replace") for p in deployment.state.rglob("*") if p.is_file()]

@@ -160,6 +160,41 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         )
 
 
+def test_an_up_refused_for_an_account_at_its_limit_goes_on_at_the_pool_s_next_place(
+    span_deployment,
+):
+    """A full account is not here, not now for every place on that cloud (EC2's on-demand
+    quota, which moto never enforces: the fault proxy answers VcpuLimitExceeded)."""
+    moto = span_deployment.moto.url
+    with FaultProxy(moto).serving() as proxy:
+        automation.set_config(
+            SPAN_STACK,
+            {
+                "aws:endpoints": [{"ec2": proxy.url, "iam": moto, "sts": moto}],
+                "orca-machines:pools": [{"name": "arm", "size": 1, "places": EC2_FIRST}],
+            },
+        )
+        proxy.set_faults(Fault("error", "RunInstances", status=400, code="VcpuLimitExceeded"))
+
+        done = machines_cli("up", SPAN_STACK)
+
+        assert done.returncode == 0, done.stderr
+        assert (
+            "stack span: pool arm: ec2 t4g.small in eu-central-1a is on a cloud whose account is "
+            "at its limit (VcpuLimitExceeded); up goes on with the pool's next place"
+            in done.stdout
+            + done.stderr
+        )
+        assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
+        assert ec2_instances(span_deployment) == {}
+
+        gone = machines_cli("destroy", SPAN_STACK, "--yes")
+        assert gone.returncode == 0, gone.stderr
+        automation.set_config(
+            SPAN_STACK, {"aws:endpoints": [{"ec2": moto, "iam": moto, "sts": moto}]}
+        )
+
+
 def test_a_preview_warns_when_no_place_of_a_pool_has_stock(span_deployment):
     span_deployment.emulator.control.set_stock(HETZNER_PLACES)
     hetzner_only = [

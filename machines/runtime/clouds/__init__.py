@@ -57,6 +57,19 @@ def no_stock_codes() -> frozenset[str]:
     return frozenset().union(*(facts.no_stock_codes for facts in clouds().values()))
 
 
+def account_limit_codes() -> frozenset[str]:
+    """Every cloud's codes for "the account is at its limit", as an engine run relays them."""
+    return frozenset().union(*(facts.account_limit_codes for facts in clouds().values()))
+
+
+def account_limit_help(code: str) -> str:
+    """How to make room in the account of the cloud whose "at its limit" code ``code`` is;
+    empty for a code no cloud gives so."""
+    return next(
+        (f.account_limit_help for f in clouds().values() if code in f.account_limit_codes), ""
+    )
+
+
 def credentials() -> tuple[str, ...]:
     """Every cloud's variables that carry secrets."""
     return tuple(v for facts in clouds().values() for v in facts.credentials)

@@ -73,6 +73,7 @@ from machines.runtime.clouds.ec2.notices import Notices
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.prices import Ec2Prices
 from machines.runtime.clouds.ec2.settings import (
+    ACCOUNT_LIMIT_CODES,
     CLOUD,
     MARKETS,
     NAME_TAG,
@@ -81,7 +82,9 @@ from machines.runtime.clouds.ec2.settings import (
 )
 from machines.runtime.errors import (
     NOT_THE_API,
+    AccountFullError,
     CloudError,
+    LostCreateError,
     MachinesError,
     UnknownMachineTypeError,
 )
@@ -206,35 +209,35 @@ class Ec2Provider(Provider):
         if subnet is None:
             return Created.failure(self._no_subnet(spec.location))
         wanted = self.market(spec.pool).tries
-        tries = [m for m in wanted if not self._remembered_short(spec, m)]
+        skipped = {m: self._passed(spec, m) for m in wanted}
+        tries = [m for m in wanted if not skipped[m]]
         if not tries:
-            return Created.out_of_stock(
-                "; ".join(
-                    self._stock.reason("EC2", spec.machine_type, spec.location, market=m)
-                    for m in wanted
-                )
-            )
-        for skipped in (m for m in wanted if m not in tries):
-            log.info(
-                "%s; launching %r %s",
-                self._stock.reason("EC2", spec.machine_type, spec.location, market=skipped),
-                spec.name,
-                tries[0],
-            )
+            return Created.out_of_stock("; ".join(skipped.values()))
+        for market in wanted:
+            if skipped[market]:
+                log.info("%s; launching %r %s", skipped[market], spec.name, tries[0])
         return self._launch_named(spec, subnet, tries)
 
-    def _remembered_short(self, spec: MachineSpec, market: Market) -> bool:
-        return self._stock.seconds_left(spec.machine_type, spec.location, market) > 0
+    def _passed(self, spec: MachineSpec, market: Market) -> str:
+        """Why ``spec`` is not launched in ``market`` now without asking: no stock there,
+        or the account's quota of that market, remembered; empty when it may be."""
+        if self._stock.seconds_left(spec.machine_type, spec.location, market) > 0:
+            return self._stock.reason("EC2", spec.machine_type, spec.location, market=market)
+        return self.account_full([market])
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Zones with a subnet in the settings where EC2 offers ``machine_type``, by
         DescribeInstanceTypeOfferings (one request per type and ``ORCA_OFFERS_TTL``), less
         those a recent ``no_stock`` answer is remembered for. EC2 says where a type is
         offered, not whether it has capacity now: the memory of ``no_stock`` is the rest,
-        per market: ``pool``'s (on-demand when empty; both for spot-then-on-demand)."""
+        per market: ``pool``'s (on-demand when empty; both for spot-then-on-demand); none
+        while the account is remembered at its quota in every market the pool buys."""
         self.arch(machine_type)
         zones = self.catalogue.offered(machine_type)
-        short = self._stock.short(machine_type, zones, self.market(pool).tries)
+        markets = self.market(pool).tries
+        if self.account_full(markets):
+            return []
+        short = self._stock.short(machine_type, zones, markets)
         return [zone for zone in zones if zone not in short]
 
     def sells(self, machine_type: str, location: str) -> str | None:
@@ -271,6 +274,10 @@ class Ec2Provider(Provider):
             if self._pricing is None:
                 self._pricing = pricing_client(self._settings, self._credentials)
             return self._pricing
+
+    def location_refusal(self, location: str) -> str:
+        """A zone the settings have no subnet for (``ORCA_EC2_SUBNETS``)."""
+        return "" if location in self.subnets else self._no_subnet(location)
 
     def _no_subnet(self, location: str) -> str:
         """Why nothing is made in ``location``: the settings have no subnet there."""
@@ -354,6 +361,8 @@ class Ec2Provider(Provider):
             try:
                 launched = self._launch(spec, subnet, image, chosen, market)
             except CloudError as err:
+                if err.code in ACCOUNT_LIMIT_CODES:
+                    raise AccountFullError(str(err), err.code, market) from None
                 if err.code not in no_stock_codes(market):
                     raise
                 self._stock.remember(spec.machine_type, spec.location, market)
@@ -417,7 +426,7 @@ class Ec2Provider(Provider):
             )
         except retry.GaveUp as gave_up:
             error = cloud_error(where, "RunInstances", gave_up.last, gave_up.attempts)
-            raise (_lost_launch(spec, error) if lost else error) from None
+            raise (_lost_launch(spec, error) if lost else error.exhausted()) from None
         except (*BOTO_ERRORS, CloudError) as raised:
             error = cloud_error(where, "RunInstances", raised, 1)
             raise (_lost_launch(spec, error) if lost else error) from None
@@ -577,6 +586,11 @@ class Ec2Provider(Provider):
             return self.market(pool) != Market.ON_DEMAND
         return any(m != Market.ON_DEMAND for m in self.pool_market.values())
 
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The live instances named ``name`` of this owner and ``pool``: one
+        DescribeInstances."""
+        return [machine(i) for i in self._live_named(name) if belongs_to(i.tags, self.owner, pool)]
+
     def _live_named(self, name: str) -> list[Instance]:
         return self._find({f"tag:{NAME_TAG}": [name], "instance-state-name": list(LIVE_STATES)})
 
@@ -688,7 +702,8 @@ class Ec2Provider(Provider):
                 observe=partial(self._tried, operation),
             )
         except retry.GaveUp as gave_up:
-            raise cloud_error(where, operation, gave_up.last, gave_up.attempts) from None
+            error = cloud_error(where, operation, gave_up.last, gave_up.attempts)
+            raise error.exhausted() from None
         except BOTO_ERRORS as error:
             raise cloud_error(where, operation, error, 1) from None
 
@@ -714,7 +729,7 @@ def _unusable_key(where: str, metadata: Mapping[str, Any]) -> str:
 
 def _lost_launch(spec: MachineSpec, error: CloudError) -> CloudError:
     """The error of a launch that ended after RunInstances lost an answer."""
-    return CloudError(
+    return LostCreateError(
         f"{error}: the instance {spec.name!r} may have launched all the same; "
         f"machines({spec.pool!r}) will show it, and creating {spec.name!r} again returns it",
         code=error.code,

@@ -53,6 +53,17 @@ NO_STOCK_CODES = frozenset(
 )
 """RunInstances errors that mean no capacity for the type in that zone now, not a mistake
 (here, beside the settings, so automation reads a failed engine run by them without boto3)."""
+ACCOUNT_LIMIT_CODES = frozenset({"VcpuLimitExceeded", "InstanceLimitExceeded"})
+"""RunInstances errors that mean the account is at its on-demand quota in the region
+(vCPUs per instance family bucket; the older instance-count limits): no on-demand launch
+is made in any zone of the region until instances go or the quota is raised. (The spot
+quota, ``MaxSpotInstanceCountExceeded``, is answered as no spot capacity.)"""
+ACCOUNT_LIMIT_HELP = (
+    "terminate instances the account no longer needs, or request a higher quota in Service "
+    "Quotas (Amazon EC2, 'Running On-Demand ... instances', in vCPUs per instance family "
+    "and region)"
+)
+"""How an account at its quota gets room again, for the answer that says it is."""
 NAME_TAG = "Name"
 """EC2's name of an instance, a tag: the runtime's and the stack's machines carry it."""
 MARKETS = frozenset(Market)
