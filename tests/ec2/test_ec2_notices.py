@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from machines.runtime.clouds.ec2.answers import NOTICE_TAG
 from machines.runtime.clouds.ec2.provider import Ec2Provider
 from machines.runtime.clouds.ec2.settings import Ec2Settings
+from machines.runtime.fence.fence import fence_from
 from machines.runtime.models import Ending, Machine, Market, Status
 from machines.runtime.pool import pools_of
 from testkit import ec2_events
@@ -49,6 +51,7 @@ def make_provider(
         environ = dict(os.environ)
         made = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
         made.set_pools(pools_of(environ, "ec2").values())
+        made.set_fence(fence_from(OWNER, environ, clock))  # as Provider.of sets it
         return made
 
     return build
@@ -180,6 +183,27 @@ def test_an_interrupting_machine_leaves_its_place_under_max_and_its_replacement_
     assert replacement.machine is not None
     assert replacement.machine.market == Market.ON_DEMAND
     assert [(t, m) for t, _, m, _ in provider.out_of_stock()] == [("t3.micro", Market.SPOT)]
+
+
+def test_over_every_process_an_interrupting_machine_leaves_its_place_too(
+    make_provider: Callable[[], Ec2Provider],
+    clock: ManualClock,
+    moto: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("ORCA_FENCE_URL", tmp_path.as_uri())
+    provider, other = make_provider(), make_provider()  # two processes, one max
+    assert provider.fence is not None
+    first = made(provider, "mixed-1", "mixed")
+    made(other, "mixed-2", "mixed")
+    assert provider.create(ec2_spec("mixed-3", pool="mixed")).failed  # at its max
+    ec2_events.put(moto.url, ec2_events.interruption_warning(first.id))
+    listed(provider, clock, "mixed")
+
+    replacement = provider.create(ec2_spec("mixed-3", pool="mixed"))
+
+    assert replacement.ok, replacement.reason
 
 
 def test_a_spot_pool_whose_market_is_out_answers_no_stock_at_once(
