@@ -118,35 +118,15 @@ class StackStatus(BaseModel):
 
     def table(self) -> str:
         """The pools as an aligned text table, then the stack's total and any notes."""
-        header = [
-            "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
-            "KEPT", "AUTOSCALER", "NOTICE", "IN STOCK", "COMMITTED", "MONTHLY",
-        ]  # fmt: skip
-        markets = any(p.market != Market.ON_DEMAND for p in self.pools)
-        noticed = any(p.notices or any(pl.notices for pl in p.places) for p in self.pools)
-        rows = [header]
+        rows = [list(HEADER)]
         for p in self.pools:
-            rows.append(
-                [
-                    p.pool,
-                    "-" if p.places else p.machine_type,
-                    f"{len(p.places)} places" if p.places else p.location,
-                    p.arch,
-                    str(p.size),
-                    "-" if p.max is None else str(p.max),
-                    p.market.value,
-                    _counts(p.kept),
-                    _counts(p.autoscaler),
-                    notices_text(p.notices) or "-",
-                    "(by place)" if p.places else p.stock.text(),
-                    money(p.committed, self.currency),
-                    p.money(self.currency),
-                ]
-            )
+            rows.append(_pool_row(p, self.currency))
             rows += [_place_row(place) for place in p.places]
         # no column that says nothing: markets of a stack of on-demand pools only, notices
         # while no machine is under one
-        unsaid = {header.index(c) for c, said in (("MARKET", markets), ("NOTICE", noticed))
+        markets = any(p.market != Market.ON_DEMAND for p in self.pools)
+        noticed = any(p.notices or any(pl.notices for pl in p.places) for p in self.pools)
+        unsaid = {HEADER.index(c) for c, said in (("MARKET", markets), ("NOTICE", noticed))
                   if not said}  # fmt: skip
         rows = [[c for i, c in enumerate(r) if i not in unsaid] for r in rows]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -171,6 +151,32 @@ class StackStatus(BaseModel):
         data["monthly"] = None if self.monthly is None else str(self.monthly)
         data["unread"] = list(self.unread)
         return data
+
+
+HEADER = (
+    "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
+    "KEPT", "AUTOSCALER", "NOTICE", "IN STOCK", "COMMITTED", "MONTHLY",
+)  # fmt: skip
+"""The status table's columns (MARKET and NOTICE shown only where they say something)."""
+
+
+def _pool_row(p: PoolStatus, currency: str) -> list[str]:
+    """A pool's row: a pool that names its places says so, its places' rows below it."""
+    return [
+        p.pool,
+        "-" if p.places else p.machine_type,
+        f"{len(p.places)} places" if p.places else p.location,
+        p.arch,
+        str(p.size),
+        "-" if p.max is None else str(p.max),
+        p.market.value,
+        _counts(p.kept),
+        _counts(p.autoscaler),
+        notices_text(p.notices) or "-",
+        "(by place)" if p.places else p.stock.text(),
+        money(p.committed, currency),
+        p.money(currency),
+    ]
 
 
 def _place_row(place: PlaceReport) -> list[str]:
