@@ -67,6 +67,7 @@ ISOLATED = (
     "ORCA_BUDGET_RESERVE",
     "ORCA_OFFERS_TTL",
     "ORCA_NO_STOCK_TTL",
+    "ORCA_EC2_EVENTS_QUEUE",
     "ORCA_POOLS",
     "ORCA_POOL_MAX",
     "ORCA_POOL_MARKET",
@@ -322,14 +323,16 @@ def launch_tagged(ec2_client: Any, name: str, tags: dict[str, str]) -> str:
     return instance_id
 
 
-def count_calls(ec2_client: Any) -> Counter[str]:
-    """A counter of the client's API calls from now on, per operation (pages count apiece)."""
+def count_calls(aws_client: Any) -> Counter[str]:
+    """A counter of the client's API calls from now on, per operation (pages count apiece);
+    the client of any service (EC2's, SQS's)."""
     calls: Counter[str] = Counter()
 
     def count(model: Any, **_: Any) -> None:
         calls[model.name] += 1
 
-    ec2_client.meta.events.register("before-call.ec2", count)
+    service = aws_client.meta.service_model.service_id.hyphenize()
+    aws_client.meta.events.register(f"before-call.{service}", count)
     return calls
 
 

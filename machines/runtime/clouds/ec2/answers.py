@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from botocore.exceptions import (
@@ -299,6 +299,31 @@ class SpotPrices(_Answer):
     next_token: str = Field(default="", alias="NextToken")
 
 
+class QueueMessage(_Answer):
+    """One message of SQS's ReceiveMessage answer."""
+
+    id: str = Field(alias="MessageId")
+    receipt: str = Field(alias="ReceiptHandle")
+    body: str = Field(default="", alias="Body")
+
+
+class QueueMessages(_Answer):
+    """ReceiveMessage's answer: SQS leaves ``Messages`` out when the queue had none."""
+
+    messages: list[QueueMessage] = Field(default_factory=list, alias="Messages")
+
+
+class BatchFailure(_Answer):
+    id: str = Field(alias="Id")
+    code: str = Field(default="", alias="Code")
+
+
+class DeletedMessages(_Answer):
+    """DeleteMessageBatch's answer: the entries SQS could not delete (``Failed``)."""
+
+    failed: list[BatchFailure] = Field(default_factory=list, alias="Failed")
+
+
 class StateChange(_Answer):
     id: str = Field(alias="InstanceId")
 
@@ -309,9 +334,45 @@ class Terminating(_Answer):
     instances: list[StateChange] = Field(alias="TerminatingInstances")
 
 
+NOTICE_TAG = "orca-notice"
+"""The tag the provider writes on an autoscaler's instance EC2 gave a notice for
+(``Ending``'s value: ``interrupting``, ``rebalance``, ``scheduled``), so every process that
+lists the owner sees it (``clouds.ec2.notices``)."""
+ENDS_AT_TAG = "orca-notice-ends-at"
+"""Beside ``NOTICE_TAG``, when the notice says when the instance goes: ISO 8601, UTC."""
+
+
+def notice_tags(ending: Ending, ends_at: datetime | None) -> dict[str, str]:
+    """The tags that say an instance is under ``ending``'s notice until ``ends_at``."""
+    tags = {NOTICE_TAG: ending.value}
+    if ends_at is not None:
+        tags[ENDS_AT_TAG] = ends_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return tags
+
+
+def notice_of(tags: Mapping[str, str]) -> tuple[Ending, datetime | None]:
+    """The notice ``notice_tags`` wrote in ``tags``: (``Ending.NONE``, None) when there is
+    none, or when it is not one of ours (a value no ``Ending`` notice has)."""
+    try:
+        ending = Ending(tags.get(NOTICE_TAG, ""))
+    except ValueError:
+        return Ending.NONE, None
+    if not ending.notice:
+        return Ending.NONE, None
+    try:
+        ends_at = datetime.fromisoformat(tags[ENDS_AT_TAG]).astimezone(UTC)
+    except (KeyError, ValueError):
+        ends_at = None
+    return ending, ends_at
+
+
 def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machine:
-    """The shared ``Machine`` of an instance; ``tags`` replace the instance's when given."""
+    """The shared ``Machine`` of an instance; ``tags`` replace the instance's when given.
+    A running instance the provider tagged with a notice (``NOTICE_TAG``) carries it."""
     labels = instance.tags if tags is None else tags
+    ending, ends_at = instance.ending, None
+    if ending == Ending.NONE:
+        ending, ends_at = notice_of(labels)
     return Machine(
         id=instance.id,
         name=labels.get(NAME_TAG, ""),
@@ -322,7 +383,8 @@ def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machin
         pool=labels.get(POOL_LABEL, ""),
         managed_by=managed_by(labels),
         market=instance.market,
-        ending=instance.ending,
+        ending=ending,
+        ends_at=ends_at,
         created=instance.launched,
     )
 

@@ -89,6 +89,12 @@ def kms_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> 
     return _client("kms", settings.region, settings, credentials)
 
 
+def sqs_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """An SQS client in the stack's region, set up as ``client`` is (the same endpoint when
+    ``AWS_ENDPOINT_URL`` is set): what the queue of EC2's notices is read with."""
+    return _client("sqs", settings.region, settings, credentials)
+
+
 def _client(
     service: str, region: str, settings: Ec2Settings, credentials: Mapping[str, str] | None
 ) -> Any:
@@ -152,7 +158,7 @@ def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> An
     Each request is timed and traced (``machines.runtime.telemetry.http_request``)."""
     target = request.headers.get("X-Amz-Target")
     name = action(request.body, target)
-    service = "EC2" if target is None else "Pricing"
+    service = _service(target)
     with telemetry.http_request(
         "ec2",
         request.method,
@@ -168,6 +174,21 @@ def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> An
         response = _send_bounded(send, request_timeout, request)
         traced.answered(response.status_code)
         return response
+
+
+JSON_SERVICES = {"AWSPriceListService": "Pricing", "TrentService": "KMS", "AmazonSQS": "SQS"}
+"""The services the provider asks through AWS's JSON protocol, by the prefix of their
+``X-Amz-Target`` header, as traces name them."""
+
+
+def _service(target: object) -> str:
+    """The service of a request, as its span is named: EC2 for a form body (no
+    ``X-Amz-Target``), else the JSON service its target's prefix names."""
+    if target is None:
+        return "EC2"
+    named = target.decode() if isinstance(target, bytes) else str(target)
+    prefix = named.partition(".")[0]
+    return JSON_SERVICES.get(prefix, prefix)
 
 
 def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
