@@ -7,7 +7,8 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.fixtures``       the pytest plugin: ``emulator``, ``hetzner_env``,
                            ``hetzner_provider``, ``hcloud``, ``emulator_api`` (Hetzner);
                            ``moto``, ``aws``, ``ec2_world``, ``make_ec2_provider``,
-                           ``ec2_provider``, ``fault_proxy`` (EC2); ``hetzner_cloud``,
+                           ``ec2_provider``, ``fault_proxy``, ``spot_world``, ``spot_events``
+                           (EC2); ``hetzner_cloud``,
                            ``ec2_cloud`` and ``cloud`` (each of them in turn, for contracts);
                            ``clock``, ``make_clocked_hetzner``, ``clocked_hetzner``,
                            ``make_clocked_ec2``, ``clocked_ec2`` (providers on that clock);
@@ -21,6 +22,9 @@ import the modules (``python -m bench.load`` from the project root).
                            client at it, ``foreign_server``, ``RawApi`` (plain HTTP)
 ``testkit.moto_server``    moto's server as a process, ``build_world`` (VPC, subnets, group,
                            profile), ``client``, ``launch_tagged``, ``count_calls``
+``testkit.ec2_events``     EC2's notices on moto: ``make_queue`` (the stack's queue and rules),
+                           the events EC2 and AWS Health send, in their shapes, and ``put``
+                           (moto emits none itself), ``depth`` (what the queue holds)
 ``testkit.fault_proxy``    ``FaultProxy``: errors, drops and delays in front of moto per action
 ``testkit.clouds``         ``Cloud``: one cloud as the contract tests ask it (``of_emulator``,
                            ``of_moto``)

@@ -25,7 +25,16 @@ from machines.runtime.clouds.ec2.settings import Ec2Settings
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from machines.runtime.clouds.hetzner.settings import HetznerSettings
 from machines.runtime.provider import Provider
-from testkit import clouds, fake_cloud, hetzner, metrics_endpoint, moto_server, telemetry, timeouts
+from testkit import (
+    clouds,
+    ec2_events,
+    fake_cloud,
+    hetzner,
+    metrics_endpoint,
+    moto_server,
+    telemetry,
+    timeouts,
+)
 from testkit import span as spanning
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
@@ -144,6 +153,18 @@ def spot_world(
     monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
     monkeypatch.setenv("ORCA_POOL_MARKET", SPOT_MARKETS)
     return built
+
+
+@pytest.fixture
+def spot_events(
+    spot_world: moto_server.World, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """``spot_world`` with the owner's queue of EC2's notices and its rules, as a stack with
+    spot pools makes them (``ec2_events.make_queue``), named by ``ORCA_EC2_EVENTS_QUEUE``; the
+    queue's URL. Events are put with ``ec2_events.put``: moto emits none itself."""
+    queue = ec2_events.make_queue(moto.url, OWNER)
+    monkeypatch.setenv("ORCA_EC2_EVENTS_QUEUE", queue)
+    return queue
 
 
 # Both clouds, for the contract tests
@@ -337,9 +358,17 @@ def recorded() -> Iterator[Recorded]:
 
 
 @pytest.fixture
-def workload_scrape(emulator: Emulator, hetzner_env: dict[str, str]) -> str:
+def workload_scrape(
+    emulator: Emulator,
+    hetzner_env: dict[str, str],
+    spot_events: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
     """What Prometheus scrapes of ``testkit.workload`` once it is done: the emulator states a
-    budget of 3,600 an hour, fails the first create with a 503 and has no cx23 in nbg1."""
+    budget of 3,600 an hour, fails the first create with a 503 and has no cx23 in nbg1; EC2
+    is moto's ``spot_events`` world, whose notices the workload reads (the pools' markets
+    are the workload's to give its EC2 provider: Hetzner sells no spot)."""
+    monkeypatch.delenv("ORCA_POOL_MARKET")
     emulator.control.set_rate_limit(limit=3600)
     server_error = {"kind": "error", "method": "POST", "path": "/v1/servers", "status": 503}
     emulator.control.set_faults([{**server_error, "code": "service_error", "times": 1}])

@@ -27,6 +27,7 @@ from typing import Literal
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.notices import notices, notices_text
 from machines.automation.places import PlaceReport
 from machines.program.clouds import machine_resources
 from machines.program.reaper import REAPER_TYPE, reaper_name
@@ -107,6 +108,8 @@ class PoolCount(BaseModel):
     places: tuple[PlaceReport, ...] = ()
     """For a pool that names its places: the same counts place by place, where the stack's
     new machines go included (``machines.automation.places``)."""
+    notices: dict[str, int] = {}
+    """The pool's machines under the cloud's notice, by kind (``automation.notices``)."""
 
     @property
     def kept_after(self) -> int:
@@ -128,6 +131,7 @@ class PoolCount(BaseModel):
             f"the autoscaler, {self.deletes} to delete{names}"
             + (f"; {self.rename_note()}" if self.renamed else "")
             + (f"; new machines boot {self.boots}" if self.boots else "")
+            + (f"; under the cloud's notice: {notices_text(self.notices)}" if self.notices else "")
             + "".join(f"\n  {place.text()}" for place in self.places)
         )
 
@@ -179,6 +183,7 @@ def pool_count(
         reaped=reaped,
         creates=sum(1 for c in changes if c.op == "create" and is_machine_key(c.name, owner, pool)),
         renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
+        notices=notices(machines),
     )
 
 
@@ -346,7 +351,12 @@ class Diff(BaseModel):
                 for p in self.pools
                 if p.boots
             ],
-            *([""] if any(p.renamed or p.boots for p in self.pools) else []),
+            *[
+                f"`{cell(p.pool)}`: under the cloud's notice: {notices_text(p.notices)}."
+                for p in self.pools
+                if p.notices
+            ],
+            *([""] if any(p.renamed or p.boots or p.notices for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:

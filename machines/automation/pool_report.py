@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.checks import Catalogue, catalogue_env, deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Change, Diff, PoolCount
+from machines.automation.notices import notices_line
 from machines.automation.places import (
     PlacePrices,
     PlaceReport,
@@ -254,6 +255,7 @@ def pool_changes(
     changes = [_with_places(c, spans.get(c.pool)) for c in changes]
     notes += price_notes({k: v for k, v in after.items() if k not in spans}, prices)
     notes += [f"pool {p.pool}: new machines boot {p.boots}" for p in diff.pools if p.boots]
+    notes += [line for name in names if (line := notices_line(name, listed.get(name)))]
     costs = {name: (s.before, s.after) for name, s in spans.items()}
     return StackPools(
         stack=diff.stack,

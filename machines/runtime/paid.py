@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from machines.runtime.billing import Billing, Rate
+from machines.runtime.billing import Billing, Rates
 from machines.runtime.models import Machine, Status
 
 DEFAULT_MARGIN = 120.0
@@ -50,7 +50,9 @@ def advise(
 ) -> list[Advice]:
     """An ``Advice`` per idle machine, the one to let go first first (its ``release_at``
     soonest, then by id). A machine being deleted is left out, and so is one the stack keeps
-    (``managed_by``): ``delete`` refuses those anyway."""
+    (``managed_by``): ``delete`` refuses those anyway. A machine the cloud said will go
+    (``Machine.under_notice``) is let go now, whatever its paid time: a job started on it
+    may not finish, and its replacement is better made now than after."""
     if margin < 0:
         raise ValueError(f"margin is seconds before the paid time ends, not {margin}")
     if isinstance(idle, str | Machine):
@@ -66,6 +68,8 @@ def advise(
             continue
         until = None if machine.status == Status.FAILED else paid_until(machine, now)
         release_at = now if until is None else max(now, until - timedelta(seconds=margin))
+        if machine.under_notice:
+            release_at = now
         keep_for = (release_at - now).total_seconds()
         advice.append(Advice(machine, until, keep_for, release_at))
     return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
@@ -75,11 +79,12 @@ def committed(
     machines: Iterable[Machine],
     now: datetime,
     billing: Billing,
-    rate_of: Callable[[Machine], Rate | None],
+    rate_of: Callable[[Machine], Rates | None],
     paid_until: Callable[[Machine, datetime], datetime | None],
 ) -> Decimal | None:
     """The money the cloud bills for these machines whatever happens now: each one's time
-    from creation to its ``paid_until`` (a machine being deleted too: its time was billed);
+    from creation to its ``paid_until`` (a machine being deleted too: its time was billed),
+    each of its billed items (``rate_of``: the machine, what its options add) by the rule;
     None when a creation time or a price is unknown."""
     total = Decimal(0)
     for machine in machines:

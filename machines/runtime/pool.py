@@ -223,15 +223,26 @@ class Pool(Model):
         return self.model_copy(update=update)
 
     def on_each_cloud(self, home: str) -> dict[str, Self]:
-        """The pool as each cloud of its places makes it, at its first place there, its
-        first place's cloud first; a pool without places: itself, on ``home``."""
+        """The pool as each cloud of its places makes it, at its first place there (in the
+        market of its places there, ``market_on``), its first place's cloud first; a pool
+        without places: itself, on ``home``."""
         if not self.places:
             return {home: self}
         views: dict[str, Self] = {}
         for place in self.places:
             if place.cloud not in views:
-                views[place.cloud] = self.at(place)
+                market = self.market_on(place.cloud)
+                views[place.cloud] = self.at(place).model_copy(update={"market": market})
         return views
+
+    def market_on(self, kind: str) -> Market:
+        """The market of the pool's places on cloud ``kind`` as one: theirs when they share
+        one, else ``spot-then-on-demand`` (they buy both: a listing there asks for interrupted
+        spot machines, and the cloud's notices are read). The pool's own without places."""
+        markets = {p.market for p in self.places if p.cloud == kind}
+        if not markets:
+            return self.market
+        return markets.pop() if len(markets) == 1 else Market.SPOT_THEN_ON_DEMAND
 
     def clouds(self, home: str) -> tuple[str, ...]:
         """The clouds the pool's machines come from, in order of preference: its places'

@@ -38,7 +38,7 @@ from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
 from machines.runtime.backoff import backoff
-from machines.runtime.billing import Billing, Rate, as_utc, utc
+from machines.runtime.billing import Billing, Rate, Rates, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
 from machines.runtime.clouds import cloud
@@ -404,7 +404,7 @@ class Provider(ABC):
             return None
         moment = self._moment(now)
 
-        def rate_of(machine: Machine) -> Rate | None:
+        def rate_of(machine: Machine) -> Rates | None:
             return self._rate(machine, prices)
 
         def paid_until(machine: Machine, at: datetime) -> datetime | None:
@@ -425,15 +425,21 @@ class Provider(ABC):
             return utc(now)
         raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
 
-    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
-        """``machine``'s hourly and monthly price, from ``prices`` or the list this provider
-        keeps (``kept_prices``: read once, and again when a price order asks past its
-        window)."""
+    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rates | None:
+        """What ``machine`` bills, item by item (itself, then what its pool's options add),
+        at the hourly and monthly prices of ``prices`` or of the list this provider keeps
+        (``kept_prices``: read once, and again when a price order asks past its window or
+        the list could not be read); None when the machine's own price is unknown. What
+        its options add is left out where its price is unknown (moto's root volumes), as
+        the reports leave it out of a pool's price, saying so."""
         if prices is None:
             prices = self.kept_prices(None)
         where = (machine.machine_type, machine.location, machine.market)
         hourly, monthly = prices.hourly(*where), prices.monthly(*where)
-        return None if hourly is None or monthly is None else Rate(hourly, monthly)
+        if hourly is None or monthly is None:
+            return None
+        settings = self._pools.get(machine.pool) or Pool(name=machine.pool)
+        return (Rate(hourly, monthly), *(prices.option_rates(settings, machine.location) or ()))
 
     @_traced("delete")
     def delete(self, id: str) -> bool:
@@ -807,13 +813,22 @@ class Provider(ABC):
         that ask: read when first asked, and again when asked once ``fresh_for`` seconds
         have passed on this provider's clock since it was read (None: whatever its age, as
         the billing rule takes it). A list that could not be read answers every price
-        unknown, saying why, until it is read again."""
+        unknown, saying why, until it is read again, at most ``ORCA_OFFERS_TTL`` later."""
         with self._prices_lock:
             now = self._clock()
             kept = self._prices
-            if kept is None or (fresh_for is not None and now - kept[1] >= fresh_for):
+            if kept is None or now - kept[1] >= self._kept_for(kept[0], fresh_for):
                 kept = self._prices = (self.prices(), now)
             return kept[0]
+
+    def _kept_for(self, prices: PriceList, fresh_for: float | None) -> float:
+        """How long a kept list answers: ``fresh_for`` (None: for good), and a list that
+        could not be read no longer than the price window (``ORCA_OFFERS_TTL``), so the
+        billing rule's list is read again as a price order's is."""
+        window = math.inf if fresh_for is None else fresh_for
+        if prices.read_failed:
+            window = min(window, self._freshness.offers_ttl)
+        return window
 
     def current_prices(self) -> PriceList:
         """The price list as read at most ``ORCA_OFFERS_TTL`` ago (``kept_prices``): what a

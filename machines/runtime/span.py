@@ -95,9 +95,7 @@ def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
             continue
         here = [p for p in pool.places if p.cloud == kind]
         if here:
-            markets = {p.market for p in here}
-            market = here[0].market if len(markets) == 1 else Market.SPOT_THEN_ON_DEMAND
-            held.append(_at(pool, here[0]).model_copy(update={"market": market}))
+            held.append(_at(pool, here[0]).model_copy(update={"market": pool.market_on(kind)}))
     return held
 
 

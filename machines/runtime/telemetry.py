@@ -64,6 +64,7 @@ MACHINE_ID = "orca.machine.id"
 MACHINE_NAME = "orca.machine.name"
 MACHINES_FOUND = "orca.machines.found"
 REASON = "orca.reason"
+NOTICE = "orca.notice"
 
 OK = "ok"
 REFUSED = "refused"
@@ -209,6 +210,14 @@ INSTRUMENTS = (
         "The paid time left (until release_at) of those kept idle machines, in all",
         (PROVIDER, OWNER, POOL),
     ),
+    Instrument(
+        "orca.machines.notices",
+        "counter",
+        "{notice}",
+        "Notices the cloud gave that a running machine will go, counted once each as they are"
+        " read, by kind: interrupting, rebalance or scheduled",
+        (PROVIDER, OWNER, POOL, NOTICE),
+    ),
 )
 
 Method = TypeVar("Method", bound=Callable[..., Any])
@@ -286,6 +295,7 @@ class _Instruments:
         meter.create_observable_gauge(
             callbacks=[_observe_kept("seconds")], **about("orca.machines.idle.paid")
         )
+        self.notices = meter.create_counter(**about("orca.machines.notices"))
 
 
 _lock = threading.Lock()
@@ -408,6 +418,12 @@ def advised(provider: Observed, advice: Iterable[Advice], now: Callable[[], date
                 kept.machines.pop(a.machine.id, None)
             else:
                 kept.machines[a.machine.id] = (a.machine.pool, a.release_at)
+
+
+def noticed(provider: str, owner: str, pool: str, kind: str) -> None:
+    """The cloud gave a notice of ``kind`` (``Ending``'s value) that a running machine of
+    ``pool`` will go: counted once, when it is first read."""
+    _instruments().notices.add(1, {PROVIDER: provider, OWNER: owner, POOL: pool, NOTICE: kind})
 
 
 def paid_unused(provider: Observed, machine: Machine, seconds: float) -> None:

@@ -89,12 +89,15 @@ def test_processes_creating_at_once_never_pass_max(
     )  # fmt: skip
 
     made = [name for report in reports for name in report.made]
-    assert len(made) == MAX
+    said = [a for report in reports for a in report.answers]
+    assert len(made) == MAX, said
     assert len(cloud.live()) == MAX
     for report in reports:
-        assert report.store["reads"] >= len(report.answers)
-        # a create's fence costs one read and at most one write, and a lost race more
-        assert report.store["writes"] <= len(report.answers) + report.store["lost"]
+        # a create asks the fence once (a listing renewed meanwhile may refuse it before
+        # that), writes once at most, and a lost race reads and writes once more
+        lost = report.store["lost"]
+        assert report.store["reads"] <= len(report.answers) + lost, report.store
+        assert report.store["writes"] <= len(report.made) + lost, report.store
 
 
 @pytest.mark.usefixtures("limited")

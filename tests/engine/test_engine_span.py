@@ -132,7 +132,9 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         automation.set_config(
             SPAN_STACK,
             {
-                "aws:endpoints": [{"ec2": proxy.url, "iam": moto, "sts": moto}],
+                "aws:endpoints": [
+                    {"ec2": proxy.url, "iam": moto, "sts": moto, "sqs": moto, "events": moto}
+                ],
                 "orca-machines:pools": [{"name": "arm", "size": 1, "places": EC2_FIRST}],
             },
         )
@@ -182,7 +184,12 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         assert hetzner_servers(span_deployment) == {}
         span_deployment.emulator.control.set_stock([])
         automation.set_config(
-            SPAN_STACK, {"aws:endpoints": [{"ec2": moto, "iam": moto, "sts": moto}]}
+            SPAN_STACK,
+            {
+                "aws:endpoints": [
+                    {"ec2": moto, "iam": moto, "sts": moto, "sqs": moto, "events": moto}
+                ]
+            },
         )
 
 

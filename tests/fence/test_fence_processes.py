@@ -59,7 +59,7 @@ def test_a_killed_process_holds_its_slot_until_its_hold_ends_and_no_longer(
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "ORCA_CALL_TIMEOUT": "30", "ORCA_LIST_MAX_AGE": "1"},
+        env={**os.environ, "ORCA_CALL_TIMEOUT": "12", "ORCA_LIST_MAX_AGE": "1"},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60

@@ -57,7 +57,9 @@ def test_each_cloud_s_stack_settings_are_what_its_settings_write_and_its_stack_k
     (how a stack's check names it)."""
     written = {
         "hetzner": hetzner_env("http://api", "image", ("key",), "wall"),
-        "ec2": ec2_env("eu-central-1", {"z": "s"}, "sg", "profile", "ami", endpoint_url="http://a"),
+        "ec2": ec2_env(
+            "eu-central-1", {"z": "s"}, "sg", "p", "ami", endpoint_url="http://a", events_queue="q"
+        ),
     }
     for kind, facts in clouds().items():
         assert set(written[kind]) == set(facts.settings), kind

@@ -131,8 +131,9 @@ class BaseDeployment(Model):
     variable that can carry each instead: refused in plain text, handed to the reaper."""
     setting_keys: ClassVar[dict[str, str]] = {}
     """Each variable of the runtime's settings this deployment's ``env`` writes
-    (``Cloud.settings``), and its key that sets it (``ORCA_EC2_IMAGE``: ``image``): how a
-    check of the stack names a setting the runtime names by its variable."""
+    (``Cloud.settings``), and its key that sets it (``ORCA_EC2_IMAGE``: ``image``; empty for
+    one the stack makes, with no key of its own): how a check of the stack names a setting
+    the runtime names by its variable."""
     plugin: ClassVar[str] = ""
     """The name of the cloud's resource plugin (``pulumi plugin ls``)."""
     machine_resource: ClassVar[str] = ""
@@ -220,6 +221,8 @@ class BaseDeployment(Model):
         found = {ORCA_POOLS: "pools", ORCA_EXCHANGE_RATES: "exchangeRates"}
         for kind, deployment in self.clouds.items():
             for variable, key in deployment.setting_keys.items():
+                if not key:
+                    continue
                 home = kind == self.provider or ":" in key
                 found[variable] = key if home else f"{kind}.{key}"
         return found

@@ -29,7 +29,7 @@ from machines.runtime.clock import Clock
 from machines.runtime.fence.held import Entry, Held
 from machines.runtime.fence.store import Store
 from machines.runtime.fence.url import store_of
-from machines.runtime.models import Machine, Status
+from machines.runtime.models import Machine
 from machines.runtime.settings import ORCA_FENCE_URL, Freshness, Timeouts, single
 
 
@@ -124,7 +124,7 @@ class Fence:
         step: ``Admitted`` with their entries written, ``Full`` when they would pass
         ``limit``, ``InFlight`` when another process is making one of them. ``listed``: the
         pool as the caller's ``machines`` answers it (read once, before)."""
-        alive = {m.name for m in listed if m.status != Status.DELETING}
+        alive = {m.name for m in listed if m.counts_toward_max}
         shown = {m.name for m in listed}
         wanted = [n for n in dict.fromkeys(names) if n not in alive]
         if not wanted:

@@ -17,6 +17,7 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
+from machines.runtime.clouds.ec2.events import names_problem
 from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
 from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
@@ -25,6 +26,7 @@ from machines.runtime.clouds.ec2.settings import (
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
     NAME_TAG,
+    ORCA_EC2_EVENTS_QUEUE,
     ORCA_EC2_IMAGE,
     ORCA_EC2_INSTANCE_PROFILE,
     ORCA_EC2_SECURITY_GROUP,
@@ -32,6 +34,7 @@ from machines.runtime.clouds.ec2.settings import (
     ec2_env,
     region_refusal,
 )
+from machines.runtime.models import Market
 from machines.runtime.settings import check_url
 
 AWS_REGION_KEY = "aws:region"
@@ -171,6 +174,7 @@ class Ec2Deployment(BaseDeployment):
         ORCA_EC2_SECURITY_GROUP: "securityGroup",
         ORCA_EC2_INSTANCE_PROFILE: "instanceProfile",
         ORCA_EC2_IMAGE: "image",
+        ORCA_EC2_EVENTS_QUEUE: "",  # the queue the stack makes for its spot pools: no key
     }
     plugin: ClassVar[str] = "aws"
     machine_resource: ClassVar[str] = "aws:ec2/instance:Instance"
@@ -219,8 +223,9 @@ class Ec2Deployment(BaseDeployment):
             return self.instance_profile
         return self.owned(self.instance_profile.name)
 
-    def env(self, security_group_id: str = "") -> dict[str, str]:
-        """The runtime's settings (``settings.ec2_env``); a created group's id is passed in."""
+    def env(self, security_group_id: str = "", *, events_queue: str = "") -> dict[str, str]:
+        """The runtime's settings (``settings.ec2_env``); a created group's id and the
+        queue of EC2's notices (where pools buy spot) are passed in."""
         if isinstance(self.security_group, str):
             security_group_id = self.security_group
         return ec2_env(
@@ -230,6 +235,7 @@ class Ec2Deployment(BaseDeployment):
             self.instance_profile_name(),
             self.image,
             endpoint_url=self.ec2_endpoint(),
+            events_queue=events_queue,
         )
 
     def catalogue_env(self) -> dict[str, str]:
@@ -238,6 +244,9 @@ class Ec2Deployment(BaseDeployment):
 
     def place_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
         found = super().place_problems(pool)
+        unnamed = names_problem(self.owner) if pool.market != Market.ON_DEMAND else ""
+        if unnamed:
+            found.append(("market", unnamed))
         if pool.location not in self.subnets:
             found.append(
                 (

@@ -43,8 +43,11 @@ from machines.runtime.clouds.ec2.answers import (
     LIVE_STATES,
     SPOT_INTERRUPTION,
     SPOT_OPTIONS,
+    DeletedMessages,
     Instance,
     InstancesPage,
+    QueueMessage,
+    QueueMessages,
     Reservation,
     Terminating,
     cloud_error,
@@ -63,8 +66,10 @@ from machines.runtime.clouds.ec2.client import (
     client,
     kms_client,
     pricing_client,
+    sqs_client,
 )
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
+from machines.runtime.clouds.ec2.notices import Notices
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.prices import Ec2Prices
 from machines.runtime.clouds.ec2.settings import (
@@ -95,7 +100,7 @@ from machines.runtime.labels import (
     pool_labels,
     whose,
 )
-from machines.runtime.models import Created, Machine, MachineSpec, Market, mismatch
+from machines.runtime.models import Created, Ending, Machine, MachineSpec, Market, mismatch
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
@@ -162,7 +167,18 @@ class Ec2Provider(Provider):
         self._pricing_lock = threading.Lock()
         self._kms: Any = None
         self._kms_keys: dict[str, str] = {}
+        self._sqs: Any = None
         self._endpoint: str = self._client.meta.endpoint_url
+        self.events_queue = settings.events_queue
+        """``ORCA_EC2_EVENTS_QUEUE``: the queue of EC2's notices the listing reads, or empty."""
+        self._notices = Notices(
+            settings.events_queue,
+            self._receive_notices,
+            self._delete_notices,
+            self._tag_notices,
+            self._noticed,
+            clock,
+        )
         self.catalogue = Catalogue(
             self._call,
             self._client,
@@ -455,12 +471,87 @@ class Ec2Provider(Provider):
         return machine(instance) if instance.state.name in LIVE_STATES else None
 
     def _list(self, pool: str | None) -> list[Machine]:
+        """The owner's pool machines (of ``pool``), each with the notices EC2 gave of it:
+        the queue is read first, once, so an instance a message names and EC2 has ended
+        since is listed as gone (``clouds.ec2.notices``)."""
+        received = self._notices.receive()
         owner = {f"tag:{OWNER_LABEL}": [self.owner]} if self.owner else {}
         pools = {} if pool is None else {f"tag:{POOL_LABEL}": [pool]}
         found = self._instances({**owner, **pools}, spot=self._buys_spot(pool))
-        return [
-            machine(instance) for instance in found if belongs_to(instance.tags, self.owner, pool)
-        ]
+        mine = [instance for instance in found if belongs_to(instance.tags, self.owner, pool)]
+        return self._notices.apply(received, mine, pool)
+
+    def _queue(self) -> Any:
+        """The SQS client of the notices' queue, made on first use."""
+        with self._pricing_lock:
+            if self._sqs is None:
+                self._sqs = sqs_client(self._settings, self._credentials)
+            return self._sqs
+
+    def _queue_call(self, operation: str, fn: Callable[[Any], T]) -> T:
+        """One request to the notices' queue, retried within one request's time: a queue
+        out of reach must not hold the listing up for a whole call's."""
+        sqs = self._queue()
+        return self._call(
+            operation,
+            lambda: fn(sqs),
+            where=f"SQS {operation} at {sqs.meta.endpoint_url}",
+            deadline=self._timeouts.request,
+        )
+
+    def _receive_notices(self) -> list[QueueMessage]:
+        """Up to ten of the queue's messages now, without waiting for more (short polling:
+        a listing never waits for a notice)."""
+        answer = self._queue_call(
+            "ReceiveMessage",
+            lambda sqs: QueueMessages.model_validate(
+                sqs.receive_message(
+                    QueueUrl=self.events_queue, MaxNumberOfMessages=10, WaitTimeSeconds=0
+                )
+            ),
+        )
+        return answer.messages
+
+    def _delete_notices(self, messages: Sequence[QueueMessage]) -> None:
+        """Delete the handled messages, in one request (a receive gives ten at most); one
+        SQS could not delete (its receipt expired) is read and handled again."""
+        entries = [{"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(messages)]
+        answer = self._queue_call(
+            "DeleteMessageBatch",
+            lambda sqs: DeletedMessages.model_validate(
+                sqs.delete_message_batch(QueueUrl=self.events_queue, Entries=entries)
+            ),
+        )
+        for failed in answer.failed:
+            log.info("message %s of the notices' queue was not deleted (%s): it is read again",
+                     messages[int(failed.id)].id, failed.code)  # fmt: skip
+
+    def _tag_notices(self, instance_ids: Sequence[str], tags: dict[str, str]) -> None:
+        """Write a notice on autoscaler's instances (``answers.notice_tags``)."""
+        pairs = [{"Key": k, "Value": v} for k, v in tags.items()]
+        self._call(
+            "CreateTags",
+            lambda: self._client.create_tags(Resources=list(instance_ids), Tags=pairs),
+            deadline=self._timeouts.request,
+        )
+
+    def _noticed(self, machine: Machine, read: bool) -> None:
+        """A machine this process lists under a notice for the first time: counted when
+        read from the queue now; a spot machine under an interruption warning makes its
+        type's spot market in its zone remembered as out, as a ``no_stock`` answer does
+        (``ORCA_NO_STOCK_TTL``), so its replacement goes to the pool's next place."""
+        if read:
+            telemetry.noticed(self.kind, self.owner, machine.pool, machine.ending.value)
+        log.info(
+            "instance %s (%s) of pool %s is under EC2's notice: %s%s",
+            machine.id,
+            machine.name,
+            machine.pool,
+            machine.ending.value,
+            f" at {machine.ends_at:%Y-%m-%d %H:%M:%S} UTC" if machine.ends_at else "",
+        )
+        if machine.ending == Ending.INTERRUPTING and machine.market == Market.SPOT:
+            self._stock.remember(machine.machine_type, machine.location, Market.SPOT)
 
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]

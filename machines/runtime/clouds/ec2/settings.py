@@ -24,6 +24,11 @@ ORCA_EC2_SUBNETS = "ORCA_EC2_SUBNETS"
 ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
 ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
 ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
+ORCA_EC2_EVENTS_QUEUE = "ORCA_EC2_EVENTS_QUEUE"
+"""The URL of the SQS queue EventBridge puts EC2's notices in (spot interruption warnings,
+rebalance recommendations, instance state changes, AWS Health scheduled changes): a stack
+with spot pools makes it and exports its URL; the listing reads it (``clouds.ec2.notices``)."""
+QUEUE_URL_EXAMPLE = "https://sqs.eu-central-1.amazonaws.com/123456789012/prod-machine-events"
 SETTINGS = (
     AWS_REGION,
     AWS_ENDPOINT_URL,
@@ -31,6 +36,7 @@ SETTINGS = (
     ORCA_EC2_SECURITY_GROUP,
     ORCA_EC2_INSTANCE_PROFILE,
     ORCA_EC2_IMAGE,
+    ORCA_EC2_EVENTS_QUEUE,
 )
 """The variables ``ec2_env`` writes: what a stack's settings say of EC2 (``Cloud.settings``)."""
 
@@ -110,6 +116,7 @@ class Ec2Settings(BaseModel):
     security_group: str
     instance_profile: str
     image: str = ""
+    events_queue: str = ""
     timeouts: Timeouts = Timeouts()
     freshness: Freshness = Freshness()
 
@@ -131,6 +138,7 @@ class Ec2Settings(BaseModel):
             security_group=required(env, ORCA_EC2_SECURITY_GROUP),
             instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),
             image=single(env, ORCA_EC2_IMAGE),
+            events_queue=url(env, ORCA_EC2_EVENTS_QUEUE, QUEUE_URL_EXAMPLE),
             timeouts=Timeouts.from_env(env),
             freshness=Freshness.from_env(env),
         )
@@ -144,6 +152,7 @@ class Ec2Settings(BaseModel):
             self.instance_profile,
             self.image,
             endpoint_url=self.endpoint_url,
+            events_queue=self.events_queue,
         )
 
 
@@ -155,6 +164,7 @@ def ec2_env(
     image: str = "",
     *,
     endpoint_url: str = "",
+    events_queue: str = "",
 ) -> dict[str, str]:
     """Variables for an EC2 deployment."""
     env = {
@@ -164,5 +174,6 @@ def ec2_env(
         ORCA_EC2_SECURITY_GROUP: security_group,
         ORCA_EC2_INSTANCE_PROFILE: instance_profile,
         ORCA_EC2_IMAGE: image,
+        ORCA_EC2_EVENTS_QUEUE: events_queue,
     }
     return {k: v for k, v in env.items() if v}

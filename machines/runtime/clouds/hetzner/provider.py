@@ -69,7 +69,7 @@ from machines.runtime.clouds.hetzner.machine import (
 )
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
 from machines.runtime.clouds.hetzner.options import SPREAD_LIMIT, HetznerOptions
-from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
+from machines.runtime.clouds.hetzner.prices import PRICING, HetznerPrices, Pricing, read_pricing
 from machines.runtime.clouds.hetzner.settings import (
     ACCOUNT_LIMIT_CODES,
     CLOUD,
@@ -200,11 +200,18 @@ class HetznerProvider(Provider):
 
     def prices(self) -> PriceList:
         """Hetzner's price list (``GET /pricing``), read once when first asked."""
-        return HetznerPrices(
-            lambda: self._call(
-                "read the price list", lambda: read_pricing(self._client()), "GET /pricing"
-            )
-        )
+        return HetznerPrices(lambda: self._call(PRICING, self._read_pricing, "GET /pricing"))
+
+    def _read_pricing(self) -> Pricing:
+        """One ``GET /pricing``. An answer without a Hetzner API error (a web page, a
+        proxy's) is final: asking again within the price list's window gets the same, and
+        the list is optional (its prices are then unknown, saying why)."""
+        try:
+            return read_pricing(self._client())
+        except APIException as error:
+            if isinstance(error.code, int):
+                raise cloud_error(PRICING, error, 1, self.endpoint) from None
+            raise
 
     def _machine_id(self, machine_id: object) -> str:
         return str(server_id_of(machine_id))
