@@ -48,9 +48,9 @@ def advise(
     paid_until: Callable[[Machine, datetime], datetime | None],
     margin: float = DEFAULT_MARGIN,
 ) -> list[Advice]:
-    """An ``Advice`` per idle machine, the one to let go first first (its ``release_at``
-    soonest, then by id). A machine being deleted is left out, and so is one the stack keeps
-    (``managed_by``): ``delete`` refuses those anyway. A machine the cloud said will go
+    """An ``Advice`` per idle machine, the one to let go first first (``in_order``). A
+    machine being deleted is left out, and so is one the stack keeps (``managed_by``):
+    ``delete`` refuses those anyway. A machine the cloud said will go
     (``Machine.under_notice``) is let go now, whatever its paid time: a job started on it
     may not finish, and its replacement is better made now than after."""
     if margin < 0:
@@ -72,7 +72,13 @@ def advise(
             release_at = now
         keep_for = (release_at - now).total_seconds()
         advice.append(Advice(machine, until, keep_for, release_at))
-    return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+    return in_order(advice)
+
+
+def in_order(advice: Iterable[Advice]) -> list[Advice]:
+    """``advice`` in the order to let machines go: one under the cloud's notice first (it is
+    going anyway), then the soonest ``release_at``, then by id (a new job takes the last)."""
+    return sorted(advice, key=lambda a: (not a.machine.under_notice, a.release_at, a.machine.id))
 
 
 def committed(

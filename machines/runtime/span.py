@@ -44,7 +44,7 @@ from machines.runtime.errors import (
 )
 from machines.runtime.fence.fence import Fence
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
-from machines.runtime.paid import DEFAULT_MARGIN, Advice
+from machines.runtime.paid import DEFAULT_MARGIN, Advice, in_order
 from machines.runtime.pool import Place, Pool
 from machines.runtime.price_order import Priced, next_hour, ranked, said
 from machines.runtime.prices import NoPrices, PriceList, brief
@@ -653,7 +653,7 @@ class SpanningProvider(Provider):
             for kind, own in groups.items()
             for a in self._providers[kind].keep_advice(own, moment, margin)
         ]
-        return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+        return in_order(advice)
 
     def committed(
         self,
