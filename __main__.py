@@ -4,7 +4,7 @@ import os
 
 import pulumi
 
-from machines.program import components, pending
+from machines.program import components, compose, pending
 from machines.program.config.loader import load, plain_user_data
 from machines.program.placement import PlacementError
 
@@ -18,7 +18,7 @@ deployment = load(stack_config, pulumi.get_stack())
 for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
 try:
-    components.deploy(deployment, components.config_credentials(stack_config))
+    compose.deploy(deployment, components.config_credentials(stack_config))
 except PlacementError as error:  # the clouds could not be read: one line, nothing declared
     pulumi.log.error(str(error))
     raise SystemExit(1) from None

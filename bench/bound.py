@@ -47,7 +47,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from machines import Machine
-from machines.runtime.billing import Billing, Rate, utc
+from machines.runtime.billing import Billing, Rates, utc
 from machines.runtime.paid import DEFAULT_MARGIN, advise
 from testkit.simulation import Job
 
@@ -65,18 +65,18 @@ class Held(Protocol):
     @property
     def billing(self) -> Billing: ...
     @property
-    def rate(self) -> Rate: ...
+    def rates(self) -> Rates: ...
 
 
 def charged(held: Held, until: float) -> Decimal:
     """What ``held`` is billed if deleted at ``until``."""
-    return held.billing.charged(utc(held.created), utc(until), held.rate)
+    return held.billing.charged(utc(held.created), utc(until), held.rates)
 
 
 def paid_until(held: Held, at: float) -> float:
     """Until when ``held`` is paid if deleted at ``at`` (the simulated clock's seconds)."""
-    rate = held.rate
-    return held.billing.paid_until(utc(held.created), utc(at), lambda: rate).timestamp()
+    rates = held.rates
+    return held.billing.paid_until(utc(held.created), utc(at), lambda: rates).timestamp()
 
 
 def on_tick(at: float, start: float, tick: float) -> float:
@@ -93,7 +93,7 @@ class Planned:
     created: float
     busy_until: float
     billing: Billing
-    rate: Rate
+    rates: Rates
 
 
 class Clairvoyant:
@@ -149,7 +149,7 @@ class Clairvoyant:
         go now and booting another for the job (at the same price and rule)."""
         begins = on_tick(self._start + job.at, self._start, self._tick)
         keep = charged(held, begins + job.seconds) - charged(held, now)
-        new = held.billing.charged(utc(begins), utc(begins + self._boot + job.seconds), held.rate)
+        new = held.billing.charged(utc(begins), utc(begins + self._boot + job.seconds), held.rates)
         return keep < new
 
     def _first_jobs(self, pool: str, held: Mapping[str, Held], now: float) -> dict[str, Job]:
@@ -157,7 +157,7 @@ class Clairvoyant:
         out as the autoscaler gives them (an idle machine, the most paid time left first, else
         a new one, which serves later jobs too)."""
         machines = [
-            Planned(i, h.pool, h.created, h.busy_until, h.billing, h.rate) for i, h in held.items()
+            Planned(i, h.pool, h.created, h.busy_until, h.billing, h.rates) for i, h in held.items()
         ]
         like = machines[0]
         ahead = self._ahead.get(pool, [])
@@ -172,7 +172,7 @@ class Clairvoyant:
             if not free:
                 busy = begins + self._boot + job.seconds
                 machines.append(
-                    Planned(f"ahead-{len(machines)}", pool, begins, busy, like.billing, like.rate)
+                    Planned(f"ahead-{len(machines)}", pool, begins, busy, like.billing, like.rates)
                 )
                 continue
             chosen = max(free, key=lambda m: (paid_until(m, begins), m.id))
@@ -182,14 +182,14 @@ class Clairvoyant:
         return first
 
 
-def period_of(billing: Billing, rate: Rate) -> tuple[float, bool] | None:
+def period_of(billing: Billing, rates: Rates) -> tuple[float, bool] | None:
     """How ``billing`` bills, asked of the rule: the seconds paid at creation, and whether each
     started period of that length is billed whole (True: Hetzner's hour) or the time after
     the first is billed by the second (False: EC2's minute, then seconds). None: neither."""
     start = utc(0)
-    first = (billing.paid_until(start, start, lambda: rate) - start).total_seconds()
-    one = billing.charged(start, utc(first), rate)
-    more = billing.charged(start, utc(first + 1), rate)
+    first = (billing.paid_until(start, start, lambda: rates) - start).total_seconds()
+    one = billing.charged(start, utc(first), rates)
+    more = billing.charged(start, utc(first + 1), rates)
     if more == 2 * one:
         return first, True
     if math.isclose(more * Decimal(str(first)), one * Decimal(str(first + 1))):
@@ -198,13 +198,13 @@ def period_of(billing: Billing, rate: Rate) -> tuple[float, bool] | None:
 
 
 def lower_bound(
-    stream: Iterable[Job], billing: Billing, rate: Rate, tick: float, boot: float, until: float
+    stream: Iterable[Job], billing: Billing, rates: Rates, tick: float, boot: float, until: float
 ) -> Decimal | None:
     """What no policy pays less than for ``stream`` (each job served at the first tick after
     it arrives) until ``until`` seconds into the run (when the run ends and bills what is
     left), on machines of one price and rule; None for a rule of neither shape ``period_of``
     knows. See the module."""
-    shape = period_of(billing, rate)
+    shape = period_of(billing, rates)
     if shape is None:
         return None
     period, whole = shape
@@ -216,9 +216,10 @@ def lower_bound(
     origin = utc(0)
     if whole:
         periods = sum(_periods(jobs, period, boot, until) for jobs in by_pool.values())
-        return periods * billing.charged(origin, utc(period), rate)
+        return periods * billing.charged(origin, utc(period), rates)
     seconds = sum(_paid_seconds(jobs, boot, until) for jobs in by_pool.values())
-    return billing.charged(origin, utc(period), rate) * Decimal(str(seconds)) / Decimal(str(period))
+    per_period = billing.charged(origin, utc(period), rates)
+    return per_period * Decimal(str(seconds)) / Decimal(str(period))
 
 
 def _periods(jobs: list[tuple[float, float]], period: float, boot: float, until: float) -> int:

@@ -15,11 +15,12 @@ written place: no ranking to measure. The fake cloud's price list is priced.
 
 Money is each machine's bill by its own cloud's rule (``bench.budget.billing_of``) at the
 price the runtime ranks by (the type's price plus what the pool's options add: Hetzner's
-primary IPv4), in EUR by the rates. Hetzner's requests are counted by the emulator. Prints a
-Markdown table; then each order and rate against the bound (``bench.bound``: idle machines
-deleted at once, the advice, and the clairvoyant policy on the stream the advice saw, as
-``bench.budget``'s jobs tables show them; no lower bound, since a pool's machines are on
-rules of two shapes).
+primary IPv4, at its own hourly price), in EUR by the rates: the fake place cheapest, halfway
+between cax11 and cax21 (read from the price lists), dearest. Hetzner's requests are counted
+by the emulator. Prints a Markdown table; then each order and rate against the bound
+(``bench.bound``: idle machines deleted at once, the advice, and the clairvoyant policy on
+the stream the advice saw, as ``bench.budget``'s jobs tables show them; no lower bound,
+since a pool's machines are on rules of two shapes).
 
     python -m bench.span_price [--hours 4]
 """
@@ -44,13 +45,13 @@ from bench.budget import MODELS, OWNER, POOLS, JobsOutcome
 from bench.span_budget import FollowedClock, on_clock
 from emulator.process import Emulator, running_emulator
 from machines import MachineSpec, Provider
-from machines.runtime.billing import Rate
+from machines.runtime.billing import Rate, Rates
 from machines.runtime.clock import Clock
 from machines.runtime.pool import Place, Pool
-from machines.runtime.prices import HOURS_PER_MONTH
 from machines.runtime.settings import Freshness
 from machines.runtime.span import SpanningProvider
 from testkit import fake_cloud, hetzner
+from testkit.fake_cloud.prices import FakePrices
 from testkit.fake_cloud.provider import FakeProvider
 from testkit.fake_cloud.settings import FAKE_CLOUD_STORE, FAKE_CLOUD_TOKEN, store_path
 from testkit.simulation import Job, ci_jobs
@@ -62,8 +63,23 @@ PLACES = (CAX11, CAX21, FAKE)
 """The pools' places as written (one location each, so a machine's location names its
 place)."""
 
-XFC_IN_EUR = ("1", "2.5", "5")
-"""The rates run: the fake place cheapest of the three, between cax11 and cax21, dearest."""
+CHEAPEST, DEAREST = "1", "5"
+"""Rates (EUR per XFC) that put the fake place cheapest of the three and dearest; the one
+between cax11 and cax21 is read from the price lists (``between``)."""
+
+
+def between(env: Mapping[str, str]) -> str:
+    """The rate that puts the fake place's hour halfway between cax11's and cax21's, each
+    at its price list (the type's and the primary IPv4's hourly prices)."""
+    hetzner = Provider.of("hetzner", OWNER, env).prices()
+    hours: list[Decimal] = []
+    for place in (CAX11, CAX21):
+        billed = hetzner.rates(place.machine_type, place.location, place.market, Pool(name="x"))
+        assert billed is not None, hetzner.unknown
+        hours.append(sum((r.hourly or Decimal(0) for r in billed), Decimal(0)))
+    fake = FakePrices().hourly(FAKE.machine_type, FAKE.location)
+    assert fake is not None
+    return str((sum(hours, Decimal(0)) / 2 / fake).quantize(Decimal("0.01")))
 
 
 @contextmanager
@@ -87,23 +103,25 @@ def pools(order: str) -> str:
     return json.dumps([{"name": p, "places": places, "placeOrder": order} for p in POOLS])
 
 
-def rates_of(provider: SpanningProvider, xfc: Decimal) -> dict[str, Rate]:
-    """Each place's rate in EUR by its location: its type's price plus its options', as the
-    price order counts them."""
+def rates_of(provider: SpanningProvider, xfc: Decimal) -> dict[str, Rates]:
+    """Each place's rates in EUR by its location: its type's and each item its options add
+    (Hetzner's primary IPv4), each at its own listed figures, as the price order counts
+    them."""
     worth = {"EUR": Decimal(1), "XFC": xfc}
-    found = {}
+    found: dict[str, Rates] = {}
     for place in PLACES:
         prices = provider.on(place.cloud).prices()
-        hourly = prices.hourly(place.machine_type, place.location)
-        monthly = prices.monthly(place.machine_type, place.location)
-        extra = prices.options(Pool(name=POOLS[0]), place.location)
-        assert hourly is not None, prices.unknown
-        assert monthly is not None, prices.unknown
-        assert extra is not None, prices.unknown
+        billed = prices.rates(place.machine_type, place.location, place.market, Pool(name=POOLS[0]))
+        assert billed is not None, prices.unknown
         unit = worth[prices.currency]
-        rate = Rate((hourly + extra / HOURS_PER_MONTH) * unit, (monthly + extra) * unit)
-        found[place.location] = rate
+        found[place.location] = tuple(in_unit(rate, unit) for rate in billed)
     return found
+
+
+def in_unit(rate: Rate, unit: Decimal) -> Rate:
+    """``rate`` in the rates' unit, at ``unit`` of it per unit of its currency."""
+    hourly = None if rate.hourly is None else rate.hourly * unit
+    return Rate(hourly, rate.monthly * unit)
 
 
 def runs_out(emulator: Emulator) -> Callable[[bool], None]:
@@ -222,7 +240,7 @@ def main() -> int:
             "HCLOUD_ENDPOINT": emulator.url,
             FAKE_CLOUD_TOKEN: fake_cloud.TOKEN,
         }
-        for xfc in XFC_IN_EUR:
+        for xfc in (CHEAPEST, between(env), DEAREST):
             for order in ("written", "price"):
                 advice, side = against_the_bound(emulator, env, order, xfc, args.hours)
                 runs.append(advice)

@@ -26,6 +26,7 @@ class Config:
     seed: int = 0
     boot_seconds: float = 1.0
     action_seconds: float | None = None
+    server_limit: int | None = None  # the project's server limit (None: none)
     quiet: bool = False
 
     def __post_init__(self) -> None:
@@ -68,6 +69,16 @@ def _fault(text: str) -> FaultRule:
         return FaultRule.from_json(json.loads(text))
     except (ValueError, FaultRuleError) as exc:
         raise argparse.ArgumentTypeError(f"bad --fault: {exc}") from None
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError("a limit is a whole number >= 0")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -126,6 +137,14 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="seconds power and delete actions take (default: --boot-seconds)",
     )
+    p.add_argument(
+        "--server-limit",
+        type=_limit,
+        default=None,
+        metavar="N",
+        help="the project's server limit: a create past it is refused with "
+        "resource_limit_exceeded (default: none)",
+    )
     p.add_argument("--quiet", action="store_true", help="no per-request log lines")
     return p
 
@@ -145,5 +164,6 @@ def parse_args(argv: list[str] | None = None) -> Config:
         seed=args.seed,
         boot_seconds=args.boot_seconds,
         action_seconds=args.action_seconds,
+        server_limit=args.server_limit,
         quiet=args.quiet,
     )

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from emulator.capacity import Stock
+from emulator.limits import Limits
 from emulator.resources.actions.state import Actions
 from emulator.resources.firewalls.state import Firewalls
 from emulator.resources.images.state import Images
@@ -46,9 +47,12 @@ class Project:
     its primary IPs, the actions it starts), as moto's backends do.
     """
 
-    def __init__(self, stock: Stock, timing: Timing, seed: int = 0) -> None:
+    def __init__(
+        self, stock: Stock, timing: Timing, seed: int = 0, limits: Limits | None = None
+    ) -> None:
         self.stock = stock
         self.timing = timing
+        self.limits = limits or Limits()
         self.now = time.time()
         self.epoch = (
             self.now
@@ -91,11 +95,12 @@ class State:
         timing: Timing,
         seed: int = 0,
         clock: Callable[[], float] = time.time,
+        limits: Limits | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._clock = clock
         self._offset = 0.0
-        self.project = Project(stock, timing, seed)
+        self.project = Project(stock, timing, seed, limits)
 
     def now(self) -> float:
         """The project's time: the clock, moved by `set_now` (the control API's `/clock`)."""

@@ -25,6 +25,7 @@ from emulator.control import handlers as control
 from emulator.counts import UNMATCHED, RequestCounter
 from emulator.errors import ApiError, service_error
 from emulator.faults import Faults, hold
+from emulator.limits import Limits
 from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
 from emulator.resources.registry import api_routes
@@ -42,7 +43,8 @@ class App:
         self.config = config
         self.stock = Stock(list(config.out_of_stock))
         self.timing = Timing(config.boot_seconds, config.action_seconds)
-        self.state = State(self.stock, self.timing, config.seed)
+        self.limits = Limits(config.server_limit)
+        self.state = State(self.stock, self.timing, config.seed, limits=self.limits)
         # The bucket refills by the project's time, so a test moves it with the clock.
         self.bucket = TokenBucket(config.rate_limit, config.refill, clock=self.state.now)
         self.faults = Faults(config.seed, list(config.faults))
@@ -57,12 +59,14 @@ class App:
             bucket=self.bucket,
             faults=self.faults,
             counts=self.counts,
+            limits=self.limits,
             startup=control.Startup(
                 config.out_of_stock,
                 config.rate_limit,
                 config.refill,
                 config.boot_seconds,
                 config.action_seconds,
+                config.server_limit,
             ),
         )
         self.control = router_for(controls, control.ROUTES)

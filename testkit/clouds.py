@@ -22,10 +22,11 @@ from testkit.specs import OWNER, spec
 Read = Literal["prices", "offers", "listings"]
 """What the cloud is asked for beside machines: a price, or where a type is offered."""
 
-Trouble = Literal["busy", "throttled", "slow", "late", "garbled"]
+Trouble = Literal["busy", "throttled", "slow", "late", "garbled", "down"]
 """How the cloud answers a ``Read`` from now on: ``busy`` and ``throttled`` twice (a 503, a
 429 or EC2's throttling), then as usual; ``slow`` never within the call's time; ``late``
-once two seconds late, then as usual; ``garbled`` a 200 of another shape, always."""
+once two seconds late, then as usual; ``garbled`` a 200 of another shape, always; ``down``
+a 503, always."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,16 @@ class Cloud:
     """How many requests of that read reached the cloud so far."""
     requests: Callable[[], int]
     """How many requests of any kind reached the cloud so far."""
+    late_create: Callable[[float], None]
+    """The next create's answer comes that many seconds late (the machine is made: on EC2
+    at once, on the emulator after the wait)."""
+    creates_refused: Callable[[], None]
+    """From now on, every create is answered 503 (nothing made): a call retries it until its
+    time runs out."""
+    account_full: Callable[[], None]
+    """From now on, the cloud refuses every on-demand create as its account at its limit
+    (the emulator's project server limit at the servers it holds; EC2's ``VcpuLimitExceeded``
+    from the proxy, which moto never answers)."""
 
     def spec(self, name: str = "ci-1", **fields: str) -> MachineSpec:
         """``testkit.specs.spec`` on this cloud."""
@@ -89,6 +100,7 @@ def of_emulator(emulator: Emulator) -> Cloud:
             "slow": {"kind": "delay", "seconds": 10},
             "late": {"kind": "delay", "seconds": 2, "times": 1},
             "garbled": {"kind": "error", "status": 200, "code": "not_a_list"},
+            "down": {"kind": "error", "status": 503, "code": "unavailable"},
         }[how]  # fmt: skip
         emulator.control.set_faults([rule])
 
@@ -106,6 +118,21 @@ def of_emulator(emulator: Emulator) -> Cloud:
         trouble=trouble,
         reads=lambda read: emulator.control.requests().get(f"GET {paths[read]}"),
         requests=lambda: emulator.control.requests().total,
+        late_create=lambda seconds: emulator.control.set_faults(
+            [
+                {
+                    "kind": "delay",
+                    "method": "POST",
+                    "path_regex": "/v1/servers",
+                    "seconds": seconds,
+                    "times": 1,
+                }
+            ]
+        ),
+        creates_refused=lambda: emulator.control.set_faults(
+            [{"kind": "error", "method": "POST", "path_regex": "/v1/servers", "status": 503}]
+        ),
+        account_full=lambda: emulator.control.set_limits(servers=len(live())),
     )
 
 
@@ -144,6 +171,7 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
                 "slow": Fault("delay", action, seconds=10),
                 "late": Fault("delay", action, seconds=2, times=1),
                 "garbled": Fault("error", action, status=200, code="NotAnAnswer"),
+                "down": Fault("error", action, status=503, code="Unavailable"),
             }[how]
         )  # fmt: skip
 
@@ -166,4 +194,13 @@ def of_moto(moto: moto_server.MotoServer, proxy: FaultProxy, secret: str) -> Clo
         trouble=trouble,
         reads=lambda read: proxy.requests[actions[read]],
         requests=lambda: sum(proxy.requests.values()),
+        late_create=lambda seconds: proxy.set_faults(
+            Fault("delay", "RunInstances", seconds=seconds, times=1)
+        ),
+        creates_refused=lambda: proxy.set_faults(
+            Fault("error", "RunInstances", status=503, code="Unavailable")
+        ),
+        account_full=lambda: proxy.set_faults(
+            Fault("error", "RunInstances", status=400, code="VcpuLimitExceeded")
+        ),
     )

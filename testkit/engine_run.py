@@ -4,6 +4,7 @@ for an event of it, for the tests that signal or kill a run."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,3 +42,19 @@ def engine_processes(state: Path) -> dict[int, str]:
 def lock_files(state: Path, pattern: str = "*") -> list[Path]:
     """The stack lock files of a ``file://`` backend at ``state``."""
     return [p for p in (state / ".pulumi" / "locks").rglob(pattern) if p.is_file()]
+
+
+_COUNTED = re.compile(r"^\s*(?:\+-|[+~-])\s*(\d+) (?:to )?(create|update|replace|delete)d?$")
+
+
+def engine_counts(progress: str) -> dict[str, int]:
+    """What the engine's own summary (the ``Resources:`` lines that end its progress) counts
+    per op, ``create``, ``update``, ``replace``, ``delete``: a preview's ``+ 16 to create``
+    and an update's ``+ 16 created`` alike; an op it does not name counts 0."""
+    _, _, summary = progress.rpartition("\nResources:\n")
+    counts = dict.fromkeys(("create", "update", "replace", "delete"), 0)
+    for line in summary.splitlines():
+        found = _COUNTED.match(line)
+        if found:
+            counts[found[2]] = int(found[1])
+    return counts

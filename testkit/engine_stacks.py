@@ -48,7 +48,7 @@ STATE_BUCKET = "orca-pulumi-state"
 def ec2_stack_config(url: str, network: moto_server.Network, policy: str) -> dict[str, object]:
     """What the example stack needs changed to run on moto: endpoints, network, policy."""
     return {
-        "aws:endpoints": [{"ec2": url, "iam": url, "sts": url}],
+        "aws:endpoints": [{"ec2": url, "iam": url, "sts": url, "sqs": url, "events": url}],
         "orca-machines:subnets": network.subnets,
         "orca-machines:securityGroup": {
             "name": "pools",

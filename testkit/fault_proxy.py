@@ -1,13 +1,16 @@
 """A fault-injecting HTTP proxy on loopback, in front of moto's server.
 
-It reads the ``Action=`` of each request's form body and, by the rules a test sets, answers
-an error itself, closes the connection before or after moto acted on the request, or holds
-moto's answer back. Providers talk to the proxy; tests look at moto directly.
+It reads the action of each request (the ``Action=`` of EC2's form body; the
+``X-Amz-Target`` header of the JSON services, the Price List's ``GetProducts`` and KMS's
+``DescribeKey``) and, by the rules a test sets, answers an error itself (in the protocol of
+the request's service), closes the connection before or after moto acted on the request, or
+holds moto's answer back. Providers talk to the proxy; tests look at moto directly.
 """
 
 from __future__ import annotations
 
 import http.client
+import json
 import random
 import threading
 import uuid
@@ -35,9 +38,10 @@ class Fault:
     - ``drop_before``: close the connection without passing the request on;
     - ``drop_after``: pass the request on (moto acts on it), then close without answering.
 
-    ``times`` limits how often the rule fires (None: always); ``probability`` draws from the
-    proxy's seeded random numbers, so a run is reproducible. ``when`` limits it to requests
-    whose form has these parameters (``{"InstanceMarketOptions.MarketType": "spot"}``).
+    ``times`` limits how often the rule fires (None: always); ``skip`` lets that many of the
+    requests it matches pass first; ``probability`` draws from the proxy's seeded random
+    numbers, so a run is reproducible. ``when`` limits it to requests whose form has these
+    parameters (``{"InstanceMarketOptions.MarketType": "spot"}``).
     """
 
     kind: Kind
@@ -48,6 +52,7 @@ class Fault:
     times: int | None = None
     probability: float = 1.0
     when: tuple[tuple[str, str], ...] = ()
+    skip: int = 0
 
 
 def throttled(action: str | None = None, **fields: Any) -> Fault:
@@ -74,6 +79,14 @@ def ec2_error(code: str, message: str) -> bytes:
         f"<Message>{escape(message)}</Message></Error></Errors>"
         f"<RequestID>{uuid.uuid4()}</RequestID></Response>"
     ).encode()
+
+
+def json_error(code: str, message: str) -> bytes:
+    """An error body as AWS's JSON services (the Price List, KMS) write it."""
+    return json.dumps({"__type": code, "message": message}).encode()
+
+
+JSON_ERROR_TYPE = "application/x-amz-json-1.1"
 
 
 class FaultProxy:
@@ -120,6 +133,9 @@ class FaultProxy:
                     continue
                 if any(given.get(key) != [value] for key, value in fault.when):
                     continue
+                if fault.skip > 0:
+                    self._faults[index] = replace(fault, skip=fault.skip - 1)
+                    continue
                 if fault.probability < 1.0 and self._rng.random() >= fault.probability:
                     continue
                 if fault.times is not None:
@@ -165,11 +181,17 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
 
         def relay(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            form = parse_qs(body.decode(errors="replace"))
-            fault = proxy.plan(form.get("Action", [""])[0], form)
+            target = self.headers.get("X-Amz-Target", "")
+            form = {} if target else parse_qs(body.decode(errors="replace"))
+            action = target.rpartition(".")[2] if target else form.get("Action", [""])[0]
+            fault = proxy.plan(action, form)
             kind = fault.kind if fault else None
             if fault is not None and fault.kind == "error":
-                self.answer(fault.status, "text/xml", ec2_error(fault.code, "injected fault"))
+                if target:
+                    error = json_error(fault.code, "injected fault")
+                    self.answer(fault.status, JSON_ERROR_TYPE, error)
+                else:
+                    self.answer(fault.status, "text/xml", ec2_error(fault.code, "injected fault"))
                 return
             if kind == "drop_before":
                 self.close_connection = True

@@ -9,9 +9,12 @@ Each name says which cloud it serves: ``emulator``, ``hetzner_env``, ``hetzner_p
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from hcloud import Client
@@ -22,7 +25,16 @@ from machines.runtime.clouds.ec2.settings import Ec2Settings
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from machines.runtime.clouds.hetzner.settings import HetznerSettings
 from machines.runtime.provider import Provider
-from testkit import clouds, fake_cloud, hetzner, metrics_endpoint, moto_server, telemetry, timeouts
+from testkit import (
+    clouds,
+    ec2_events,
+    fake_cloud,
+    hetzner,
+    metrics_endpoint,
+    moto_server,
+    telemetry,
+    timeouts,
+)
 from testkit import span as spanning
 from testkit.clock import ManualClock
 from testkit.clouds import Cloud
@@ -141,6 +153,18 @@ def spot_world(
     monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
     monkeypatch.setenv("ORCA_POOL_MARKET", SPOT_MARKETS)
     return built
+
+
+@pytest.fixture
+def spot_events(
+    spot_world: moto_server.World, moto: moto_server.MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """``spot_world`` with the owner's queue of EC2's notices and its rules, as a stack with
+    spot pools makes them (``ec2_events.make_queue``), named by ``ORCA_EC2_EVENTS_QUEUE``; the
+    queue's URL. Events are put with ``ec2_events.put``: moto emits none itself."""
+    queue = ec2_events.make_queue(moto.url, OWNER)
+    monkeypatch.setenv("ORCA_EC2_EVENTS_QUEUE", queue)
+    return queue
 
 
 # Both clouds, for the contract tests
@@ -270,6 +294,63 @@ def clocked_ec2(make_clocked_ec2: Callable[..., Ec2Provider]) -> Ec2Provider:
 
 
 @pytest.fixture
+def make_clocked(cloud: Cloud, clock: ManualClock) -> Callable[..., Provider]:
+    """Build ``cloud``'s provider on ``clock``, the environment's settings (``cloud``'s: on
+    EC2, the fault proxy) with ``variables`` over them: ``(owner, **variables)``."""
+
+    def build(owner: str = OWNER, **variables: str) -> Provider:
+        environ = {**os.environ, **variables}
+        if cloud.kind == "hetzner":
+            return HetznerProvider(HetznerSettings.from_env(environ), owner, clock=clock)
+        return Ec2Provider(Ec2Settings.from_env(environ), owner, credentials=environ, clock=clock)
+
+    return build
+
+
+FENCE_BUCKET = "orca-fence"
+"""The bucket of moto's server an ``s3://`` fence lives in (``fence_url``)."""
+
+
+@pytest.fixture(params=["file", "s3"])
+def fence_url(
+    request: pytest.FixtureRequest,
+    moto: moto_server.MotoServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
+    """Each store a fence lives in, in turn, set as ``ORCA_FENCE_URL`` in this process's
+    environment (so providers and their child processes share it): a folder of this test's
+    (``file://``), then a bucket of moto's server (``s3://``, path-style, with moto's
+    credentials where the environment has none)."""
+    if "ec2_world" in request.fixturenames:
+        request.getfixturevalue("ec2_world")  # it empties moto's server: the bucket comes after
+    if request.param == "file":
+        url = (tmp_path / "fence").as_uri()
+    else:
+        s3 = moto_server.client(moto.url, "s3")
+        with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+            s3.create_bucket(
+                Bucket=FENCE_BUCKET,
+                CreateBucketConfiguration={"LocationConstraint": moto_server.REGION},
+            )
+        url = fence_s3_url(moto.url, f"{FENCE_BUCKET}/{tmp_path.name}")
+        for name, value in moto_server.CREDENTIALS.items():
+            if not os.environ.get(name):
+                monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ORCA_FENCE_URL", url)
+    return url
+
+
+def fence_s3_url(endpoint: str, where: str) -> str:
+    """An ``s3://`` fence URL at ``where`` (``bucket/prefix``) on an S3-compatible server,
+    as a Pulumi S3 backend URL is written (path-style, its region)."""
+    query = urlencode(
+        {"region": moto_server.REGION, "endpoint": endpoint, "s3ForcePathStyle": "true"}
+    )
+    return f"s3://{where}?{query}"
+
+
+@pytest.fixture
 def recorded() -> Iterator[Recorded]:
     """The runtime's metrics and spans of this test, read with the SDK's in-memory reader."""
     with telemetry.recording() as found:
@@ -277,9 +358,17 @@ def recorded() -> Iterator[Recorded]:
 
 
 @pytest.fixture
-def workload_scrape(emulator: Emulator, hetzner_env: dict[str, str]) -> str:
+def workload_scrape(
+    emulator: Emulator,
+    hetzner_env: dict[str, str],
+    spot_events: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
     """What Prometheus scrapes of ``testkit.workload`` once it is done: the emulator states a
-    budget of 3,600 an hour, fails the first create with a 503 and has no cx23 in nbg1."""
+    budget of 3,600 an hour, fails the first create with a 503 and has no cx23 in nbg1; EC2
+    is moto's ``spot_events`` world, whose notices the workload reads (the pools' markets
+    are the workload's to give its EC2 provider: Hetzner sells no spot)."""
+    monkeypatch.delenv("ORCA_POOL_MARKET")
     emulator.control.set_rate_limit(limit=3600)
     server_error = {"kind": "error", "method": "POST", "path": "/v1/servers", "status": 503}
     emulator.control.set_faults([{**server_error, "code": "service_error", "times": 1}])

@@ -67,6 +67,7 @@ ISOLATED = (
     "ORCA_BUDGET_RESERVE",
     "ORCA_OFFERS_TTL",
     "ORCA_NO_STOCK_TTL",
+    "ORCA_EC2_EVENTS_QUEUE",
     "ORCA_POOLS",
     "ORCA_POOL_MAX",
     "ORCA_POOL_MARKET",
@@ -174,7 +175,7 @@ def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServe
     )
     server = MotoServer(f"http://127.0.0.1:{port}", process)
     try:
-        _wait_until_up(server, timeout, workdir / "moto.log")
+        wait_until_up(server, timeout, workdir / "moto.log")
         yield server
     finally:
         process.terminate()
@@ -186,7 +187,8 @@ def running(workdir: Path, timeout: float = START_TIMEOUT) -> Iterator[MotoServe
         log.close()
 
 
-def _wait_until_up(server: MotoServer, timeout: float, log: Path) -> None:
+def wait_until_up(server: MotoServer, timeout: float, log: Path) -> None:
+    """Return once ``server`` answers; its ``log`` in the error if it exits or hangs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -321,14 +323,16 @@ def launch_tagged(ec2_client: Any, name: str, tags: dict[str, str]) -> str:
     return instance_id
 
 
-def count_calls(ec2_client: Any) -> Counter[str]:
-    """A counter of the client's API calls from now on, per operation (pages count apiece)."""
+def count_calls(aws_client: Any) -> Counter[str]:
+    """A counter of the client's API calls from now on, per operation (pages count apiece);
+    the client of any service (EC2's, SQS's)."""
     calls: Counter[str] = Counter()
 
     def count(model: Any, **_: Any) -> None:
         calls[model.name] += 1
 
-    ec2_client.meta.events.register("before-call.ec2", count)
+    service = aws_client.meta.service_model.service_id.hyphenize()
+    aws_client.meta.events.register(f"before-call.{service}", count)
     return calls
 
 

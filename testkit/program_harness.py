@@ -30,7 +30,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from machines.program import components
+from machines.program import compose
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.program.placement import Placement
@@ -77,6 +77,8 @@ AMIS = {
 }
 CUSTOM_AMI = {"x86_64": "ami-0c0c0c0c0c0c00001", "arm64": "ami-0c0c0c0c0c0c00002"}
 """The AMI of another owner's name filter, per EC2 architecture."""
+AWS_ACCOUNT = "123456789012"
+"""The account of the mocked AWS resources' ARNs and URLs."""
 FIREWALL_IDS = {"workers": 4711}
 NETWORK_IDS = {"ci": 8100}
 PLACEMENT_GROUP_IDS = {"spread": 8200}
@@ -169,6 +171,18 @@ class CloudMocks(pulumi.runtime.Mocks):
         elif args.typ == "aws:ec2/instance:Instance":
             state.update(privateIp=f"10.0.{number // 250}.{number % 250}", publicIp="")
             return f"i-{number:017x}", state
+        elif args.typ == "aws:sqs/queue:Queue":
+            name = args.inputs["name"]
+            state.update(
+                url=f"https://sqs.eu-central-1.amazonaws.com/{AWS_ACCOUNT}/{name}",
+                arn=f"arn:aws:sqs:eu-central-1:{AWS_ACCOUNT}:{name}",
+            )
+            return str(state["url"]), state
+        elif args.typ == "aws:cloudwatch/eventRule:EventRule":
+            state.update(
+                arn=f"arn:aws:events:eu-central-1:{AWS_ACCOUNT}:rule/{args.inputs['name']}"
+            )
+            return str(args.inputs["name"]), state
         elif args.typ.startswith("aws:"):
             return f"{args.name}-{number}", state
         return str(number), state
@@ -331,7 +345,7 @@ def run_program(
     try:
         mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
-        with unittest.mock.patch.object(components, "placements", placed):
+        with unittest.mock.patch.object(compose, "placements", placed):
             _sync_await(run_pulumi_func(_run_main))
         root = settings.get_root_resource()
         assert root is not None

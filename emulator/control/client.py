@@ -106,6 +106,15 @@ class Control:
         """No more failing actions."""
         self._call("DELETE", "action_failures")
 
+    def limits(self) -> dict[str, Any]:
+        """The project's limits: `{"servers": N | None}`."""
+        return dict(self._call("GET", "limits"))
+
+    def set_limits(self, *, servers: int | None) -> None:
+        """The project's server limit from now on (None: none); `reset` restores the
+        start-up one."""
+        self._call("PUT", "limits", {"servers": servers})
+
     def clock(self) -> float:
         """The project's time, seconds since the epoch (what `created` is written from)."""
         return float(self._call("GET", "clock")["now"])

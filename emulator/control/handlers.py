@@ -18,6 +18,7 @@ from emulator.counts import RequestCounter
 from emulator.errors import ApiError
 from emulator.faults import FaultRule, FaultRuleError, Faults
 from emulator.labels import validate_labels
+from emulator.limits import Limits, LimitsError
 from emulator.project import State, Timing
 from emulator.ratelimit import TokenBucket
 from emulator.resources.actions.state import ActionFailure, ActionFailureError
@@ -42,6 +43,7 @@ class Startup:
     per_second: float
     boot_seconds: float
     action_seconds: float | None
+    server_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Controls:
     faults: Faults
     counts: RequestCounter
     startup: Startup
+    limits: Limits
 
 
 def _list_body(request: Request, key: str) -> list[Any]:
@@ -210,6 +213,7 @@ def reset(controls: Controls, _: Request) -> Response:
     controls.bucket.configure(startup.rate_limit, startup.per_second)
     controls.timing.boot_seconds = startup.boot_seconds
     controls.timing.action_seconds = startup.action_seconds
+    controls.limits.servers = startup.server_limit
     controls.state.set_now(None)
     return Response(200, {"status": "reset"})
 
@@ -348,6 +352,22 @@ def put_timing(controls: Controls, request: Request) -> Response:
     return get_timing(controls, request)
 
 
+def get_limits(controls: Controls, _: Request) -> Response:
+    """GET /limits: {"servers"}: the project's limits (null: none)."""
+    with controls.state.transaction():
+        return Response(200, controls.limits.to_json())
+
+
+def put_limits(controls: Controls, request: Request) -> Response:
+    """PUT /limits: {"servers": N | null}: the project's server limit from now on."""
+    try:
+        with controls.state.transaction():
+            controls.limits.update(request.raw)
+    except LimitsError as exc:
+        raise bad_request(str(exc)) from None
+    return get_limits(controls, request)
+
+
 def get_clock(controls: Controls, _: Request) -> Response:
     """GET /clock: {"now"}: the project's time in seconds since the epoch."""
     return Response(200, {"now": controls.state.now()})
@@ -380,6 +400,8 @@ ROUTES: list[Endpoint[Controls]] = [
     Endpoint("GET", "/servers/{id}/user_data", user_data),
     Endpoint("GET", "/timing", get_timing),
     Endpoint("PUT", "/timing", put_timing),
+    Endpoint("GET", "/limits", get_limits),
+    Endpoint("PUT", "/limits", put_limits),
     Endpoint("GET", "/clock", get_clock),
     Endpoint("PUT", "/clock", put_clock),
 ]

@@ -33,6 +33,7 @@ from machines.automation.engine import (
     engine_bin,
 )
 from machines.automation.engine_output import engine_summary
+from machines.automation.fencing import StackAtMaxError
 from machines.automation.operation import OnOutput, print_progress
 from machines.automation.project import (
     CHECKOUT,
@@ -90,6 +91,7 @@ __all__ = [
     "OnOutput",
     "Op",
     "PoolCount",
+    "StackAtMaxError",
     "StackNotFoundError",
     "StackRuntime",
     "backend_url",

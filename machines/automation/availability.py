@@ -21,8 +21,8 @@ from machines.automation.engine_output import resource_errors
 from machines.automation.snapshot import StackSnapshot
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.program.placement import NO_PLACE
+from machines.runtime.clouds import account_limit_codes, account_limit_help, no_stock_codes
 from machines.runtime.clouds import cloud as facts_of
-from machines.runtime.clouds import no_stock_codes
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import is_machine_key
 from machines.runtime.pool import Place
@@ -61,10 +61,11 @@ def stock(
 
 
 class NoStockError(MachinesError):
-    """An engine run stopped at a machine the cloud has no stock for: the cloud's "not now",
-    not a mistake. The CLI exits with its no-stock status; what the run made is kept. For a
-    pool that names its places, ``place`` is where the machine was to be made, and
-    ``passed`` the places earlier attempts of the same ``up`` found out."""
+    """An engine run stopped at a machine the cloud has no stock for, or that it refused for
+    its account being at its limit (``code``): the cloud's "not here, not now", not a
+    mistake. The CLI exits with its no-stock status; what the run made is kept. For a pool
+    that names its places, ``place`` is where the machine was to be made, and ``passed`` the
+    places earlier attempts of the same ``up`` found out."""
 
     def __init__(
         self,
@@ -75,42 +76,68 @@ class NoStockError(MachinesError):
         *,
         place: Place | None = None,
         passed: Sequence[Place] = (),
+        code: str = "",
     ) -> None:
         self.pool = pool
         self.place = place
         self.passed = tuple(passed)
+        self.code = code
+        full = code in account_limit_codes()
         if place is None:
+            what = (
+                f"{cloud}'s account is at its limit ({code}) for pool {pool.name}"
+                if full
+                else f"{cloud} has no stock of {pool.machine_type} in {pool.location} for "
+                f"pool {pool.name} now"
+            )
+            fix = (
+                account_limit_help(code)
+                if full
+                else "give the pool another location or machine type in its stack file, or run "
+                "up again later"
+            )
             super().__init__(
-                f"stack {stack}: {action} stopped: {cloud} has no stock of {pool.machine_type} "
-                f"in {pool.location} for pool {pool.name} now; the machines it made are kept: "
-                "give the pool another location or machine type in its stack file, or run up "
-                "again later"
+                f"stack {stack}: {action} stopped: {what}; the machines it made are kept: {fix}"
             )
             return
         tried = "".join(f", nor had {p}" for p in self.passed if p != place)
-        super().__init__(
-            f"stack {stack}: {action} stopped: {place} has no stock for pool {pool.name} now"
-            f"{tried}, and no other place of the pool has stock as far as its clouds say; the "
-            "machines it made are kept: add a place to the pool, or run up again later"
+        what = (
+            f"{place} is on a cloud whose account is at its limit ({code}) for pool {pool.name}"
+            if full
+            else f"{place} has no stock for pool {pool.name} now"
         )
+        super().__init__(
+            f"stack {stack}: {action} stopped: {what}{tried}, and no other place of the pool "
+            "has stock as far as its clouds say; the machines it made are kept: add a place to "
+            "the pool, or run up again later"
+        )
+
+    @property
+    def why(self) -> str:
+        """Why the place made nothing, in words: no stock, or its account at its limit."""
+        if self.code in account_limit_codes():
+            return f"is on a cloud whose account is at its limit ({self.code})"
+        return "has no stock now"
 
 
 PlaceOf = Callable[[PoolConfig, str], Place | None]
 """Where a failed engine run was making a pool's machine (its name in the stack)."""
 
 
-def out_of_stock_pool(text: str, deployment: BaseDeployment) -> tuple[PoolConfig, str] | None:
+def out_of_stock_pool(text: str, deployment: BaseDeployment) -> tuple[PoolConfig, str, str] | None:
     """The pool whose machine a failed engine run (``text``, its ``CommandError``) could
-    not make for want of stock, and that machine's name in the stack; None when no failure
-    was that."""
-    codes = re.compile(r"\b(" + "|".join(sorted(no_stock_codes())) + r")\b")
+    not make for want of stock or for its cloud's account being at its limit, that
+    machine's name in the stack, and the cloud's code; None when no failure was that."""
+    known = sorted(no_stock_codes() | account_limit_codes())
+    codes = re.compile(r"\b(" + "|".join(known) + r")\b")
     for line in resource_errors(text):
         resource, _, why = line.partition(": ")
-        if not codes.search(why):
+        found = codes.search(why)
+        if found is None:
             continue
         for pool in deployment.pools:
             if is_machine_key(resource, deployment.owner, pool.name):
-                return pool, resource
+                return pool, resource, found.group(1)
     return None
 
 
@@ -131,10 +158,12 @@ def no_stock_refused(
         found = None if deployment is None else out_of_stock_pool(str(error), deployment)
         if found is None or deployment is None:
             raise
-        pool, key = found
+        pool, key, code = found
         place = place_of(pool, key) if place_of is not None else None
         cloud = deployment.cloud if place is None else facts_of(place.cloud).name
-        raise NoStockError(stack, action, cloud, pool, place=place, passed=passed) from None
+        raise NoStockError(
+            stack, action, cloud, pool, place=place, passed=passed, code=code
+        ) from None
 
 
 def stock_warnings(diff: Diff, taken: StackSnapshot) -> tuple[str, ...]:

@@ -18,7 +18,8 @@ preview sends the cloud nothing before the engine starts (``deployed_as_written`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from machines.program.config.loader import load
 from machines.program.config.models import PLACE_KEYS, BaseDeployment, PoolConfig
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
+from machines.runtime.clouds import cloud as facts_of
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import (
     CloudError,
     MachinesError,
@@ -143,9 +146,9 @@ def check_deployment(
         provider = checking_provider(stack, deployment, environ, catalogue)
     try:
         problems = pool_problems(deployment, provider, deployed)
-    except CloudError as error:
+    except CloudUnread as unread:
         raise SettingsError(
-            f"stack {stack}: its pools could not be checked with {deployment.provider}: {error}"
+            f"stack {stack}: its pools could not be checked with {unread.clouds}: {unread.error}"
         ) from None
     if problems:
         raise StackConfigError(stack, problems)
@@ -162,7 +165,7 @@ def checking_provider(
         settings = catalogue(deployment)
         if deployment.spanning():  # one provider per cloud its places name
             settings = deployment.runtime_env(settings)
-        return Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
+        return Provider.of(deployment.provider, deployment.owner, stack_environ(environ, settings))
     except SettingsError as error:
         raise SettingsError(
             f"stack {stack}: {error} (its provider, {deployment.provider}, reads it from the "
@@ -202,38 +205,90 @@ def deployed_as_written(
 def pool_problems(
     deployment: BaseDeployment, provider: Provider, deployed: frozenset[str] = frozenset()
 ) -> list[tuple[str, str]]:
-    """Each pool's type, location and options the cloud refuses, as (key, why); the pools
-    ``deployed`` names are not asked about."""
-    problems = []
+    """Each pool's type, location and options the cloud refuses, as (key, why), one per
+    mistake at the key that holds it: a type its cloud does not have is said at its
+    ``machineType`` alone (its place is left out of the options' and architectures'
+    checks, which would only say it again), a setting of the stack's own (its image) once
+    at its key however many pools it fails. The pools ``deployed`` names are not asked
+    about."""
+    problems: list[tuple[str, str]] = []
+    keys = deployment.keys()
     for i, pool in enumerate(deployment.pools):
         if pool.name in deployed:
             continue
+        runtime = deployment.runtime_pool(pool)
         if pool.places:
+            known = []
             for j, place in enumerate(pool.places):
-                found = _sold(deployment, provider.on(place.cloud), i, pool.at(place))
+                with _reading(place.cloud):
+                    found, typed = _sold(deployment, provider.on(place.cloud), i, pool.at(place))
                 problems += [(_at_place(key, i, j), why) for key, why in found]
+                known += [place] if typed else []
+            if not known:
+                continue
+            runtime = runtime.model_copy(update={"places": tuple(known)})
         else:
-            problems += _sold(deployment, provider, i, pool)
-        for key, why in provider.check_options(
-            deployment.runtime_pool(pool), deployment.created_names()
-        ):
-            problems.append((key if key == "image" else f"pools[{i}].{key}", why))
-    return problems
+            with _reading(deployment.provider):
+                found, typed = _sold(deployment, provider, i, pool)
+            problems += found
+            if not typed:
+                continue
+        clouds = pool.clouds(deployment.provider) if pool.places else (deployment.provider,)
+        with _reading(*clouds):
+            found = provider.check_options(runtime, deployment.created_names(), keys)
+        problems += [(keys.get(key, f"pools[{i}].{key}"), why) for key, why in found]
+    return list(dict.fromkeys(_once_per_setting(problems, frozenset(keys.values()))))
+
+
+class CloudUnread(MachinesError):
+    """A cloud the stack's pools are checked against could not be read (``CloudError``),
+    named for the stack's message."""
+
+    def __init__(self, clouds: Sequence[str], error: CloudError) -> None:
+        self.clouds = " and ".join(facts_of(kind).name for kind in clouds)
+        self.error = error
+        super().__init__(f"{self.clouds}: {error}")
+
+
+@contextmanager
+def _reading(*clouds: str) -> Iterator[None]:
+    """A ``CloudError`` within as ``CloudUnread`` of ``clouds``."""
+    try:
+        yield
+    except CloudError as error:
+        raise CloudUnread(clouds, error) from None
+
+
+def _once_per_setting(
+    problems: list[tuple[str, str]], settings: frozenset[str]
+) -> list[tuple[str, str]]:
+    """``problems`` with one line for each of the stack's own settings (its image, which
+    every pool booting it is checked against): the first."""
+    said: set[str] = set()
+    kept = []
+    for key, why in problems:
+        if key in settings:
+            if key in said:
+                continue
+            said.add(key)
+        kept.append((key, why))
+    return kept
 
 
 def _sold(
     deployment: BaseDeployment, provider: Provider, i: int, pool: PoolConfig
-) -> list[tuple[str, str]]:
+) -> tuple[list[tuple[str, str]], bool]:
     """Whether ``provider``'s cloud makes ``pool``'s type in its location (one place of a
-    pool that names them), and what it would refuse of what the stack creates there."""
+    pool that names them), and what it would refuse of what the stack creates there; and
+    whether the cloud has the type at all (False: nothing more is asked of it)."""
     try:
         provider.arch(pool.machine_type)
     except UnknownMachineTypeError as error:
-        return [(f"pools[{i}].machineType", f"pool {pool.name}: {error}")]
+        return [(f"pools[{i}].machineType", f"pool {pool.name}: {error}")], False
     refusal = provider.sells(pool.machine_type, pool.location)
     if refusal is not None:
-        return [(f"pools[{i}].location", f"pool {pool.name}: {refusal}")]
-    return deployment.clouds[provider.kind].created_problems(i, pool, provider.network_zone)
+        return [(f"pools[{i}].location", f"pool {pool.name}: {refusal}")], True
+    return deployment.clouds[provider.kind].created_problems(i, pool, provider.network_zone), True
 
 
 def _at_place(key: str, i: int, j: int) -> str:

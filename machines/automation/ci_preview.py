@@ -67,6 +67,7 @@ def run(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
     existing: Collection[str] = (),
+    on_message: OnOutput | None = None,
 ) -> list[StackResult]:
     """Preview each stack on a scratch copy of the project (the checkout's stack files stay
     as committed); a failure is kept as that stack's result, the others still run.
@@ -78,7 +79,7 @@ def run(
     if not stacks:
         return []
     with scratch_copy(project) as copy:
-        return _run(stacks, copy, on_output, frozenset(existing))
+        return _run(stacks, copy, on_output, frozenset(existing), on_message)
 
 
 def missing_from_backend(stack: str) -> str:
@@ -102,6 +103,7 @@ def _run(
     project: Path,
     on_output: OnOutput | None,
     existing: frozenset[str],
+    on_message: OnOutput | None = None,
 ) -> list[StackResult]:
     """Each stack's result; the stacks share the project read once, one engine command
     (one ``pulumi version``), one listing of their owners' machines and one price list per
@@ -109,7 +111,10 @@ def _run(
     shared = Project.of(project)
     ops: list[Operation] = []
     listing = SharedListing(lambda: [p for op in ops if (p := _provider(op)) is not None])
-    ops += [Operation(stack, shared, on_output=on_output, shared=listing) for stack in stacks]
+    ops += [
+        Operation(stack, shared, on_output=on_output, shared=listing, on_message=on_message)
+        for stack in stacks
+    ]
     ops[0].start_engine()
     for op in ops[1:]:
         op.share_engine(ops[0])

@@ -27,6 +27,7 @@ from typing import Literal
 from pulumi import automation as auto
 from pydantic import BaseModel, ConfigDict
 
+from machines.automation.notices import notices, notices_text
 from machines.automation.places import PlaceReport
 from machines.program.clouds import machine_resources
 from machines.program.reaper import REAPER_TYPE, reaper_name
@@ -53,10 +54,21 @@ _OPS: Mapping[str, Op] = {
 _KEYED = frozenset({"update", "replace"})
 PENDING_SHOWN = 5
 """How many pending changes ``Diff.pending_note`` names before it says there are more."""
-_STACK_TYPE = "pulumi:pulumi:Stack"
-"""The stack itself: the engine's container, never a change of its own. Every other
-resource the engine steps is one, the pools' reapers' provider
-(``machines.program.reaper.reapers_provider``) too, so the counts are the engine's."""
+PROVIDER_TYPE = "pulumi:providers:"
+DEFAULT_PROVIDER = "default"
+"""A default provider (``pulumi:providers:hcloud::default_1_39_1``, one per plugin the
+stack uses without naming a provider): a step of the engine's own that it neither shows nor
+counts (its ``isDefaultProviderStep``). Every other step is a change, the stack's own
+(``pulumi:pulumi:Stack``, made by a first ``up`` and deleted by ``destroy``) and the pools'
+reapers' explicit provider (``machines.program.reaper.reapers_provider``) too, so the
+counts are the engine's: counting the default providers instead of the stack said one more
+per plugin past the first (17 to create on a stack spanning both clouds where the engine
+said 16)."""
+
+
+def is_default_provider(type_: str, name: str) -> bool:
+    """Whether the resource is one of the engine's default providers (see above)."""
+    return type_.startswith(PROVIDER_TYPE) and name.startswith(DEFAULT_PROVIDER)
 
 
 def type_keys() -> dict[str, str]:
@@ -96,6 +108,8 @@ class PoolCount(BaseModel):
     places: tuple[PlaceReport, ...] = ()
     """For a pool that names its places: the same counts place by place, where the stack's
     new machines go included (``machines.automation.places``)."""
+    notices: dict[str, int] = {}
+    """The pool's machines under the cloud's notice, by kind (``automation.notices``)."""
 
     @property
     def kept_after(self) -> int:
@@ -117,8 +131,22 @@ class PoolCount(BaseModel):
             f"the autoscaler, {self.deletes} to delete{names}"
             + (f"; {self.rename_note()}" if self.renamed else "")
             + (f"; new machines boot {self.boots}" if self.boots else "")
+            + (f"; under the cloud's notice: {notices_text(self.notices)}" if self.notices else "")
             + "".join(f"\n  {place.text()}" for place in self.places)
         )
+
+    def made_at(self) -> str:
+        """Where the stack's new machines of a pool that names its places go (went, once
+        the change is applied): ``1 at ec2 t4g.small in eu-central-1a``; empty for another
+        pool, or when none are made."""
+        made = [
+            (place.kept_after - place.kept, place.place)
+            for place in self.places
+            if place.kept is not None
+            and place.kept_after is not None
+            and place.kept_after > place.kept
+        ]
+        return ", ".join(f"{n} at {place}" for n, place in made)
 
     def rename_note(self) -> str:
         """What the change does to the stack's machines of the old name form."""
@@ -155,6 +183,7 @@ def pool_count(
         reaped=reaped,
         creates=sum(1 for c in changes if c.op == "create" and is_machine_key(c.name, owner, pool)),
         renamed=sum(1 for m in kept if not is_stack_name(m.name) and m.name in updated),
+        notices=notices(machines),
     )
 
 
@@ -227,7 +256,9 @@ class Diff(BaseModel):
     def machines(self, *, past: bool = False) -> str:
         """The machines the change creates and deletes, the stack's and the autoscaler's, as
         the pool lines count them: ``machines: 1 to create, 9 to delete (2 kept by the stack,
-        7 made by the autoscaler)``; empty when the pools are unknown."""
+        7 made by the autoscaler)``, and where the new ones of a pool that names its places
+        go (``machines: 1 created (pool arm: 1 at ec2 t4g.small in eu-central-1a), 0
+        deleted``); empty when the pools are unknown."""
         if not self.pools:
             return ""
         made = sum(p.creates for p in self.pools)
@@ -236,7 +267,9 @@ class Diff(BaseModel):
         create, delete = ("created", "deleted") if past else ("to create", "to delete")
         if not (made or kept or reaped):
             return f"machines: none {create} or {delete.removeprefix('to ')}"
-        text = f"machines: {made} {create}, {kept + reaped} {delete}"
+        where = "; ".join(f"pool {p.pool}: {p.made_at()}" for p in self.pools if p.made_at())
+        text = f"machines: {made} {create}" + (f" ({where})" if where else "")
+        text += f", {kept + reaped} {delete}"
         if kept + reaped:
             text += f" ({kept} kept by the stack, {reaped} made by the autoscaler)"
         return text
@@ -318,7 +351,12 @@ class Diff(BaseModel):
                 for p in self.pools
                 if p.boots
             ],
-            *([""] if any(p.renamed or p.boots for p in self.pools) else []),
+            *[
+                f"`{cell(p.pool)}`: under the cloud's notice: {notices_text(p.notices)}."
+                for p in self.pools
+                if p.notices
+            ],
+            *([""] if any(p.renamed or p.boots or p.notices for p in self.pools) else []),
         ]
 
     def report(self) -> dict[str, object]:
@@ -375,14 +413,13 @@ class Changes:
             return
         meta = pre.metadata
         op = _OPS.get(str(getattr(meta.op, "value", meta.op)))
-        if op is None or meta.type == _STACK_TYPE:
+        name = meta.urn.rsplit("::", 1)[-1]
+        if op is None or is_default_provider(meta.type, name):
             return
         if meta.urn in self._changes and op != "replace":
             return
         keys = tuple(sorted({*(meta.diffs or ()), *(meta.keys or ())})) if op in _KEYED else ()
-        self._changes[meta.urn] = Change(
-            op=op, type=meta.type, name=meta.urn.rsplit("::", 1)[-1], urn=meta.urn, keys=keys
-        )
+        self._changes[meta.urn] = Change(op=op, type=meta.type, name=name, urn=meta.urn, keys=keys)
 
     def diff(self, stack: str) -> Diff:
         return Diff(stack=stack, changes=tuple(self.taken().values()))

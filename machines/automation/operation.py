@@ -32,7 +32,7 @@ from machines.automation.engine import (
     StackNotFoundError,
     engine_errors,
 )
-from machines.automation.project import Project, read_yaml, shown
+from machines.automation.project import Project, fence_env, read_yaml, shown
 from machines.automation.snapshot import (
     SharedListing,
     StackRuntime,
@@ -44,6 +44,7 @@ from machines.automation.state import StackState, read_state
 from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import StackConfig
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.provider import Provider
 
@@ -87,12 +88,17 @@ class Operation:
         environ: Mapping[str, str] | None = None,
         command: auto.PulumiCommand | None = None,
         shared: SharedListing | None = None,
+        on_message: OnOutput | None = None,
     ) -> None:
         """``shared``: the listing of several stacks' owners a report over them counts
-        from (``ci-preview``), else the stack's provider lists its owner alone."""
+        from (``ci-preview``), else the stack's provider lists its owner alone.
+        ``on_output`` gets the engine's progress; ``on_message`` the operation's own lines
+        (a place passed over, a killed run's lock released, ...), default ``on_output``:
+        a caller hiding the progress still shows them."""
         self.stack = stack
         self.project = Project.of(project)
         self.notify: OnOutput = on_output or print_progress
+        self.say: OnOutput = on_message or self.notify
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.command = command
         self._making: Future[auto.PulumiCommand] | None = None
@@ -292,8 +298,11 @@ class Operation:
         return self._workspace
 
     def provider(self, runtime: StackRuntime) -> Provider:
-        """The runtime provider of ``runtime``'s settings over the environment, made once."""
-        settings = {**self.environ, **runtime.env}
+        """The runtime provider of ``runtime``'s settings over the environment (less the
+        settings a stack owns, ``stack_environ``), made once, its pools' max counted through
+        the stack's fence (``fence_env``)."""
+        fenced = {**runtime.env, **fence_env(self.project, self.environ)}
+        settings = stack_environ(self.environ, fenced)
         key = (runtime.provider, runtime.owner, tuple(sorted(settings.items())))
         if key not in self._providers:
             self._providers[key] = Provider.of(runtime.provider, runtime.owner, settings)

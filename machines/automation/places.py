@@ -18,6 +18,7 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict
 
 from machines.automation.cost import price_list
+from machines.automation.notices import notices, notices_text
 from machines.program.placement import Placement, kept_at
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Machine, Status
@@ -45,6 +46,8 @@ class PlaceReport(BaseModel):
     currency: str = ""
     monthly: Decimal | None = None
     committed: Decimal | None = None
+    notices: dict[str, int] = {}
+    """The place's machines under the cloud's notice, by kind (``automation.notices``)."""
 
     def counts(self) -> str:
         """``0 → 1 kept by the stack, 2 made by the autoscaler, 0 to delete``."""
@@ -54,7 +57,11 @@ class PlaceReport(BaseModel):
         if self.kept_after is not None and self.kept_after != self.kept:
             kept += f" → {self.kept_after}"
         text = f"{kept} kept by the stack, {self.autoscaler} made by the autoscaler"
-        return text if self.kept_after is None else f"{text}, {self.deletes} to delete"
+        if self.kept_after is not None:
+            text += f", {self.deletes} to delete"
+        if self.notices:
+            text += f"; under the cloud's notice: {notices_text(self.notices)}"
+        return text
 
     def text(self) -> str:
         """The place and its counts (and its money, once priced): a line under its pool's."""
@@ -101,6 +108,7 @@ def place_counts(
                 autoscaler=theirs,
                 kept_after=stays,
                 deletes=deletes,
+                notices=notices(there),
             )
         )
     return tuple(reports)

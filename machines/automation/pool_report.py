@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.checks import Catalogue, catalogue_env, deployment_of
 from machines.automation.cost import PriceList, money, price_list
 from machines.automation.diff import OPS, Change, Diff, PoolCount
+from machines.automation.notices import notices_line
 from machines.automation.places import (
     PlacePrices,
     PlaceReport,
@@ -34,7 +35,7 @@ from machines.automation.snapshot import StackSnapshot
 from machines.program.components import POOL_TYPE
 from machines.program.config.models import BaseDeployment
 from machines.program.reaper import REAPER_TYPE
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import cloud, stack_environ
 from machines.runtime.labels import is_machine_key
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool, option_changes
@@ -222,7 +223,7 @@ def pool_changes(
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"autoscaler machines unknown: {mask(str(snapshot.refused))}")
-    settings = {**env, **catalogue(deployment), **snapshot.exported}
+    settings = stack_environ(env, {**catalogue(deployment), **snapshot.exported})
     prices = prices or price_list(deployment.provider, settings, snapshot.provider)
     names = sorted(set(before) | set(after))
     listed = {name: snapshot.listed.get(name) for name in names}
@@ -254,6 +255,7 @@ def pool_changes(
     changes = [_with_places(c, spans.get(c.pool)) for c in changes]
     notes += price_notes({k: v for k, v in after.items() if k not in spans}, prices)
     notes += [f"pool {p.pool}: new machines boot {p.boots}" for p in diff.pools if p.boots]
+    notes += [line for name in names if (line := notices_line(name, listed.get(name)))]
     costs = {name: (s.before, s.after) for name, s in spans.items()}
     return StackPools(
         stack=diff.stack,

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from machines.runtime.errors import SettingsError
-from machines.runtime.settings import ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
+from machines.runtime.settings import ORCA_FENCE_URL, ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 STATE_DIR = ".pulumi-state"
 """The checkout's own state directory (``Pulumi.yaml``'s ``backend: url:``) and, whatever
@@ -82,6 +82,23 @@ class Project:
         state = self.root / Path(path).expanduser()
         state.mkdir(parents=True, exist_ok=True)
         return state.as_uri() + (f"?{query}" if query else "")
+
+
+FENCE_SCHEMES = ("file://", "s3://")
+"""The backends a fence can live in (``machines.runtime.fence.url``)."""
+
+
+def fence_env(
+    project: str | Path | Project | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``ORCA_FENCE_URL`` of a provider from one of the project's stacks: ``environ``'s (this
+    process's) when set, else the stacks' backend when a fence can live there (``s3://``,
+    ``file://``; a Pulumi Cloud backend cannot hold it: none then, as the docs say)."""
+    given = (os.environ if environ is None else environ).get(ORCA_FENCE_URL, "")
+    if given:
+        return {ORCA_FENCE_URL: given}
+    backend = Project.of(project).backend_url()
+    return {ORCA_FENCE_URL: backend} if backend.startswith(FENCE_SCHEMES) else {}
 
 
 def project_root(project: str | Path | Project | None = None) -> Path:

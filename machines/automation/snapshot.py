@@ -17,12 +17,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.engine import EngineError
+from machines.automation.project import short_name
 from machines.program.config.models import BaseDeployment, PoolConfig
 from machines.program.placement import Placement, placement_of
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.models import Machine
 from machines.runtime.pool import Place, Pool, pools_of
 from machines.runtime.provider import Provider
+from machines.runtime.settings import ORCA_STACK
 from machines.runtime.span import SpanningProvider
 
 
@@ -37,10 +40,11 @@ class StackRuntime(BaseModel):
 
     @classmethod
     def of(cls, stack: str, outputs: Mapping[str, object]) -> StackRuntime:
-        """From the stack's ``provider``, ``owner`` and ``env`` outputs; ``EngineError``
-        naming those missing."""
+        """From the stack's ``provider``, ``owner`` and ``env`` outputs, ``env`` naming the
+        stack (``ORCA_STACK``) where an older ``up`` left it out; ``EngineError`` naming the
+        outputs missing."""
         try:
-            return cls.model_validate(
+            made = cls.model_validate(
                 {key: outputs.get(key) for key in ("provider", "owner", "env")}
             )
         except ValidationError as error:
@@ -49,6 +53,7 @@ class StackRuntime(BaseModel):
                 f"stack {stack} has no usable output {', '.join(missing)}: "
                 f"bring it up first (orca-machines up {stack})"
             ) from None
+        return made.model_copy(update={"env": {ORCA_STACK: short_name(stack), **made.env}})
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,9 @@ def take(
         if runtime is None:
             return StackSnapshot(stack, deployment, outputs)
         if provider is None:
-            provider = Provider.of(runtime.provider, runtime.owner, {**environ, **runtime.env})
+            provider = Provider.of(
+                runtime.provider, runtime.owner, stack_environ(environ, runtime.env)
+            )
     except MachinesError as error:
         return StackSnapshot(stack, deployment, outputs, refused=error)
     return listed_snapshot(stack, deployment, outputs, provider, owner=runtime.owner, shared=shared)

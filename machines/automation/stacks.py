@@ -10,6 +10,7 @@ creates), saying so in one line each.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -31,9 +32,16 @@ from machines.automation.engine import (
     engine_command,
     engine_errors,
 )
+from machines.automation.fencing import stack_fenced
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.places import PlaceReport, place_counts
-from machines.automation.project import STATE_DIR, Project, project_root, short_name
+from machines.automation.project import (
+    STATE_DIR,
+    Project,
+    fence_env,
+    project_root,
+    short_name,
+)
 from machines.automation.recovery import release_stale_locks, settle_pending_creates
 from machines.automation.snapshot import StackRuntime, StackSnapshot
 from machines.automation.spans import traced
@@ -44,6 +52,7 @@ from machines.program.config.stack_config import PROJECT
 from machines.program.pending import pending_creates
 from machines.program.placement import Placement, places_out_env
 from machines.program.reaper import unordered
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError, SettingsError
 from machines.runtime.labels import machine_index, machine_key
 from machines.runtime.models import Status
@@ -67,13 +76,16 @@ def preview(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
     refresh: bool = True,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """What ``up`` would change, per resource and per pool, without changing anything.
 
     With ``refresh`` (the default) the engine first reads the cloud, so machines deleted
-    behind the stack's back show as created again.
+    behind the stack's back show as created again. ``on_output`` gets the engine's
+    progress, ``on_message`` the operation's own lines (default: ``on_output``).
     """
-    return previewed(Operation(stack, project, on_output=on_output), refresh=refresh)[0]
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
+    return previewed(op, refresh=refresh)[0]
 
 
 def previewed(op: Operation, *, refresh: bool = True) -> tuple[Diff, StackSnapshot]:
@@ -100,13 +112,16 @@ def up(
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
     refresh: bool = True,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Make the cloud match the stack's configuration; return what was changed.
 
     With ``refresh`` (the default) the engine first reads the cloud, so a machine someone
-    deleted is made again instead of failing the update.
+    deleted is made again instead of failing the update. ``on_output`` gets the engine's
+    progress, ``on_message`` the operation's own lines, such as a pool going on to its
+    next place (default: ``on_output``).
     """
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         return _up(op, refresh=refresh)[0]
 
@@ -130,12 +145,17 @@ def _up(
                 raise
             out.append(place)
             attempt = Attempt(Changes(attempt.changes), attempt.first)
-            op.notify(
-                f"stack {op.stack}: pool {error.pool.name}: {place} has no stock now; up "
-                "goes on with the pool's next place"
+            op.say(
+                f"stack {op.stack}: pool {error.pool.name}: {place} {error.why}; up goes on "
+                "with the pool's next place"
             )
             op = Operation(
-                op.stack, op.project, on_output=op.notify, environ=op.environ, command=op.command
+                op.stack,
+                op.project,
+                on_output=op.notify,
+                environ=op.environ,
+                command=op.command,
+                on_message=op.say,
             )
 
 
@@ -178,11 +198,15 @@ def _up_once(
 
 @traced("destroy")
 def destroy(
-    stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Delete every resource of the stack, the autoscaler's machines of its pools too (each
     pool's reaper deletes them); the stack and its settings stay."""
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         op.start_engine()
         older = unordered(resources(op.state().deployment))
@@ -246,6 +270,7 @@ def _diffed(
         attempt.first = reported = attempt.first or taken
         collect = attempt.changes
     with (
+        stack_fenced(op.stack, taken) if action == "up" else contextlib.nullcontext(),
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
             op.stack, action, deployment, partial(failed_place, taken, out), passed=out
@@ -290,7 +315,7 @@ def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
     ]
     if urns:
         names = ", ".join(sorted(failed.values()))
-        op.notify(
+        op.say(
             f"stack {op.stack}: replacing {len(urns)} of the stack's machines the cloud could "
             f"not make ({names}: status failed)"
         )
@@ -299,10 +324,14 @@ def failed_machines(op: Operation, taken: StackSnapshot) -> list[str]:
 
 @traced("refresh")
 def refresh(
-    stack: str, *, project: str | Path | None = None, on_output: OnOutput | None = None
+    stack: str,
+    *,
+    project: str | Path | None = None,
+    on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> dict[str, int]:
     """Read the cloud back into the stack's state; return the engine's counts per op."""
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     with stack_lock(stack, op.project):
         selected = op.selected()
         recover(op)
@@ -328,6 +357,7 @@ def resize(
     *,
     project: str | Path | None = None,
     on_output: OnOutput | None = None,
+    on_message: OnOutput | None = None,
 ) -> Diff:
     """Set ``pool``'s ``size`` in the stack's configuration and apply that pool only.
 
@@ -343,7 +373,7 @@ def resize(
     """
     if size < 0:
         raise SettingsError(f"size {size} of pool {pool} is below zero: give 0 or more")
-    op = Operation(stack, project, on_output=on_output)
+    op = Operation(stack, project, on_output=on_output, on_message=on_message)
     index = _pool_index(op, pool)
     check_resize(stack, index, size, op.project, op.settings)  # before the lock
     with stack_lock(stack, op.project):
@@ -384,7 +414,7 @@ def recover(op: Operation) -> None:
             ),
         )
     op.settle(settled)
-    op.notify(said)
+    op.say(said)
 
 
 def _unlocked(op: Operation, run: Callable[[], T]) -> T:
@@ -393,7 +423,7 @@ def _unlocked(op: Operation, run: Callable[[], T]) -> T:
         return run()
     except auto.ConcurrentUpdateError as error:
         cancel = partial(op.run, "cancel", "cancel", "--yes", need_passphrase=True)
-        if not release_stale_locks(op.stack, str(error), op.notify, cancel):
+        if not release_stale_locks(op.stack, str(error), op.say, cancel):
             raise
     return run()
 
@@ -539,7 +569,8 @@ def runtime_settings(stack: str, *, project: str | Path | None = None) -> StackR
 def runtime_env(stack: str, *, project: str | Path | None = None) -> dict[str, str]:
     """The runtime's settings variables (the ``env`` output) plus provider kind and owner."""
     runtime = runtime_settings(stack, project=project)
-    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env}
+    fence = fence_env(project)
+    return {ORCA_PROVIDER: runtime.provider, ORCA_OWNER: runtime.owner, **runtime.env, **fence}
 
 
 def set_config(
@@ -601,8 +632,10 @@ def provider(
     overrides), settings from its ``env`` output over this process's environment, which
     still supplies the token. The stack is found in ``$PULUMI_BACKEND_URL`` (else the
     project's ``.pulumi-state``) of ``project`` (else ``$ORCA_PULUMI_PROJECT``, else this
-    checkout). The runtime never reaches up here; this reaches down to it.
+    checkout), and that backend holds the fence its pools' ``max`` is counted through over
+    every process (``ORCA_FENCE_URL`` overrides: ``fence_env``). The runtime never reaches
+    up here; this reaches down to it.
     """
     runtime = runtime_settings(stack, project=project)
-    environ = {**os.environ, **runtime.env}
+    environ = stack_environ(os.environ, {**runtime.env, **fence_env(project)})
     return Provider.of(runtime.provider, runtime.owner if owner is None else owner, environ)

@@ -1,7 +1,9 @@
 """An operator's view of a stack's pools: what runs, where the type is in stock, the cost.
 
 Per pool: type, location, architecture, the stack's kept machines and the autoscaler's
-by status, ``max`` (when the stack sets one), its market, the locations with stock of its
+by status, ``max`` (when the stack sets one), its market, its machines under the cloud's
+notice by kind (``automation.notices``: EC2's interruption warnings, rebalance
+recommendations, scheduled changes), the locations with stock of its
 type now, the money already committed to its machines (what the cloud bills for each
 until its ``paid_until``, by the cloud's billing rule: ``Provider.committed``), and the
 monthly cost of what runs now, machines being deleted left out (the cloud's prices,
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from machines.automation.availability import Stock, stock
 from machines.automation.checks import Catalogue, catalogue_env
 from machines.automation.cost import PriceList, money, price_list
+from machines.automation.notices import notices, notices_text
 from machines.automation.operation import Operation
 from machines.automation.places import (
     PlacePrices,
@@ -38,7 +41,7 @@ from machines.automation.pool_report import is_kept, unpriced
 from machines.automation.snapshot import StackSnapshot
 from machines.automation.stacks import last_operation
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import cloud, stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Machine, Market, Status
 from machines.runtime.pool import Pool
@@ -69,6 +72,8 @@ class PoolStatus(BaseModel):
     places: tuple[PlaceReport, ...] = ()
     """For a pool that names its places: each place's machines and money, in its cloud's
     currency (the pool's own figures are their sum in the stack's)."""
+    notices: dict[str, int] = {}
+    """The pool's machines under the cloud's notice, by kind (``automation.notices``)."""
 
     def money(self, currency: str) -> str:
         """The monthly cost, with the on-demand one beside it for a pool that buys spot."""
@@ -113,32 +118,17 @@ class StackStatus(BaseModel):
 
     def table(self) -> str:
         """The pools as an aligned text table, then the stack's total and any notes."""
-        header = [
-            "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
-            "KEPT", "AUTOSCALER", "IN STOCK", "COMMITTED", "MONTHLY",
-        ]  # fmt: skip
-        markets = any(p.market != Market.ON_DEMAND for p in self.pools)
-        rows = [header]
+        rows = [list(HEADER)]
         for p in self.pools:
-            rows.append(
-                [
-                    p.pool,
-                    "-" if p.places else p.machine_type,
-                    f"{len(p.places)} places" if p.places else p.location,
-                    p.arch,
-                    str(p.size),
-                    "-" if p.max is None else str(p.max),
-                    p.market.value,
-                    _counts(p.kept),
-                    _counts(p.autoscaler),
-                    "(by place)" if p.places else p.stock.text(),
-                    money(p.committed, self.currency),
-                    p.money(self.currency),
-                ]
-            )
+            rows.append(_pool_row(p, self.currency))
             rows += [_place_row(place) for place in p.places]
-        if not markets:  # a stack of on-demand pools only: no column that says nothing
-            rows = [[c for i, c in enumerate(r) if i != header.index("MARKET")] for r in rows]
+        # no column that says nothing: markets of a stack of on-demand pools only, notices
+        # while no machine is under one
+        markets = any(p.market != Market.ON_DEMAND for p in self.pools)
+        noticed = any(p.notices or any(pl.notices for pl in p.places) for p in self.pools)
+        unsaid = {HEADER.index(c) for c, said in (("MARKET", markets), ("NOTICE", noticed))
+                  if not said}  # fmt: skip
+        rows = [[c for i, c in enumerate(r) if i not in unsaid] for r in rows]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = [
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -163,6 +153,32 @@ class StackStatus(BaseModel):
         return data
 
 
+HEADER = (
+    "POOL", "TYPE", "LOCATION", "ARCH", "SIZE", "MAX", "MARKET",
+    "KEPT", "AUTOSCALER", "NOTICE", "IN STOCK", "COMMITTED", "MONTHLY",
+)  # fmt: skip
+"""The status table's columns (MARKET and NOTICE shown only where they say something)."""
+
+
+def _pool_row(p: PoolStatus, currency: str) -> list[str]:
+    """A pool's row: a pool that names its places says so, its places' rows below it."""
+    return [
+        p.pool,
+        "-" if p.places else p.machine_type,
+        f"{len(p.places)} places" if p.places else p.location,
+        p.arch,
+        str(p.size),
+        "-" if p.max is None else str(p.max),
+        p.market.value,
+        _counts(p.kept),
+        _counts(p.autoscaler),
+        notices_text(p.notices) or "-",
+        "(by place)" if p.places else p.stock.text(),
+        money(p.committed, currency),
+        p.money(currency),
+    ]
+
+
 def _place_row(place: PlaceReport) -> list[str]:
     """A row under its pool's: one place, its machines, its stock and its money in its
     cloud's currency."""
@@ -178,6 +194,7 @@ def _place_row(place: PlaceReport) -> list[str]:
         where.market.value,
         "unknown" if place.kept is None else str(place.kept),
         "unknown" if place.autoscaler is None else str(place.autoscaler),
+        notices_text(place.notices) or "-",
         stock,
         money(place.committed, place.currency),
         money(place.monthly, place.currency),
@@ -213,7 +230,7 @@ def stack_status(
     """The status of the stack as ``snapshot`` found it: nothing is read again but the
     price list and the stock of each pool's type (the snapshot's provider's);
     ``catalogue``: the operation's, when it has one."""
-    settings = {**environ, **catalogue(deployment), **snapshot.exported}
+    settings = stack_environ(environ, {**catalogue(deployment), **snapshot.exported})
     notes: list[str] = []
     if snapshot.refused is not None:
         notes.append(f"machines unknown: {mask(str(snapshot.refused))}")
@@ -301,6 +318,7 @@ def pool_status(
         if market == Market.ON_DEMAND
         else _monthly(home, machines, billed, extra, Market.ON_DEMAND),
         committed=_committed(provider, machines, home),
+        notices=notices(machines),
     )
 
 
@@ -338,6 +356,7 @@ def spanning_status(
         market=pool.market,
         committed=committed,
         places=places,
+        notices=notices(machines),
     )
 
 

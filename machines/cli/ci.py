@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from machines.cli.common import PROG, Commands, Parser, fail, progress, quiet_option
+from machines.cli.common import PROG, Commands, Parser, fail, progress, quiet_option, say
 from machines.cli.exits import ExitCode
 from machines.runtime.errors import MachinesError
 from machines.runtime.settings import ORCA_CI_STACKS
@@ -57,7 +57,7 @@ def _ci_preview(args: argparse.Namespace) -> int:
     stacks = affected.ci_stacks(args.stacks)
     chosen = affected.affected_stacks(affected.changed_files(args.base, args.head), stacks)
     existing = affected.stacks_at(args.base)
-    results = ci_preview.run(chosen, on_output=progress(args), existing=existing)
+    results = ci_preview.run(chosen, on_output=progress(args), existing=existing, on_message=say)
     body = ci_preview.render(results, summary_only=args.summary_only)
     if args.markdown is not None:
         args.markdown.write_text(body, encoding="utf-8")
@@ -86,7 +86,9 @@ def _drift(args: argparse.Namespace) -> int:
     with automation.scratch_copy() as copy:
         for stack in stacks:
             try:
-                diff = automation.preview(stack, project=copy, on_output=progress(args))
+                diff = automation.preview(
+                    stack, project=copy, on_output=progress(args), on_message=say
+                )
             except MachinesError as error:
                 said = str(error)
                 status = fail(said if f"stack {stack}" in said else f"stack {stack}: {said}")

@@ -110,6 +110,12 @@ def progress(args: argparse.Namespace) -> Callable[[str], object]:
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
+def say(line: str) -> None:
+    """An operation's own line (a pool going on to its next place, a killed run's lock
+    released) on stderr, which ``--quiet`` never hides: it hides the engine's progress."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def fail(message: str, status: int = ExitCode.ERROR) -> int:
     """Say ``message`` as one masked line on stderr; return ``status``."""
     line = "; ".join(part.strip() for part in message.splitlines() if part.strip())

@@ -98,12 +98,16 @@ def _create(args: argparse.Namespace) -> int:
         pool=args.pool,
     )
     created = _provider(args).create(spec)
+    if created.ordered:  # a pool ranking its places by price: the ranking
+        print(f"{PROG}: {args.name}: {mask(created.ordered)}", file=sys.stderr)
+    if created.no_stock:  # its reason names every place tried, and why
+        print(f"{PROG}: no stock: {mask(created.reason)}", file=sys.stderr)
+        return ExitCode.NO_STOCK
+    for passed in created.passed_over:  # a pool naming its places: those before this one
+        print(f"{PROG}: {args.name}: passed over {mask(passed)}", file=sys.stderr)
     if created.machine is not None:
         print(table([created.machine]))
         return ExitCode.OK
-    if created.no_stock:
-        print(f"{PROG}: no stock: {mask(created.reason)}", file=sys.stderr)
-        return ExitCode.NO_STOCK
     raise MachinesError(f"create {args.name} failed: {created.reason}")
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from machines.cli.common import PROG, Commands, fail, progress
+from machines.cli.common import PROG, Commands, fail, progress, say
 from machines.cli.exits import ExitCode
 from machines.runtime.errors import MachinesError
 
@@ -59,7 +59,7 @@ def _up(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
     try:
-        diff = automation.up(args.stack, on_output=progress(args))
+        diff = automation.up(args.stack, on_output=progress(args), on_message=say)
     except automation.NoStockError as error:
         return fail(str(error), ExitCode.NO_STOCK)
     print(f"stack {args.stack}: {_done(diff)}")
@@ -69,7 +69,7 @@ def _up(args: argparse.Namespace) -> int:
 def _preview(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
-    diff = automation.preview(args.stack, on_output=progress(args))
+    diff = automation.preview(args.stack, on_output=progress(args), on_message=say)
     if args.markdown is not None:
         args.markdown.write_text(diff.markdown(), encoding="utf-8")
     if args.json:
@@ -99,7 +99,7 @@ def _destroy(args: argparse.Namespace) -> int:
         answer = input(f"Delete every resource of stack {args.stack}? Type its name to confirm: ")
         if answer.strip() != args.stack:
             raise MachinesError(f"not confirmed: stack {args.stack} was left as it is")
-    diff = automation.destroy(args.stack, on_output=progress(args))
+    diff = automation.destroy(args.stack, on_output=progress(args), on_message=say)
     print(f"stack {args.stack}: {_done(diff)}")
     return ExitCode.OK
 
@@ -107,7 +107,7 @@ def _destroy(args: argparse.Namespace) -> int:
 def _refresh(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
-    counts = automation.refresh(args.stack, on_output=progress(args))
+    counts = automation.refresh(args.stack, on_output=progress(args), on_message=say)
     shown = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()) if n) or "nothing"
     print(f"stack {args.stack}: refreshed ({shown})")
     return ExitCode.OK
@@ -117,7 +117,9 @@ def _resize(args: argparse.Namespace) -> int:
     from machines import automation  # noqa: PLC0415 (pulumi loads for stack commands only)
 
     try:
-        diff = automation.resize(args.stack, args.pool, args.size, on_output=progress(args))
+        diff = automation.resize(
+            args.stack, args.pool, args.size, on_output=progress(args), on_message=say
+        )
     except automation.NoStockError as error:
         return fail(str(error), ExitCode.NO_STOCK)
     print(f"stack {args.stack}: pool {args.pool} size {args.size}: {_done(diff)}")

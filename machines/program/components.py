@@ -3,13 +3,13 @@
 A pool's machines are made exactly as the runtime's ``Provider.create`` makes them (same
 image, keys, firewall or security group, user data, labels and tags), so ``machines(pool)``
 sees a stack's machines like the autoscaler's own. Each cloud's shared infrastructure and
-machines are in ``machines.program.<cloud>.components``; ``import machines`` loads none.
+machines are in ``machines.program.clouds.<cloud>.components``, built on what this module
+shares with them; ``machines.program.compose`` puts them together (``import machines``
+loads none).
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -17,14 +17,13 @@ from typing import Any, Protocol
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from machines.program.clouds import CLOUDS, credentials
-from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.program.clouds import credentials
+from machines.program.config.models import PoolConfig
 from machines.program.config.stack_config import StackConfig
-from machines.program.placement import Placement, placements
-from machines.program.reaper import Reaper, reapers_provider
+from machines.program.placement import Placement
+from machines.program.reaper import Reaper
 from machines.runtime.labels import machine_host, machine_name, stack_labels
-from machines.runtime.pool import Place, pools_env
-from machines.runtime.settings import exchange_rates_env
+from machines.runtime.pool import Place
 from machines.runtime.span import spanned_id
 
 POOL_TYPE = "orca:machines:Pool"
@@ -250,65 +249,3 @@ def _placed(machine: DeclaredMachine, home: str, place: Place) -> pulumi.Output[
             "location": place.location,
         }
     )
-
-
-def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None) -> list[Pool]:
-    """Declare the deployment's shared infrastructure on each of its clouds and its pools;
-    export the stack outputs.
-
-    Outputs: ``provider`` (the home cloud), ``owner``, ``env`` (the runtime's settings of
-    every cloud, ``settings.*_env``, with every pool's settings as ``ORCA_POOLS``)
-    and ``pools`` (per pool: type, location, size, arch and machines with id, name,
-    address and arch; for a pool that names places, those and each machine's cloud, type
-    and location).
-    """
-    # Asked before anything is declared: a data source call the program had started (an
-    # image, a type's architecture) would fail too when the clouds cannot be read, and the
-    # engine reports that and drops the program's own line.
-    placed = placements(deployment, {**os.environ, **(environ or {})})
-    built: dict[str, Built] = {}
-    for kind in deployment.clouds:
-        components = importlib.import_module(f"{CLOUDS[kind]}.components")
-        built[kind] = components.build(deployment.on(kind))
-    extra = exchange_rates_env(deployment.exchange_rates)
-    settings = pulumi.Output.all(*(b.env for b in built.values())).apply(
-        lambda envs: {k: v for env in envs for k, v in env.items()} | extra
-    )
-    env = settings.apply(deployment.runtime_env)
-    for placement in placed.values():
-        for note in placement.notes:
-            pulumi.log.info(note)
-    reapers = reapers_provider()
-    clouds = {kind: b.cloud for kind, b in built.items()}
-    home = built[deployment.provider].env
-    pools = [
-        Pool(
-            pool.name,
-            PoolArgs(
-                pool,
-                deployment.owner,
-                clouds,
-                deployment.provider,
-                _reaper_env(deployment, pool, settings) if pool.places else home,
-                reapers,
-                placed.get(pool.name),
-            ),
-        )
-        for pool in deployment.pools
-    ]
-    pulumi.export("provider", deployment.provider)
-    pulumi.export("owner", deployment.owner)
-    pulumi.export("env", env)
-    pulumi.export(
-        "pools", {p.name: c.output(p) for p, c in zip(deployment.pools, pools, strict=True)}
-    )
-    return pools
-
-
-def _reaper_env(
-    deployment: BaseDeployment, pool: PoolConfig, settings: pulumi.Output[dict[str, str]]
-) -> pulumi.Output[dict[str, str]]:
-    """The settings a reaper of a pool that names its places reaps with: every cloud's, and
-    the pool's own (``ORCA_POOLS``), so its provider spans the pool's clouds."""
-    own = pools_env([deployment.runtime_pool(pool)])
-    return settings.apply(lambda env: {**env, **own})

@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
+from machines.runtime.clouds import stack_environ
 from machines.runtime.errors import MachinesError
 from machines.runtime.labels import machine_name
 from machines.runtime.models import Machine, Status
@@ -54,7 +55,8 @@ def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[s
     out = places_out(environ)
     settings = deployment.runtime_env(deployment.catalogue_settings())
     try:
-        provider = Provider.of(deployment.provider, deployment.owner, {**environ, **settings})
+        environ = stack_environ(environ, settings)
+        provider = Provider.of(deployment.provider, deployment.owner, environ)
     except MachinesError as error:
         raise PlacementError(
             f"pools {', '.join(p.name for p in spanning)} name their places, and the clouds "

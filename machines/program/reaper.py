@@ -82,10 +82,11 @@ class PoolReaper(ResourceProvider):
         return ReadResult(id_, props)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
+        from machines.runtime.clouds import stack_environ  # noqa: PLC0415
         from machines.runtime.provider import Provider  # noqa: PLC0415 (the plugin's process only)
         from machines.runtime.reaping import reap  # noqa: PLC0415
 
-        environ = {**os.environ, **dict(props.get("env") or {})}
+        environ = stack_environ(os.environ, dict(props.get("env") or {}))
         environ.update(dict(props.get("credentials") or {}))
         provider = Provider.of(str(props["provider"]), str(props["owner"]), environ)
         reap(provider, str(props["pool"]))

@@ -24,7 +24,12 @@ class Cloud:
     ``no_stock_codes`` the error codes its API answers when it has no capacity now, as an
     engine run relays them; ``credentials`` the variables that carry its secrets (masked
     wherever a message could quote them); ``currency`` the one its prices are in (a pool
-    ranking its places by price turns each into one by ``ORCA_EXCHANGE_RATES``).
+    ranking its places by price turns each into one by ``ORCA_EXCHANGE_RATES``);
+    ``account_limit_codes`` the error codes its API answers when the account is at one of its
+    limits (every create of that market on the cloud fails so until room is made), and
+    ``account_limit_help`` how to make room, for the answer that says so;
+    ``settings`` the variables of its settings a stack sets (its ``env`` output), which a
+    provider of a stack takes from the stack alone (``machines.runtime.clouds.stack_environ``).
     """
 
     kind: str
@@ -35,3 +40,6 @@ class Cloud:
     no_stock_codes: frozenset[str]
     credentials: tuple[str, ...] = ()
     currency: str = ""
+    account_limit_codes: frozenset[str] = frozenset()
+    account_limit_help: str = ""
+    settings: tuple[str, ...] = ()

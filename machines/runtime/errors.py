@@ -39,6 +39,12 @@ class StackMachineError(ForeignMachineError):
     ``size`` in the stack removes it, never the runtime's ``delete``."""
 
 
+class FenceError(MachinesError):
+    """The fence's store (``ORCA_FENCE_URL``, or the stack's backend) could not be read or
+    written, or cannot fence: a create of a pool with a ``max`` answers ``failed`` saying
+    so, never an unfenced create."""
+
+
 class CloudError(MachinesError):
     """The cloud refused a request or could not be reached within the call's time.
 
@@ -46,14 +52,40 @@ class CloudError(MachinesError):
     one of ``UNANSWERED`` when no usable answer came.
     """
 
-    def __init__(self, message: str, code: str = "") -> None:
+    def __init__(self, message: str, code: str = "", *, transient: bool = False) -> None:
         super().__init__(message)
         self.code = code
+        self._transient = transient
 
     @property
     def answer_lost(self) -> bool:
         """True when the request may have been carried out although no answer came."""
         return self.code in ANSWER_LOST
+
+    @property
+    def transient(self) -> bool:
+        """True when the cloud could not answer now: no answer came, or each answer was
+        worth another try (5xx, throttled, busy) until the call's time ran out."""
+        return self._transient or self.code in ANSWER_LOST
+
+    def exhausted(self) -> CloudError:
+        """This error as the end of a call whose retries ran out of time: ``transient``."""
+        return CloudError(str(self), self.code, transient=True)
+
+
+class LostCreateError(CloudError):
+    """A create request that may have made the machine although its answer was lost: the
+    same name created again returns that machine (``Created.may_exist``)."""
+
+
+class AccountFullError(CloudError):
+    """The cloud account is at one of its limits (Hetzner's project limits, EC2's quotas):
+    no create of ``market`` is made anywhere on that cloud until a machine goes or the
+    limit is raised. ``code`` is the cloud's."""
+
+    def __init__(self, message: str, code: str, market: str) -> None:
+        super().__init__(message, code)
+        self.market = market
 
 
 TIMEOUT = "timeout"

@@ -151,6 +151,13 @@ def whose(owner: str) -> str:
     return f"owner {owner!r}" if owner else "no owner"
 
 
+def keeping_stack(stack: str, owner: str) -> str:
+    """The stack that keeps ``owner``'s machines, in a message: ``stack heron`` when its
+    name is known (``ORCA_STACK``), else ``the stack of owner 'egret'``: an owner is not a
+    stack's name (every example stack sets ``owner: prod``, whatever its copy is called)."""
+    return f"stack {stack}" if stack else f"the stack of {whose(owner)}"
+
+
 def not_ours(labels: Mapping[str, str], owner: str, word: str = "label") -> str:
     """Why ``labels`` do not mark a pool machine of ``owner``, empty when they do; ``word``
     is the cloud's name for a label (``tag`` on EC2)."""

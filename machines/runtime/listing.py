@@ -162,13 +162,14 @@ class Listing:
         """Hold a place in ``pool`` for a create of ``name`` unless the pool is at ``limit``:
         None when held (``release`` ends it), else the count that is at the limit.
 
-        The count is ``listed()`` (the pool as ``machines`` answers it, the deleting left
-        out) plus the creates in flight of names not listed yet; one check at a time, so
-        threads never pass ``limit`` together. A name listed or in flight makes no new
+        The count is ``listed()`` (the pool as ``machines`` answers it, less the machines
+        that do not count toward a max: ``Machine.counts_toward_max``) plus the creates in
+        flight of names not listed yet; one check at a time, so threads never pass ``limit``
+        together. A name listed or in flight makes no new
         machine, so it is let through (a create retried after a lost answer).
         """
         with self._reserving:
-            machines = [m for m in listed() if m.status != Status.DELETING]
+            machines = [m for m in listed() if m.counts_toward_max]
             names = {m.name for m in machines}
             with self._changed:
                 flying = {n for (p, n) in self._creating if p == pool}

@@ -117,11 +117,32 @@ def positional(
 
 
 class Ending(StrEnum):
-    """Why a machine is going or gone, as the cloud says: empty while it is not."""
+    """Why a machine is going or gone, or will go soon, as the cloud says: empty while it
+    is not.
+
+    ``deleted`` and ``interrupted`` are said of a machine that is going (``deleting``);
+    the notices are said of one still running: ``interrupting`` (EC2's spot interruption
+    warning: its capacity is taken back at ``ends_at``, two minutes after the warning),
+    ``rebalance`` (EC2's rebalance recommendation: its spot capacity is at higher risk of
+    being taken back, when is not said) and ``scheduled`` (a change the cloud scheduled for
+    it, such as an AWS Health retirement or maintenance, at ``ends_at``).
+    """
 
     NONE = ""
     DELETED = "deleted"  # someone asked for it: the autoscaler, the stack or a person
     INTERRUPTED = "interrupted"  # the cloud took its spot capacity back
+    INTERRUPTING = "interrupting"  # the cloud takes its spot capacity back at ends_at
+    REBALANCE = "rebalance"  # the cloud recommends moving off its spot capacity
+    SCHEDULED = "scheduled"  # the cloud scheduled a change that ends it at ends_at
+
+    @property
+    def notice(self) -> bool:
+        """Whether this is a notice of a running machine that it will go (see the class)."""
+        return self in NOTICES
+
+
+NOTICES = frozenset({Ending.INTERRUPTING, Ending.REBALANCE, Ending.SCHEDULED})
+"""The endings said of a machine that still runs: notices that it will go."""
 
 
 class Machine(BaseModel):
@@ -131,7 +152,10 @@ class Machine(BaseModel):
     private address), else empty while none is assigned. ``managed_by`` is ``"pulumi"`` for
     a machine the stack keeps (the runtime never deletes it) and ``""`` for one
     ``Provider.create`` made. ``market`` is ``spot`` or ``on-demand``; ``ending`` says why a
-    machine that is going (``deleting``) goes: ``deleted`` or ``interrupted``.
+    machine that is going (``deleting``) goes: ``deleted`` or ``interrupted``; of a machine
+    that still runs, the cloud's notice that it will go (``interrupting``, ``rebalance``,
+    ``scheduled``: ``under_notice``), and ``ends_at`` when, where the cloud said (an aware
+    UTC datetime, else None).
 
     ``created`` is the cloud's own creation time (Hetzner's ``created``, EC2's
     ``LaunchTime``), in UTC; ``paid_until`` the end of the time the cloud bills for the
@@ -158,11 +182,24 @@ class Machine(BaseModel):
     created: datetime | None = None
     paid_until: datetime | None = None
     cloud: str = ""
+    ends_at: datetime | None = None
 
     @property
     def interrupted(self) -> bool:
         """The cloud took the machine's spot capacity back: it is going or gone."""
         return self.ending == Ending.INTERRUPTED
+
+    @property
+    def under_notice(self) -> bool:
+        """The cloud said the running machine will go (``Ending.notice``): start nothing
+        new on it, and let it go once idle (``keep_advice`` says so)."""
+        return self.ending.notice
+
+    @property
+    def counts_toward_max(self) -> bool:
+        """Whether the machine holds a place of its pool's ``max``: not one being deleted,
+        nor one under an interruption warning (its replacement must not wait for it)."""
+        return self.status != Status.DELETING and self.ending != Ending.INTERRUPTING
 
 
 def machine_address(*candidates: str | None) -> str:
@@ -222,6 +259,20 @@ class Created(BaseModel):
     ordered: str = ""
     """For a pool that ranks its places by price: that ranking, each place's price or why
     it kept its written place (``machines.runtime.price_order``)."""
+    code: str = ""
+    """The code behind a ``no_stock`` or ``failed`` answer: the cloud's own
+    (``resource_unavailable``, ``resource_limit_exceeded``, ``VcpuLimitExceeded``, ...) or,
+    where no usable answer came, the runtime's (``timeout``, ``connection``,
+    ``not_the_api``, ``credentials``); empty for a refusal of the runtime's own (a pool at
+    its max, a spec at none of its pool's places)."""
+    transient: bool = False
+    """A ``failed`` create the cloud could not answer now: no answer came, or each answer
+    was worth another try (5xx, throttled) until the call's time ran out. Try again shortly
+    (or elsewhere: nothing was made, unless ``may_exist``)."""
+    may_exist: bool = False
+    """A ``failed`` create whose request may have made the machine although its answer was
+    lost: create the same name again (it returns that machine, never a second one), and
+    never ask for it under another name."""
 
     @property
     def ok(self) -> bool:
@@ -243,9 +294,13 @@ class Created(BaseModel):
         return cls(outcome="ok", machine=machine)
 
     @classmethod
-    def out_of_stock(cls, reason: str) -> Created:
-        return cls(outcome="no_stock", reason=reason)
+    def out_of_stock(cls, reason: str, code: str = "") -> Created:
+        return cls(outcome="no_stock", reason=reason, code=code)
 
     @classmethod
-    def failure(cls, reason: str) -> Created:
-        return cls(outcome="failed", reason=reason)
+    def failure(
+        cls, reason: str, code: str = "", *, transient: bool = False, may_exist: bool = False
+    ) -> Created:
+        return cls(
+            outcome="failed", reason=reason, code=code, transient=transient, may_exist=may_exist
+        )

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from machines.runtime.billing import Billing, Rate
+from machines.runtime.billing import Billing, Rates
 from machines.runtime.models import Machine, Status
 
 DEFAULT_MARGIN = 120.0
@@ -59,10 +59,12 @@ def advise(
     margin: float = DEFAULT_MARGIN,
     tick: float = 0.0,
 ) -> list[Advice]:
-    """An ``Advice`` per idle machine, the one to let go first first (its ``release_at``
-    soonest, then by id). ``tick``: seconds between the autoscaler's looks (it looks now and
-    every ``tick`` seconds after; 0: at any moment). A machine being deleted is left out, and
-    so is one the stack keeps (``managed_by``): ``delete`` refuses those anyway."""
+    """An ``Advice`` per idle machine, the one to let go first first (``in_order``).
+    ``tick``: seconds between the autoscaler's looks (it looks now and every ``tick`` seconds
+    after; 0: at any moment). A machine being deleted is left out, and so is one the stack
+    keeps (``managed_by``): ``delete`` refuses those anyway. A machine the cloud said will go
+    (``Machine.under_notice``) is let go now, whatever its paid time: a job started on it
+    may not finish, and its replacement is better made now than after."""
     if margin < 0:
         raise ValueError(f"margin is seconds before the paid time ends, not {margin}")
     if not tick >= 0:
@@ -82,9 +84,17 @@ def advise(
         release_at = (
             now if until is None else last_look(now, until - timedelta(seconds=margin), tick)
         )
+        if machine.under_notice:
+            release_at = now
         keep_for = (release_at - now).total_seconds()
         advice.append(Advice(machine, until, keep_for, release_at))
-    return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+    return in_order(advice)
+
+
+def in_order(advice: Iterable[Advice]) -> list[Advice]:
+    """``advice`` in the order to let machines go: one under the cloud's notice first (it is
+    going anyway), then the soonest ``release_at``, then by id (a new job takes the last)."""
+    return sorted(advice, key=lambda a: (not a.machine.under_notice, a.release_at, a.machine.id))
 
 
 def last_look(now: datetime, latest: datetime, tick: float) -> datetime:
@@ -102,11 +112,12 @@ def committed(
     machines: Iterable[Machine],
     now: datetime,
     billing: Billing,
-    rate_of: Callable[[Machine], Rate | None],
+    rate_of: Callable[[Machine], Rates | None],
     paid_until: Callable[[Machine, datetime], datetime | None],
 ) -> Decimal | None:
     """The money the cloud bills for these machines whatever happens now: each one's time
-    from creation to its ``paid_until`` (a machine being deleted too: its time was billed);
+    from creation to its ``paid_until`` (a machine being deleted too: its time was billed),
+    each of its billed items (``rate_of``: the machine, what its options add) by the rule;
     None when a creation time or a price is unknown."""
     total = Decimal(0)
     for machine in machines:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -38,11 +38,11 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from machines.runtime.clouds import CLOUDS, cloud, options_models
+from machines.runtime.clouds import CLOUDS, cloud, options_models, unsold_market
 from machines.runtime.errors import SettingsError
 from machines.runtime.labels import check_pool
 from machines.runtime.models import Market
-from machines.runtime.options import Model, Options
+from machines.runtime.options import Model, Options, OptionsT
 from machines.runtime.settings import (
     ORCA_POOL_MARKET,
     ORCA_POOL_MAX,
@@ -50,10 +50,7 @@ from machines.runtime.settings import (
     pool_market,
     pool_max,
     single,
-    unsold_market,
 )
-
-OptionsT = TypeVar("OptionsT", bound=Options)
 
 
 def _details(error: ValidationError, *prefix: str | int) -> list[InitErrorDetails]:
@@ -226,15 +223,26 @@ class Pool(Model):
         return self.model_copy(update=update)
 
     def on_each_cloud(self, home: str) -> dict[str, Self]:
-        """The pool as each cloud of its places makes it, at its first place there, its
-        first place's cloud first; a pool without places: itself, on ``home``."""
+        """The pool as each cloud of its places makes it, at its first place there (in the
+        market of its places there, ``market_on``), its first place's cloud first; a pool
+        without places: itself, on ``home``."""
         if not self.places:
             return {home: self}
         views: dict[str, Self] = {}
         for place in self.places:
             if place.cloud not in views:
-                views[place.cloud] = self.at(place)
+                market = self.market_on(place.cloud)
+                views[place.cloud] = self.at(place).model_copy(update={"market": market})
         return views
+
+    def market_on(self, kind: str) -> Market:
+        """The market of the pool's places on cloud ``kind`` as one: theirs when they share
+        one, else ``spot-then-on-demand`` (they buy both: a listing there asks for interrupted
+        spot machines, and the cloud's notices are read). The pool's own without places."""
+        markets = {p.market for p in self.places if p.cloud == kind}
+        if not markets:
+            return self.market
+        return markets.pop() if len(markets) == 1 else Market.SPOT_THEN_ON_DEMAND
 
     def clouds(self, home: str) -> tuple[str, ...]:
         """The clouds the pool's machines come from, in order of preference: its places'

@@ -2,15 +2,17 @@
 currency: the pool's ``placeOrder: price`` (``Pool.place_order``).
 
 Each place's price is its cloud's own: the price list's hourly price of the type there in
-the place's market (EC2's spot price for a spot place), plus what the pool's options add
-(Hetzner's primary IPv4, EC2's root volume), billed for one hour by the cloud's billing rule
+the place's market (EC2's spot price for a spot place), and each item the pool's options add
+at its own listed figures (Hetzner's primary IPv4 at its hourly price, EC2's root volume at
+its share of the month's GB-month price), billed for one hour by the cloud's billing rule
 (Hetzner: the started hour; EC2: by the second), then turned into one currency by the rates
 ``ORCA_EXCHANGE_RATES`` names. A place whose price cannot be read keeps its written place in
 the order, and the order says why.
 
 Each cloud's price list is the one its provider keeps (``Provider.current_prices``): read
 at most once per ``ORCA_OFFERS_TTL`` however many creates rank places by it, so a create
-after the first within that window asks no cloud for a price.
+after the first within that window asks no cloud for a price. The spanning provider passes
+each place its cloud's list and billing rule: this module, below the providers, imports none.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from machines.runtime.billing import Rate
+from machines.runtime.billing import Billing
 from machines.runtime.clouds import cloud
 from machines.runtime.errors import MachinesError
 from machines.runtime.pool import Place, Pool
-from machines.runtime.prices import HOURS_PER_MONTH, PriceList, brief
-from machines.runtime.provider import Provider
+from machines.runtime.prices import PriceList, brief
 from machines.runtime.settings import ORCA_EXCHANGE_RATES
 
 NEXT_HOUR = timedelta(hours=1)
@@ -50,7 +51,7 @@ def missing_rates(pool: Pool, rates: Mapping[str, Decimal]) -> list[str]:
 
 
 def next_hour(
-    provider: Provider,
+    billing: Billing | None,
     settings: Pool,
     place: Place,
     rates: Mapping[str, Decimal],
@@ -58,24 +59,21 @@ def next_hour(
     *,
     prices: PriceList,
 ) -> Priced:
-    """What the next hour of a machine at ``place`` costs (``settings``: the pool there;
-    ``prices``: its cloud's price list, ``provider.current_prices()``)."""
+    """What the next hour of a machine at ``place`` costs (``billing``: its cloud's billing
+    rule, the provider's ``billing``; ``settings``: the pool there; ``prices``: its cloud's
+    price list, the provider's ``current_prices()``)."""
     facts = cloud(place.cloud)
     if facts.currency not in rates:
         return Priced(place, None, f"{ORCA_EXCHANGE_RATES} has no rate for {facts.currency}")
     try:
-        hourly = prices.hourly(place.machine_type, place.location, place.market)
-        monthly = prices.monthly(place.machine_type, place.location, place.market)
-        extra = prices.options(settings, place.location)
+        billed = prices.rates(place.machine_type, place.location, place.market, settings)
     except MachinesError as error:
         return Priced(place, None, f"prices unknown: {brief(error)}")
-    if hourly is None or monthly is None or extra is None:
+    if billed is None:
         return Priced(place, None, prices.unknown or "its price is unknown")
-    billing = provider.billing
     if billing is None:
         return Priced(place, None, f"{facts.name} states no billing rule")
-    rate = Rate(hourly + extra / HOURS_PER_MONTH, monthly + extra)
-    charged = billing.charged(now, now + NEXT_HOUR, rate)
+    charged = billing.charged(now, now + NEXT_HOUR, billed)
     return Priced(place, charged * rates[facts.currency])
 
 

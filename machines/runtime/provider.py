@@ -13,7 +13,10 @@ whose machine a delete may touch, telemetry); a cloud implements the steps only 
 When the settings name pools that span places (``Pool.places``: more than one, or on
 another cloud), ``Provider.of`` returns a ``machines.runtime.span`` provider instead, which
 holds one provider of this kind per cloud the pools name and makes each machine at the
-first of its pool's places with stock.
+first of its pool's places with stock. That choice is ``machines.runtime.factory``'s: it
+builds this class's subclasses, so it stands above this module, which never imports it
+(``install`` puts it behind ``Provider.of``); telemetry, below, is imported by name at the
+first call.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import functools
 import importlib
 import inspect
 import logging
-import os
+import math
 import threading
 import time
 import weakref
@@ -34,17 +37,24 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
-from machines.runtime.billing import Billing, Rate, as_utc, utc
+from machines.runtime.backoff import backoff
+from machines.runtime.billing import Billing, Rate, Rates, as_utc, utc
 from machines.runtime.budget import Budget, BudgetMeter
 from machines.runtime.clock import Clock
-from machines.runtime.clouds import CLOUDS, cloud
+from machines.runtime.clouds import cloud
 from machines.runtime.errors import (
+    AccountFullError,
+    CloudError,
+    FenceError,
     ForeignMachineError,
+    LostCreateError,
     MachinesError,
-    SettingsError,
     StackMachineError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Admitted, Fence
+from machines.runtime.fence.fence import Full as FenceFull
+from machines.runtime.fence.held import Entry
 from machines.runtime.labels import (
     MANAGED_BY_LABEL,
     MANAGED_BY_PULUMI,
@@ -52,17 +62,18 @@ from machines.runtime.labels import (
     belongs_to,
     check_owner,
     check_pool,
+    keeping_stack,
     managed_by,
     not_ours,
     whose,
 )
 from machines.runtime.listing import Listing
-from machines.runtime.models import Created, Machine, MachineSpec, Market, Status
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.paid import DEFAULT_MARGIN, Advice, advise, committed
-from machines.runtime.pool import Pool, pools_of
+from machines.runtime.pool import Pool
 from machines.runtime.prices import NoPrices, PriceList
-from machines.runtime.settings import ORCA_POOL_MARKET, ORCA_POOLS, Freshness, unsold_market
-from machines.runtime.shortages import StockMemory
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, Freshness
+from machines.runtime.shortages import Full, FullAccount, StockMemory
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +83,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _traced(call: str) -> Callable[[F], F]:
     """``machines.runtime.telemetry.traced_<call>`` around the method, built at its first call:
     OpenTelemetry loads with the first provider's call, never with ``import machines``
-    (imported by name, as ``Provider.of`` imports a cloud)."""
+    (imported by name, as the factory imports a cloud's provider)."""
 
     def decorate(method: F) -> F:
         traced: list[Callable[..., Any]] = []
@@ -99,11 +110,36 @@ class Found:
     labels: Mapping[str, str]
 
 
-def provider_class(kind: str) -> type[Provider]:
-    """The ``Provider`` class of cloud ``kind`` (imported now: its cloud library loads)."""
-    module_name, _, class_name = cloud(kind).provider.partition(":")
-    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-    return cls
+@dataclass
+class Slot:
+    """A create's place under its pool's max: ``refused`` when there is none, else held,
+    and ``ended`` with the create's answer (a fence entry of a create that made nothing is
+    released at once; one that may have made its machine holds until its hold ends)."""
+
+    refused: Created | None = None
+    release: Callable[[], None] | None = None
+
+    def ended(self, created: Created) -> None:
+        if self.release is not None and not created.ok and not created.may_exist:
+            try:
+                self.release()
+            except FenceError as error:
+                log.warning("%s: its slot ends at the fence's hold", error)
+
+
+Factory = Callable[[str, str, "Mapping[str, str] | None"], "Provider"]
+"""What ``Provider.of`` calls: (kind, owner, environ) to the provider."""
+
+_factory: Factory | None = None
+
+
+def install(factory: Factory) -> None:
+    """Make ``factory`` what ``Provider.of`` calls. The ``machines.runtime`` package installs
+    ``machines.runtime.factory.of`` as it loads, before any of its modules can be used: the
+    factory builds this module's subclasses (each cloud's provider, the spanning one), so it
+    stands above this module, which never imports it."""
+    global _factory  # noqa: PLW0603 (set once, by the package that composes the runtime)
+    _factory = factory
 
 
 class Provider(ABC):
@@ -138,6 +174,9 @@ class Provider(ABC):
     ) -> None:
         """``freshness`` and ``clock`` time the listing and the budget (tests pass a clock)."""
         self.owner = check_owner(owner)
+        self.stack = ""
+        """The name of the stack that made the deployment (``ORCA_STACK``, which
+        ``Provider.of`` reads), for messages about what it keeps; empty when unknown."""
         self.image = image
         self.ssh_keys: tuple[str, ...] = ()
         """The SSH keys every machine gets, by name (the design document's ``ssh_keys``)."""
@@ -149,6 +188,8 @@ class Provider(ABC):
         self._meter = BudgetMeter(freshness, clock, note=self.budget_note)
         self._stock = StockMemory(freshness.no_stock_ttl, clock)
         """The cloud's ``no_stock`` answers, remembered per type, location and market."""
+        self._account = FullAccount(freshness.no_stock_ttl, clock)
+        """The cloud's answers that the account is at its limit, remembered per market."""
         self._pages = 1
         """Requests one listing of the owner took last (``_list`` sets it)."""
         self._prices: tuple[PriceList, float] | None = None
@@ -164,6 +205,7 @@ class Provider(ABC):
         self._creates: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._fence: Fence | None = None
         self._placed = threading.local()
         """The pool's settings at one place, while this thread's create makes it there."""
         if self.watched:
@@ -171,27 +213,12 @@ class Provider(ABC):
 
     @staticmethod
     def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> Provider:
-        """The provider ``kind`` configured from ``environ`` (default: this process's)."""
-        if kind not in CLOUDS:
-            raise UnknownProviderError(
-                f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
-            )
-        facts = cloud(kind)
-        env = os.environ if environ is None else environ
-        pools = pools_of(env, kind)
-        if any(pool.spans(kind) for pool in pools.values()):
-            span = importlib.import_module("machines.runtime.span")
-            spanning: Provider = span.spanning(kind, owner, env, pools)
-            return spanning
-        cls = provider_class(kind)
-        source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
-        for pool in pools.values():
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                raise SettingsError(f"{source}: {refused}")
-        provider = cls.from_env(owner, environ)
-        provider.set_pools(pools.values())
-        return provider
+        """The provider ``kind`` configured from ``environ`` (default: this process's): cloud
+        ``kind``'s own, or a spanning one when the settings' pools span places
+        (``machines.runtime.factory.of``, which ``install`` put here)."""
+        if _factory is None:
+            raise RuntimeError("no provider factory: import machines.runtime, which installs it")
+        return _factory(kind, owner, environ)
 
     def set_pools(self, pools: Iterable[Pool]) -> None:
         """The pools' settings this provider's ``create`` keeps (``Provider.of`` sets those of
@@ -250,21 +277,36 @@ class Provider(ABC):
         one name wait for each other, so a create retried after a lost answer makes one
         machine; the machine made is listed by ``machines`` at once.
         """
-        with self._within_max(spec, self.pool(spec.pool).max) as full:
-            if full is not None:
-                return full
+        remembered = self._account_remembered(self.market(spec.pool).tries)
+        if remembered is not None:
+            return remembered
+        with self._within_max(spec, self.pool(spec.pool).max) as slot:
+            if slot.refused is not None:
+                return slot.refused
             with self._name_lock(spec.name):
-                try:
-                    created = self._create(spec)
-                except MachinesError as error:
-                    return Created.failure(str(error))
+                created = self._attempt(spec)
                 if created.machine is not None:
                     made = created.machine.model_copy(update={"cloud": self.kind})
                     self._listing.created(made)
                     paid = self.paid_until(made)
                     machine = made.model_copy(update={"paid_until": paid})
                     created = created.model_copy(update={"machine": machine})
-                return created
+            slot.ended(created)
+            return created
+
+    def _attempt(self, spec: MachineSpec) -> Created:
+        """The cloud's create (``_create``), its errors as the answer: a full account
+        remembered (``_account_full``), a lost answer ``may_exist``, the code kept."""
+        try:
+            return self._create(spec)
+        except AccountFullError as error:
+            return self._account_full(error)
+        except LostCreateError as error:
+            return Created.failure(str(error), error.code, transient=True, may_exist=True)
+        except CloudError as error:
+            return Created.failure(str(error), error.code, transient=error.transient)
+        except MachinesError as error:
+            return Created.failure(str(error))
 
     @_traced("machines")
     def machines(self, pool: str) -> list[Machine]:
@@ -365,7 +407,7 @@ class Provider(ABC):
             return None
         moment = self._moment(now)
 
-        def rate_of(machine: Machine) -> Rate | None:
+        def rate_of(machine: Machine) -> Rates | None:
             return self._rate(machine, prices)
 
         def paid_until(machine: Machine, at: datetime) -> datetime | None:
@@ -386,15 +428,21 @@ class Provider(ABC):
             return utc(now)
         raise TypeError(f"now is a datetime or seconds since the epoch, not {now!r}")
 
-    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rate | None:
-        """``machine``'s hourly and monthly price, from ``prices`` or the list this provider
-        keeps (``kept_prices``: read once, and again when a price order asks past its
-        window)."""
+    def _rate(self, machine: Machine, prices: PriceList | None = None) -> Rates | None:
+        """What ``machine`` bills, item by item (itself, then what its pool's options add),
+        at the hourly and monthly prices of ``prices`` or of the list this provider keeps
+        (``kept_prices``: read once, and again when a price order asks past its window or
+        the list could not be read); None when the machine's own price is unknown. What
+        its options add is left out where its price is unknown (moto's root volumes), as
+        the reports leave it out of a pool's price, saying so."""
         if prices is None:
             prices = self.kept_prices(None)
         where = (machine.machine_type, machine.location, machine.market)
         hourly, monthly = prices.hourly(*where), prices.monthly(*where)
-        return None if hourly is None or monthly is None else Rate(hourly, monthly)
+        if hourly is None or monthly is None:
+            return None
+        settings = self._pools.get(machine.pool) or Pool(name=machine.pool)
+        return (Rate(hourly, monthly), *(prices.option_rates(settings, machine.location) or ()))
 
     @_traced("delete")
     def delete(self, id: str) -> bool:
@@ -424,41 +472,196 @@ class Provider(ABC):
             log.debug("%s %s (%s) is already going", self.noun, machine_id, name)
             return True
         if managed_by(labels) == MANAGED_BY_PULUMI:
+            pool = labels.get(POOL_LABEL, "")
             raise StackMachineError(
-                f"{self.noun} {machine_id} ({name}) is kept by stack {self.owner} "
-                f"({MANAGED_BY_LABEL}={MANAGED_BY_PULUMI} {self.label_word}): it was left "
-                f"alone; to remove it, lower the size of pool {labels.get(POOL_LABEL, '')} in "
-                f"stack {self.owner} (orca-machines resize)"
+                f"{self.noun} {machine_id} ({name}) is kept by "
+                f"{keeping_stack(self.stack, self.owner)} ({MANAGED_BY_LABEL}="
+                f"{MANAGED_BY_PULUMI} {self.label_word}): it was left alone; to remove it, "
+                f"lower the size of pool {pool} in {self._that_stack()} (orca-machines resize "
+                f"{self.stack or '<stack>'} {pool} <size>)"
             )
         return self._delete(found.machine)
 
     @contextmanager
-    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Created | None]:
-        """Around a create of ``spec``: the refusal when its pool is at ``limit`` (its max),
-        else None with a place held for the create until the block ends; nothing held for
-        a pool without a max."""
+    def _within_max(self, spec: MachineSpec, limit: int | None) -> Iterator[Slot]:
+        """Around a create of ``spec``: its ``Slot``, refused when its pool is at ``limit``
+        (its max) in this provider or, with a fence (``set_fence``), over every process;
+        else held for the create until the block ends (the fence's entry until the create
+        has ended: ``Slot.ended``). Nothing is held for a pool without a max."""
         full = None if limit is None else self._max_check(spec, limit)
         if limit is None or full is not None:
-            yield full
+            yield Slot(full)
             return
         try:
-            yield None
+            yield self._fenced(spec, limit)
         finally:
             self._listing.release(spec.pool, spec.name)
 
+    def set_fence(self, fence: Fence | None) -> None:
+        """Count each pool's ``max`` over every process that makes its machines, through
+        ``fence`` (``machines.runtime.fence``); None: within this provider only."""
+        self._fence = fence
+
+    @property
+    def fence(self) -> Fence | None:
+        """The fence this provider's creates of a pool with a max ask, if any."""
+        return self._fence
+
+    def _fenced(self, spec: MachineSpec, limit: int) -> Slot:
+        """The fence's answer for a create of ``spec`` (see ``Fence.reserve``): its slot, or
+        the refusal; a name another process is making returns that machine once a cloud
+        shows it, else waits for that create to end, within the call's time."""
+        fence = self._fence
+        if fence is None:
+            return Slot()
+        start = time.monotonic()
+        while True:
+            listed = self.machines(spec.pool)  # the count's listing: fresh, no request
+            cloud_kind, place = self._asked_at(spec)
+            try:
+                answer = fence.reserve(
+                    spec.pool, [spec.name], cloud=cloud_kind, place=place, limit=limit,
+                    listed=listed,
+                )  # fmt: skip
+            except FenceError as error:
+                return Slot(
+                    Created.failure(
+                        f"pool {spec.pool}'s max ({limit}) could not be counted over the "
+                        f"processes that make its machines, so nothing was made: {error}"
+                    )
+                )
+            if isinstance(answer, Admitted):
+                release = functools.partial(fence.release, spec.pool, [spec.name])
+                return Slot(release=release if answer.wrote else None)
+            if isinstance(answer, FenceFull):
+                return Slot(self._full(spec, limit, answer.count, answer.flying))
+            waited = self._wait_for(spec, answer.entry, fence, start)
+            if waited is not None:
+                return Slot(waited)
+
+    def _wait_for(
+        self, spec: MachineSpec, entry: Entry, fence: Fence, start: float
+    ) -> Created | None:
+        """While another process is making ``spec``'s name (its ``entry``): that machine once
+        a cloud shows it, or None once the entry has ended without it (the create goes on);
+        ``failed`` when neither happens within the call's time."""
+        attempt = 0
+        while True:
+            found = self._made_elsewhere(spec)
+            if found is not None:
+                return found
+            try:
+                if not fence.holds(spec.pool, entry):
+                    return None
+            except FenceError as error:
+                return Created.failure(f"{self._being_made(spec, entry).reason} ({error})")
+            left = fence.deadline - (time.monotonic() - start)
+            if left <= 0:
+                return self._being_made(spec, entry)
+            time.sleep(min(backoff(attempt, 0.1, 2.0), left))
+            attempt += 1
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """Where ``spec`` asks for its machine, as a fence entry says it (cloud, place)."""
+        return self.kind, f"{self.kind} {spec.machine_type} in {spec.location}"
+
+    def _made_elsewhere(self, spec: MachineSpec) -> Created | None:
+        """The machine of ``spec``'s name another process made, when a cloud shows it now
+        (one request by name); None when none does yet."""
+        try:
+            found = self.named(spec.name, spec.pool)
+        except CloudError:
+            return None
+        if found is None:
+            return None
+        different = mismatch(spec, found)
+        return Created.failure(different) if different else Created.success(found)
+
+    def _being_made(self, spec: MachineSpec, entry: Entry) -> Created:
+        return Created.failure(
+            f"{spec.name} is being made by another process ({entry.holder}, since "
+            f"{utc(entry.since):%H:%M:%S} UTC) and no cloud shows it yet: nothing was made "
+            "twice; create it again in a moment, which returns that machine",
+            transient=True,
+        )
+
+    def _full(self, spec: MachineSpec, limit: int, count: int, flying: int) -> Created:
+        """The refusal of a create at its pool's max, counted over every process."""
+        elsewhere = f", {flying} of them being made now" if flying else ""
+        return Created.failure(
+            f"pool {spec.pool} has {count} machines{elsewhere}, counted over every process "
+            f"that makes them: its max is {limit}: wait for some to be deleted, or raise "
+            "the pool's max in the stack"
+        )
+
     def _max_check(self, spec: MachineSpec, limit: int) -> Created | None:
-        """The pool's max check: ``failed`` naming the pool and its max when it is full, else
-        None with a place held for the create (the listing's ``reserve``; ``_within_max``
-        releases it). The count is ``machines(pool)``, the shared listing with this
-        provider's writes laid over it, plus its creates in flight."""
-        count = self._listing.reserve(spec.pool, spec.name, limit, lambda: self.machines(spec.pool))
+        """The pool's max check: ``failed`` naming the pool and its max when it is full, or
+        when the pool's machines cannot be counted (a cloud that cannot be listed: nothing
+        is made past a max nobody counted), else None with a place held for the create
+        (the listing's ``reserve``; ``_within_max`` releases it). The count is
+        ``machines(pool)``, the shared listing with this provider's writes laid over it,
+        plus its creates in flight."""
+        try:
+            count = self._listing.reserve(
+                spec.pool, spec.name, limit, lambda: self.machines(spec.pool)
+            )
+        except CloudError as error:
+            return Created.failure(
+                f"pool {spec.pool}'s machines could not be counted against its max ({limit}), "
+                f"so nothing was made: {error}",
+                error.code,
+                transient=error.transient,
+            )
         if count is None:
             return None
         return Created.failure(
-            f"pool {spec.pool} has {count} machines, the max stack {self.owner or '-'} "
-            f"sets for it ({limit}, the pool's max): wait for some to be deleted, or "
-            "raise the pool's max in the stack"
+            f"pool {spec.pool} has {count} machines, the max "
+            f"{keeping_stack(self.stack, self.owner)} sets for it ({limit}, the pool's max): "
+            f"wait for some to be deleted, or raise the pool's max in {self._that_stack()}"
         )
+
+    def _that_stack(self) -> str:
+        """The stack a message named with ``keeping_stack``, named again."""
+        return f"stack {self.stack}" if self.stack else "that stack"
+
+    def account_full(self, markets: Iterable[Market]) -> str:
+        """Why no create in any of ``markets`` is sent to this cloud now: its account was at
+        its limit at its last answer, remembered ``ORCA_NO_STOCK_TTL`` unless this provider
+        deleted a machine since; empty when a create may be sent. Asks the cloud nothing."""
+        full = self._account.full(markets)
+        return "" if full is None else self._said_full(full)
+
+    def _said_full(self, full: Full) -> str:
+        return (
+            f"the {cloud(self.kind).name} account was at its limit at its last answer "
+            f"({full.code}), remembered for {math.ceil(full.seconds_left)} s more "
+            f"({ORCA_NO_STOCK_TTL}) or until this provider deletes one of its {self.noun}s"
+        )
+
+    def _account_remembered(self, markets: Iterable[Market]) -> Created | None:
+        """A create's answer, without a request, while the account is remembered at its
+        limit in every market it would buy in; None when it may be sent."""
+        full = self._account.full(markets)
+        if full is None:
+            return None
+        said = self._said_full(full)
+        return Created.failure(f"{said}, so no create was sent: {full.why}", full.code)
+
+    def _account_full(self, error: AccountFullError) -> Created:
+        """A create the cloud refused because the account is at its limit: remembered for
+        every create of that market on this cloud (see ``FullAccount``), and answered with
+        how to make room."""
+        facts = cloud(self.kind)
+        why = f"{error}: the {facts.name} account is at its limit; {facts.account_limit_help}"
+        self._account.remember(Market(error.market), error.code, why)
+        window = self._account.ttl
+        held = (
+            f"; no create is sent to {facts.name} for {math.ceil(window)} s "
+            f"({ORCA_NO_STOCK_TTL}), or until this provider deletes one of its {self.noun}s"
+            if window > 0
+            else ""
+        )
+        return Created.failure(f"{why}{held}", error.code)
 
     def _foreign(self, found: Found) -> str:
         """Why ``delete`` leaves ``found`` alone: not a pool machine of this owner."""
@@ -473,11 +676,24 @@ class Provider(ABC):
         paid = self.paid_until(machine, now)
         self._remove(machine.id)
         self._listing.deleted(machine.id)
+        self._account.forget()  # a machine gone: room again where the account was full
+        self._forget_fenced(machine)
         if paid is not None:
             unused = max(0.0, (paid - now).total_seconds())
             importlib.import_module("machines.runtime.telemetry").paid_unused(self, machine, unused)
         log.info("deleted %s %s (%s)", self.noun, machine.id, machine.name)
         return True
+
+    def _forget_fenced(self, machine: Machine) -> None:
+        """A deleted machine frees its slot in the fence at once (its entry, if one may still
+        hold it); a store that cannot be written leaves the entry to end at its hold."""
+        if self._fence is None:
+            return
+        created = None if machine.created is None else machine.created.timestamp()
+        try:
+            self._fence.forget(machine.pool, machine.name, created)
+        except FenceError as error:
+            log.warning("deleted %s %s, but %s", self.noun, machine.name, error)
 
     def _name_lock(self, name: str) -> threading.Lock:
         """One lock per machine name, while a create of it holds it."""
@@ -535,17 +751,30 @@ class Provider(ABC):
         type it lacks, a location it does not sell or offer it in), or None when it can:
         what a stack's pools are checked against before the engine runs."""
 
+    def location_refusal(self, location: str) -> str:
+        """Why this provider's settings can never make a machine in ``location``, known
+        without a request (EC2: a zone ``ORCA_EC2_SUBNETS`` has no subnet for); empty when
+        the cloud's catalogue decides. ``Provider.of`` refuses a pool's such place."""
+        return ""
+
     def boots(self, pool: Pool) -> str:
         """What a new machine of ``pool`` boots when its settings do not name one image (a
         cloud's image found anew, say a Hetzner label selector's newest snapshot), one phrase
         for a preview; empty when they name it. ``MachinesError`` when there is none."""
         return ""
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """What a create of ``pool`` would refuse in its options, looked up read-only as the
         create does (images, networks, placement groups): (key, why) each, none when all is
         well; names in ``created`` are the stack's to make and not looked for. What a stack
-        is checked against before the engine runs. A cloud without options has none."""
+        is checked against before the engine runs. A cloud without options has none.
+
+        ``key`` is the option's key under the pool (``hetzner.network``), or, for one of
+        the provider's own settings (its image), the variable that carries it
+        (``ORCA_EC2_IMAGE``); ``keys`` names such variables in ``why`` as the caller knows
+        them (a stack's ``ec2.image``), else ``why`` names the variable."""
         return []
 
     def on(self, kind: str) -> Provider:
@@ -587,13 +816,22 @@ class Provider(ABC):
         that ask: read when first asked, and again when asked once ``fresh_for`` seconds
         have passed on this provider's clock since it was read (None: whatever its age, as
         the billing rule takes it). A list that could not be read answers every price
-        unknown, saying why, until it is read again."""
+        unknown, saying why, until it is read again, at most ``ORCA_OFFERS_TTL`` later."""
         with self._prices_lock:
             now = self._clock()
             kept = self._prices
-            if kept is None or (fresh_for is not None and now - kept[1] >= fresh_for):
+            if kept is None or now - kept[1] >= self._kept_for(kept[0], fresh_for):
                 kept = self._prices = (self.prices(), now)
             return kept[0]
+
+    def _kept_for(self, prices: PriceList, fresh_for: float | None) -> float:
+        """How long a kept list answers: ``fresh_for`` (None: for good), and a list that
+        could not be read no longer than the price window (``ORCA_OFFERS_TTL``), so the
+        billing rule's list is read again as a price order's is."""
+        window = math.inf if fresh_for is None else fresh_for
+        if prices.read_failed:
+            window = min(window, self._freshness.offers_ttl)
+        return window
 
     def current_prices(self) -> PriceList:
         """The price list as read at most ``ORCA_OFFERS_TTL`` ago (``kept_prices``): what a
@@ -606,6 +844,22 @@ class Provider(ABC):
         its listing may not show it yet; None otherwise. Asks the cloud nothing."""
         made = self._listing.launched(name, pool)
         return None if made is None else made.model_copy(update={"cloud": self.kind})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """This owner's live machine of ``pool`` named ``name``, as the cloud answers now
+        (``_by_name``: one request on Hetzner and EC2, never more than a listing); None when
+        the cloud has none. Where a pool that spans clouds looks for a machine whose create
+        lost its answer before it makes one elsewhere."""
+        for found in self._by_name(name, pool):
+            if found.name == name and found.status != Status.DELETING:
+                return found.model_copy(update={"cloud": self.kind})
+        return None
+
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The cloud's step of ``named``: this owner's pool machines that may be named
+        ``name``; by default the pool's listing (a cloud that finds a name in one request
+        says so)."""
+        return self._list(pool)
 
     def listing_age(self) -> float | None:
         """Seconds since the listing ``machines`` answers from began, None before the first

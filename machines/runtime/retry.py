@@ -7,19 +7,17 @@ this module decides when, and when to give up, the same way for every cloud.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from machines.runtime import deadline as wall_clock
+from machines.runtime.backoff import backoff
 
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-BASE_DELAY = 0.25
-MAX_DELAY = 20.0
 
 RetryAfter = Callable[[Exception], float | None]
 """Maps an error to None (final) or the seconds the API asked to wait (0: no opinion)."""
@@ -36,18 +34,6 @@ class GaveUp(Exception):
         self.last = last
         self.attempts = attempts
         self.seconds = seconds
-
-
-def backoff(attempt: int, base: float | None = None, cap: float | None = None) -> float:
-    """Seconds to wait before retry number ``attempt`` (0-based): half fixed, half jitter.
-
-    The fixed half keeps clients from hammering; the random half keeps many autoscaler
-    threads that failed together from retrying together.
-    """
-    base = BASE_DELAY if base is None else base
-    cap = MAX_DELAY if cap is None else cap
-    ceiling = min(cap, base * 2.0**attempt)
-    return ceiling / 2 + random.uniform(0, ceiling / 2)  # noqa: S311 (jitter, not crypto)
 
 
 def call(

@@ -4,7 +4,8 @@ settings use. A cloud's own variables are named in its ``settings`` module.
 Each reader names the variable that is missing or malformed and never echoes a secret. Each
 cloud's settings model (``machines.runtime.clouds.<kind>.settings``) has an ``env()`` that turns it
 back into variables: the Pulumi stack exports exactly these, so an autoscaler is configured
-by the stack that made its infrastructure.
+by the stack that made its infrastructure. Each cloud's settings read this module, so it
+asks no cloud anything: what the clouds declare is the registry's (``machines.runtime.clouds``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from machines.runtime.clouds import clouds
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Market
 
@@ -24,6 +24,13 @@ ORCA_PROVIDER = "ORCA_PROVIDER"
 ORCA_OWNER = "ORCA_OWNER"
 """The provider kind and owner of a deployment: ``orca-machines env`` prints them with the
 stack's settings, and the CLI's pool commands read them."""
+
+ORCA_STACK = "ORCA_STACK"
+"""The name of the stack that made the deployment (its ``env`` output exports it, and
+``orca-machines env`` prints it): the runtime's messages about what the stack keeps (a
+delete it refuses, a pool at the max the stack sets) name that stack; without it they name
+the owner, as the owner (a stack's owner is not its name: ``owner: prod`` in stack
+``heron``)."""
 
 PULUMI_BACKEND_URL = "PULUMI_BACKEND_URL"
 PULUMI_CONFIG_PASSPHRASE = "PULUMI_CONFIG_PASSPHRASE"  # noqa: S105 (the variable's name)
@@ -60,9 +67,18 @@ ORCA_EXCHANGE_RATES = "ORCA_EXCHANGE_RATES"
 """What one unit of each currency is worth in one unit of your choosing, ``EUR=1,USD=0.86``:
 a pool that ranks its places by price (``placeOrder: price``) compares them so."""
 
+STACK_VARIABLES = (ORCA_STACK, ORCA_POOLS, ORCA_POOL_MAX, ORCA_POOL_MARKET, ORCA_EXCHANGE_RATES)
+"""The shared variables a stack's settings own (its ``env`` output), besides each cloud's
+(``Cloud.settings``): see ``machines.runtime.clouds.stack_environ``."""
+
 ORCA_PLACES_OUT = "ORCA_PLACES_OUT"
 """The places an ``orca-machines up`` found out of stock in an earlier attempt of the same
 run (JSON, as ``ORCA_POOLS`` writes places): the stack's program puts no new machine there."""
+
+ORCA_FENCE_URL = "ORCA_FENCE_URL"
+"""Where the fence keeps a pool's creates in flight, so its ``max`` holds across processes
+(``machines.runtime.fence``): ``s3://bucket/prefix?region=...&endpoint=...`` or
+``file:///path``; a provider from a stack defaults it to the stack's backend."""
 
 ORCA_REQUEST_TIMEOUT = "ORCA_REQUEST_TIMEOUT"
 ORCA_CALL_TIMEOUT = "ORCA_CALL_TIMEOUT"
@@ -289,19 +305,6 @@ def pool_market_env(markets: Mapping[str, Market]) -> dict[str, str]:
     if not chosen:
         return {}
     return {ORCA_POOL_MARKET: ",".join(f"{pool}={m.value}" for pool, m in chosen.items())}
-
-
-def unsold_market(cloud: str, markets: frozenset[Market], pool: str, market: Market) -> str:
-    """What a pool asking for a market its cloud does not sell is told; empty when it sells it."""
-    if market in markets:
-        return ""
-    sold = " or ".join(sorted(m.value for m in markets))
-    sellers = " or ".join(c.name for c in clouds().values() if market in c.markets)
-    elsewhere = f" or move the pool to a stack of {sellers}" if sellers else ""
-    return (
-        f"pool {pool} asks for market {market.value}, but {cloud} has no spot market (it "
-        f"sells {sold} only): set the pool's market to {Market.ON_DEMAND.value}{elsewhere}"
-    )
 
 
 def seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:

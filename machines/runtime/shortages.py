@@ -13,6 +13,7 @@ import math
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from machines.runtime.clock import Clock
 from machines.runtime.models import Market
@@ -98,3 +99,57 @@ class StockMemory:
             f"again in {math.ceil(left)} s ({ORCA_NO_STOCK_TTL}) or once offers() lists it; "
             "try another location meanwhile"
         )
+
+
+@dataclass(frozen=True)
+class Full:
+    """The account remembered at its limit: for how many seconds more, the cloud's code and
+    the answer that said so (one line)."""
+
+    seconds_left: float
+    code: str
+    why: str
+
+
+class FullAccount:
+    """The account's last "at its limit" answer per market (Hetzner's
+    ``resource_limit_exceeded``, EC2's ``VcpuLimitExceeded``), kept for ``ttl`` seconds.
+
+    A full account is no stock for every type and location of that cloud at once: while it
+    is remembered, a create in that market sends the cloud nothing (one refused request per
+    window, not one per create), and a pool that spans clouds passes the cloud over. It is
+    forgotten when the window ends or when this provider deletes one of its machines (that
+    frees room), whichever comes first. ``ttl`` is ``ORCA_NO_STOCK_TTL``, as for stock.
+    """
+
+    def __init__(self, ttl: float, clock: Clock = time.time) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._until: dict[Market, tuple[float, str, str]] = {}
+
+    def remember(self, market: Market, code: str, why: str) -> None:
+        """The cloud answered just now that the account is at a limit for ``market``
+        (``code``, and ``why``: its answer, one line)."""
+        if self.ttl > 0:
+            with self._lock:
+                self._until[market] = (self._clock() + self.ttl, code, why)
+
+    def full(self, markets: Iterable[Market]) -> Full | None:
+        """The account remembered at its limit in every one of ``markets`` (the soonest to
+        end), or None when a create in one of them may be sent."""
+        found = []
+        with self._lock:
+            for market in markets:
+                held = self._until.get(market)
+                left = -1.0 if held is None else held[0] - self._clock()
+                if held is None or left <= 0:
+                    self._until.pop(market, None)
+                    return None
+                found.append(Full(left, held[1], held[2]))
+        return min(found, key=lambda f: f.seconds_left, default=None)
+
+    def forget(self) -> None:
+        """A machine of this provider's went: there may be room again in every market."""
+        with self._lock:
+            self._until.clear()

@@ -8,7 +8,8 @@ on whichever cloud that is, and the autoscaler's code does not change.
 
 ``Provider.of(kind, owner)`` returns a ``SpanningProvider`` when the settings name a pool
 that spans (more than its one place on ``kind``, the home cloud). It holds one provider per
-cloud the pools name, each built by its own ``from_env`` from the same environment and
+cloud the pools name, each built by its own ``from_env`` from the same environment (by
+``machines.runtime.factory``, which checks the settings, above this module) and
 answering by its own rules (its listing, budget, stock memory, retries, billing); this one
 only chooses the place, counts a pool's ``max`` over every cloud, and routes ids.
 
@@ -33,27 +34,22 @@ from typing import cast
 
 from machines.runtime.billing import utc
 from machines.runtime.budget import Budget
-from machines.runtime.clouds import cloud
+from machines.runtime.clouds import account_limit_codes, cloud
 from machines.runtime.errors import (
+    CloudError,
     InvalidMachineIdError,
     MachinesError,
-    SettingsError,
     UnknownMachineTypeError,
     UnknownProviderError,
 )
+from machines.runtime.fence.fence import Fence
 from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
-from machines.runtime.paid import DEFAULT_MARGIN, Advice
+from machines.runtime.paid import DEFAULT_MARGIN, Advice, in_order
 from machines.runtime.pool import Place, Pool
-from machines.runtime.price_order import Priced, missing_rates, next_hour, ranked, said
+from machines.runtime.price_order import Priced, next_hour, ranked, said
 from machines.runtime.prices import NoPrices, PriceList, brief
-from machines.runtime.provider import Found, Provider, provider_class
-from machines.runtime.settings import (
-    ORCA_EXCHANGE_RATES,
-    ORCA_NO_STOCK_TTL,
-    ORCA_POOLS,
-    exchange_rates,
-    unsold_market,
-)
+from machines.runtime.provider import Found, Provider
+from machines.runtime.settings import ORCA_NO_STOCK_TTL, ORCA_POOLS
 
 log = logging.getLogger(__name__)
 
@@ -67,61 +63,22 @@ def spanned_id(home: str, kind: str, machine_id: str) -> str:
     return machine_id if kind == home else f"{kind}{SEPARATOR}{machine_id}"
 
 
-def spanning(
-    home: str, owner: str, environ: Mapping[str, str], pools: Mapping[str, Pool]
+def over(
+    home: str,
+    owner: str,
+    providers: Mapping[str, Provider],
+    pools: Mapping[str, Pool],
+    rates: Mapping[str, Decimal],
 ) -> SpanningProvider:
-    """The spanning provider of ``pools``: one provider per cloud they name (``home`` first),
-    each built from ``environ`` by its own ``from_env``. A cloud whose settings are short is
-    one ``SettingsError`` naming its variable and the place that needs it."""
-    for pool in pools.values():
-        if not pool.places:
-            facts = cloud(home)
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                raise SettingsError(f"{ORCA_POOLS}: {refused}")
-    rates = exchange_rates(environ)
-    for pool in pools.values():
-        refused = _unrated(pool, rates)
-        if refused:
-            raise SettingsError(refused)
-    kinds = dict.fromkeys([home, *(k for p in pools.values() for k in p.clouds(home))])
-    providers: dict[str, Provider] = {}
-    for kind in kinds:
-        try:
-            made = provider_class(kind).from_env(owner, environ)
-        except SettingsError as error:
-            needs = _needing(pools.values(), kind)
-            short = f"{needs} is on {cloud(kind).name}, whose settings are short: {error}"
-            raise SettingsError(short) from None
+    """The spanning provider of ``pools`` over ``providers``, one per cloud they name (home
+    cloud ``home``'s among them), each built and checked from settings by
+    ``machines.runtime.factory``: each holds the pools as its cloud makes them (``_on``),
+    this one all of them."""
+    for kind, made in providers.items():
         made.set_pools(_on(kind, home, pools.values()))
-        providers[kind] = made
-    provider = _class_of(home)(owner, providers, rates)
+    provider = _class_of(type(providers[home]))(owner, providers, rates)
     provider.set_pools(pools.values())
     return provider
-
-
-def _unrated(pool: Pool, rates: Mapping[str, Decimal]) -> str:
-    """Why a pool ranking its places by price cannot be: a cloud of its places whose
-    currency ``ORCA_EXCHANGE_RATES`` names no rate for; empty when it can (or need not)."""
-    missing = missing_rates(pool, rates)
-    if not missing:
-        return ""
-    wanted = dict.fromkeys(cloud(p.cloud).currency for p in pool.places)
-    example = ",".join(f"{c}={'1' if i == 0 else '...'}" for i, c in enumerate(wanted))
-    return (
-        f"{ORCA_POOLS} pool {pool.name} ranks its places by price (placeOrder), but "
-        f"{ORCA_EXCHANGE_RATES} has no rate for {', '.join(missing)}: name what one unit of "
-        f"each of its clouds' currencies is worth, e.g. {ORCA_EXCHANGE_RATES}={example}"
-    )
-
-
-def _needing(pools: Iterable[Pool], kind: str) -> str:
-    """Which place needs cloud ``kind``'s settings, for the message that they are short."""
-    for pool in pools:
-        for place in pool.places:
-            if place.cloud == kind:
-                return f"{ORCA_POOLS} pool {pool.name}'s place {place}"
-    return f"{ORCA_POOLS}'s pools without places"
 
 
 def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
@@ -138,9 +95,7 @@ def _on(kind: str, home: str, pools: Iterable[Pool]) -> list[Pool]:
             continue
         here = [p for p in pool.places if p.cloud == kind]
         if here:
-            markets = {p.market for p in here}
-            market = here[0].market if len(markets) == 1 else Market.SPOT_THEN_ON_DEMAND
-            held.append(_at(pool, here[0]).model_copy(update={"market": market}))
+            held.append(_at(pool, here[0]).model_copy(update={"market": pool.market_on(kind)}))
     return held
 
 
@@ -159,15 +114,71 @@ def _prices_of(provider: Provider) -> PriceList:
         return NoPrices(f"prices unknown: {brief(error)}")
 
 
+UNREACHED = "unreached"
+"""``_passing``'s word for a place whose cloud could not be reached."""
+
+
+def _passing(created: Created) -> str:
+    """Why a place's ``failed`` create is passed over for the pool's next place: its cloud's
+    account at its limit ("account": not here, not now, as no stock), or its cloud unable
+    to answer now, nothing made (``UNREACHED``); empty when the failure ends the create (a
+    mistake to fix, or a machine that may exist though its answer was lost)."""
+    if not created.failed or created.may_exist:
+        return ""
+    if created.code in account_limit_codes():
+        return "account"
+    return UNREACHED if created.transient else ""
+
+
+def _none(pool: Pool, passed: list[str], ordered: str, unreached: str) -> Created:
+    """No place made the machine: ``no_stock`` when each was out of stock or its account at
+    its limit (not here, not now), ``failed`` with the code when some cloud could not be
+    reached (``unreached``)."""
+    said = "; ".join(passed)
+    if unreached:
+        return Created(
+            outcome="failed",
+            reason=f"no place of pool {pool.name} could make it now: {said}",
+            passed_over=tuple(passed),
+            ordered=ordered,
+            code=unreached,
+            transient=True,
+        )
+    return Created(
+        outcome="no_stock",
+        reason=f"no place of pool {pool.name} has stock now: {said}",
+        passed_over=tuple(passed),
+        ordered=ordered,
+    )
+
+
+def _named_answer(spec: MachineSpec, pool: Pool, machines: Iterable[Machine]) -> Created | None:
+    """The answer for ``spec`` when one of ``machines`` (as the spanning provider answers
+    them) already has its name: that machine when it is at one of the pool's places and the
+    autoscaler's, else why the name is taken; None when none of them has it."""
+    for machine in machines:
+        if machine.name != spec.name or machine.status == Status.DELETING:
+            continue
+        at = any(
+            (p.cloud, p.machine_type, p.location)
+            == (machine.cloud, machine.machine_type, machine.location)
+            for p in pool.places
+        )
+        if machine.managed_by or not at:
+            return Created.failure(mismatch(spec, machine))
+        return Created.success(machine)
+    return None
+
+
 @functools.cache
-def _class_of(home: str) -> type[SpanningProvider]:
-    """The spanning provider's class for home cloud ``home``: its kind and cloud's words."""
-    base = provider_class(home)
+def _class_of(base: type[Provider]) -> type[SpanningProvider]:
+    """The spanning provider's class for a home cloud whose provider is a ``base``: its kind
+    and cloud's words."""
     made = type(
         f"Spanning{base.__name__}",
         (SpanningProvider,),
         {
-            "kind": home,
+            "kind": base.kind,
             "cloud": base.cloud,
             "markets": base.markets,
             "label_word": base.label_word,
@@ -241,7 +252,10 @@ class SpanningProvider(Provider):
     def spanned(self, machine: Machine) -> Machine:
         """``machine`` (listed or made by its cloud's provider) as this provider answers it:
         off the home cloud, its id is ``<kind>:<id>``."""
-        spanned = spanned_id(self.kind, machine.cloud or self.kind, machine.id)
+        kind = machine.cloud or self.kind
+        if kind != self.kind and machine.id.startswith(f"{kind}{SEPARATOR}"):
+            return machine  # already in this provider's form: an id says its cloud once
+        spanned = spanned_id(self.kind, kind, machine.id)
         return machine if spanned == machine.id else machine.model_copy(update={"id": spanned})
 
     def where(self, machine_id: object) -> tuple[Provider, str]:
@@ -250,8 +264,15 @@ class SpanningProvider(Provider):
         home cloud refuses, the first cloud whose form it is)."""
         text = str(machine_id)
         kind, separator, rest = text.partition(SEPARATOR)
-        if separator and kind in self._providers and kind != self.kind:
-            return self._providers[kind], rest
+        if separator and kind in self._providers:
+            provider = self._providers[kind]
+            try:
+                return provider, provider._machine_id(rest)
+            except InvalidMachineIdError as error:
+                raise InvalidMachineIdError(
+                    f"{text!r} is not a machine id of provider {self.kind}: after its "
+                    f"{kind}{SEPARATOR} prefix, {error}"
+                ) from None
         try:
             return self._home, self._home._machine_id(machine_id)
         except InvalidMachineIdError:
@@ -307,14 +328,21 @@ class SpanningProvider(Provider):
         refused = self._refusal(pool, spec)
         if refused:
             return self._answered(spec, Created.failure(refused))
-        with self._within_max(spec, pool.max) as full:
-            if full is not None:
-                return self._answered(spec, full)
+        with self._within_max(spec, pool.max) as slot:
+            if slot.refused is not None:
+                return self._answered(spec, slot.refused)
             with self._name_lock(spec.name):
-                before = self._made_before(spec, pool)
-                if before is not None:
-                    return self._answered(spec, before)
-                return self._first_with_stock(spec, pool)
+                try:
+                    before = self._made_before(spec, pool)
+                except CloudError as error:  # a listing renewed since the count, unreadable
+                    before = Created.failure(str(error), error.code, transient=error.transient)
+                created = (
+                    self._first_with_stock(spec, pool)
+                    if before is None
+                    else self._answered(spec, before)
+                )
+            slot.ended(created)
+            return created
 
     def _answered(self, spec: MachineSpec, created: Created) -> Created:
         """``created``, a create of ``spec`` no cloud's provider was asked to make, in its
@@ -337,21 +365,27 @@ class SpanningProvider(Provider):
         return f"{ORCA_POOLS} {refused}" if refused else ""
 
     def arch_refusal(self, pool: Pool) -> str:
-        """Why ``pool``'s places cannot stand together: not all of one architecture (its
-        machines run one image), naming the first place that differs; empty when they can.
-        Asked of each cloud's catalogue once per pool (``arch`` is cached)."""
+        """Why ``pool``'s places cannot stand together: a place whose cloud never makes its
+        type there (``sells``: not sold in that location, or not at all), or places not all
+        of one architecture (its machines run one image), naming the first such place;
+        empty when they can. Asked of each cloud's catalogue once per pool (``arch`` and
+        ``sells`` are cached), before any request that makes something."""
         with self._lock:
             known = self._arches.get(pool.name)
         if known is not None:
             return known
         arches: list[tuple[Place, str]] = []
         for place in pool.places:
+            provider = self._providers[place.cloud]
             try:
-                arches.append((place, self._providers[place.cloud].arch(place.machine_type)))
+                arches.append((place, provider.arch(place.machine_type)))
+                unsold = provider.sells(place.machine_type, place.location)
             except UnknownMachineTypeError as error:
                 return f"pool {pool.name}'s place {place}: {error}"
             except MachinesError:
                 return ""  # the catalogue is out of reach: the create says so, asked again
+            if unsold is not None:
+                return self._kept(pool, f"pool {pool.name}'s place {place}: {unsold}")
         (first, arch), *rest = arches
         differ = next(((p, a) for p, a in rest if a != arch), None)
         refused = ""
@@ -362,6 +396,10 @@ class SpanningProvider(Provider):
                 f"place {first} is {arch}: a pool's machines run one image, so name places "
                 "of one architecture (or make a pool per architecture)"
             )
+        return self._kept(pool, refused)
+
+    def _kept(self, pool: Pool, refused: str) -> str:
+        """``refused``, kept as ``pool``'s places' refusal (``arch_refusal``)."""
         with self._lock:
             self._arches[pool.name] = refused
         return refused
@@ -394,7 +432,7 @@ class SpanningProvider(Provider):
         return ranked(
             [
                 next_hour(
-                    self._providers[p.cloud],
+                    self._providers[p.cloud].billing,
                     _at(pool, p),
                     p,
                     self._exchange,
@@ -411,29 +449,53 @@ class SpanningProvider(Provider):
         what each cloud's provider made itself, and of the pool's listing when it has a max
         (the max check has just read it): no request of its own."""
         machines = [
-            made
+            self.spanned(made)
             for provider in self._providers.values()
             if (made := provider.launched(spec.name, spec.pool)) is not None
         ]
         if pool.max is not None:
             machines += self.machines(spec.pool)
-        for machine in machines:
-            if machine.name != spec.name or machine.status == Status.DELETING:
-                continue
-            at = any(
-                (p.cloud, p.machine_type, p.location)
-                == (machine.cloud, machine.machine_type, machine.location)
-                for p in pool.places
-            )
-            if machine.managed_by or not at:
-                return Created.failure(mismatch(spec, machine))
-            return Created.success(self.spanned(machine))
-        return None
+        return _named_answer(spec, pool, machines)
+
+    def _looked_for(self, spec: MachineSpec, pool: Pool, tried: Place) -> Created | None:
+        """Before a create of ``spec`` at another place than ``tried``, whose create of it
+        may have made it (its answer was lost): the machine of that name on any cloud of the
+        pool, each cloud asked now (one request each, no more than a listing costs); None
+        when no cloud has it. A cloud that cannot be asked makes the answer ``failed``:
+        nothing is made elsewhere while the first machine may exist."""
+        found: list[Machine] = []
+        for kind in pool.clouds(self.kind):
+            try:
+                named = self._providers[kind].named(spec.name, spec.pool)
+            except CloudError as error:
+                return Created.failure(
+                    f"{spec.name}'s earlier create at {tried} may have made it (its answer "
+                    f"was lost), and {cloud(kind).name} cannot be asked for it now, so "
+                    f"nothing was made elsewhere: create {spec.name} again later ({error})",
+                    error.code,
+                    transient=error.transient,
+                    may_exist=True,
+                )
+            if named is not None:
+                found.append(self.spanned(named))
+        return _named_answer(spec, pool, found)
 
     def _first_with_stock(self, spec: MachineSpec, pool: Pool) -> Created:
-        """Try each place in turn until one makes the machine or fails."""
+        """Try each place in turn until one makes the machine or fails.
+
+        A place whose cloud is known to be out (its stock, its account at its limit) is
+        passed over without a request; one whose create answers no stock, or that its cloud
+        refuses for the account being at its limit, or whose cloud cannot be reached before
+        anything could be made, is passed over after it. Before a create at another place
+        than one whose create of this name may have made it, the name is looked for on every
+        cloud of the pool.
+        """
         passed: list[str] = []
+        unreached = ""
         order, ordered = self._order(pool, spec)
+        with self._lock:
+            tried = self._tried.get((pool.name, spec.name))
+        looked = tried is None
         called = False
         for place in order:
             provider = self._providers[place.cloud]
@@ -442,33 +504,73 @@ class SpanningProvider(Provider):
             if out:
                 passed.append(f"{place}: {out}")
                 continue
+            if tried is not None and not looked and place != tried:
+                looked = True
+                found = self._looked_for(spec, pool, tried)
+                if found is not None:
+                    return self._answered(spec, found.model_copy(update={"ordered": ordered}))
             asked = spec.model_copy(
                 update={"machine_type": place.machine_type, "location": place.location}
             )
             called = True
             with provider.placed(settings):
                 created = provider.create(asked)
-            if created.no_stock:
+            passing = "no stock" if created.no_stock else _passing(created)
+            if passing:
                 passed.append(f"{place}: {created.reason}")
+                unreached = unreached or (created.code if passing == UNREACHED else "")
                 continue
-            with self._lock:
-                if created.failed:
-                    self._tried[pool.name, spec.name] = place
-                else:
-                    self._tried.pop((pool.name, spec.name), None)
-            if passed:
-                log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
-            machine = None if created.machine is None else self.spanned(created.machine)
-            reason = f"{place}: {created.reason}" if created.reason else ""
-            update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
-            return created.model_copy(update={**update, "ordered": ordered})
-        none = Created(
-            outcome="no_stock",
-            reason=f"no place of pool {pool.name} has stock now: {'; '.join(passed)}",
-            passed_over=tuple(passed),
-            ordered=ordered,
-        )
+            return self._made(spec, pool, place, created, passed=passed, ordered=ordered)
+        none = _none(pool, passed, ordered, unreached)
         return none if called else self._answered(spec, none)  # every place passed over
+
+    def _made(
+        self,
+        spec: MachineSpec,
+        pool: Pool,
+        place: Place,
+        created: Created,
+        *,
+        passed: list[str],
+        ordered: str,
+    ) -> Created:
+        """The answer of the place that made the machine, or failed: where a create whose
+        machine may exist failed is remembered, so its retry goes there first (and looks
+        for the name on every cloud before it makes anything elsewhere)."""
+        with self._lock:
+            if created.may_exist:
+                self._tried[pool.name, spec.name] = place
+            elif created.ok:
+                self._tried.pop((pool.name, spec.name), None)
+        if passed and created.ok:
+            log.info("%s made at %s, passing over %s", spec.name, place, "; ".join(passed))
+        machine = None if created.machine is None else self.spanned(created.machine)
+        reason = f"{place}: {created.reason}" if created.reason else ""
+        update = {"machine": machine, "reason": reason, "passed_over": tuple(passed)}
+        return created.model_copy(update={**update, "ordered": ordered})
+
+    def named(self, name: str, pool: str) -> Machine | None:
+        """The machine ``name`` of ``pool`` on the first of the pool's clouds that has it,
+        each asked by name (one request each), in this provider's form."""
+        for kind in self.pool(pool).clouds(self.kind):
+            found = self._providers[kind].named(name, pool)
+            if found is not None:
+                return self.spanned(found)
+        return None
+
+    def set_fence(self, fence: Fence | None) -> None:
+        """The fence counts each spanning pool's max over its clouds and every process; each
+        cloud's provider holds it too, so a delete there frees its slot at once."""
+        super().set_fence(fence)
+        for provider in self._providers.values():
+            provider.set_fence(fence)
+
+    def _asked_at(self, spec: MachineSpec) -> tuple[str, str]:
+        """The first of the pool's places ``spec`` names."""
+        pool = self.pool(spec.pool)
+        asked = self._asked(pool, spec)
+        place = asked[0] if asked else pool.places[0]
+        return place.cloud, str(place)
 
     def passed_over(self, pool: Pool, place: Place) -> str:
         """Why a new machine of ``pool`` would not be made at ``place`` now, as far as its
@@ -478,15 +580,19 @@ class SpanningProvider(Provider):
 
     @staticmethod
     def _known_out(provider: Provider, settings: Pool, place: Place) -> str:
-        """Why ``place`` is passed over without a request: its cloud remembers ``no_stock``
-        there in every market the place buys (``ORCA_NO_STOCK_TTL``, as a create there
-        would answer at once), or a cloud whose ``offers`` knows its stock (Hetzner's
-        catalogue, read at most once per ``ORCA_OFFERS_TTL``) does not offer the type there
-        now; empty when it is worth a request."""
+        """Why ``place`` is passed over without a request: in every market the place buys,
+        its cloud remembers ``no_stock`` there or its account at its limit
+        (``ORCA_NO_STOCK_TTL``, as a create there would answer at once), or a cloud whose
+        ``offers`` knows its stock (Hetzner's catalogue, read at most once per
+        ``ORCA_OFFERS_TTL``) does not offer the type there now; empty when it is worth a
+        request."""
         where = (place.machine_type, place.location)
         left = {m: s for t, loc, m, s in provider.out_of_stock() if (t, loc) == where}
         markets = place.market.tries
-        if all(m in left for m in markets):
+        full = {m: why for m in markets if (why := provider.account_full([m]))}
+        if all(m in left or m in full for m in markets):
+            if full:
+                return f"{'; '.join(dict.fromkeys(full.values()))}; passed over without a request"
             seconds = min(left[m] for m in markets)
             return (
                 f"no stock there at its last answer, remembered for {math.ceil(seconds)} s more "
@@ -548,7 +654,7 @@ class SpanningProvider(Provider):
             for kind, own in groups.items()
             for a in self._providers[kind].keep_advice(own, moment, margin, tick)
         ]
-        return sorted(advice, key=lambda a: (a.release_at, a.machine.id))
+        return in_order(advice)
 
     def committed(
         self,
@@ -608,14 +714,16 @@ class SpanningProvider(Provider):
         reasons = [p.sells(machine_type, location) for p in self._providers.values()]
         return None if None in reasons else reasons[0]
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """Each place's options on its own cloud, and the places' architectures."""
         if not pool.places:
-            return self._home.check_options(pool, created)
+            return self._home.check_options(pool, created, keys)
         found: list[tuple[str, str]] = []
         for place in dict.fromkeys(p.cloud for p in pool.places):
             first = next(p for p in pool.places if p.cloud == place)
-            found += self._providers[place].check_options(_at(pool, first), created)
+            found += self._providers[place].check_options(_at(pool, first), created, keys)
         refused = self.arch_refusal(pool)
         return [*found, ("places", refused)] if refused else found
 

@@ -3,6 +3,8 @@
 Libraries instrument with ``opentelemetry-api`` and leave the SDK and the exporter to the
 application: until it installs an SDK every instrument and span here is the API's no-op.
 Only the cloud providers import this module (``import machines`` never loads OpenTelemetry).
+It sits below the provider, which reports through it: what it reads of a provider is
+``Observed``, never ``machines.runtime.provider``.
 
 Every instrument is named in ``INSTRUMENTS`` (docs/metrics.md lists them). HTTP requests follow
 the semantic conventions of HTTP client metrics and spans; the rest is under ``orca.machines``.
@@ -20,7 +22,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
@@ -32,8 +34,9 @@ from machines.runtime.models import Created, Machine, MachineSpec
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from machines.runtime.budget import Budget
+    from machines.runtime.models import Market
     from machines.runtime.paid import Advice
-    from machines.runtime.provider import Provider
 
 SCOPE = "machines"
 """The instrumentation scope of every meter and tracer of the runtime."""
@@ -61,6 +64,7 @@ MACHINE_ID = "orca.machine.id"
 MACHINE_NAME = "orca.machine.name"
 MACHINES_FOUND = "orca.machines.found"
 REASON = "orca.reason"
+NOTICE = "orca.notice"
 
 OK = "ok"
 REFUSED = "refused"
@@ -206,9 +210,36 @@ INSTRUMENTS = (
         "The paid time left (until release_at) of those kept idle machines, in all",
         (PROVIDER, OWNER, POOL),
     ),
+    Instrument(
+        "orca.machines.notices",
+        "counter",
+        "{notice}",
+        "Notices the cloud gave that a running machine will go, counted once each as they are"
+        " read, by kind: interrupting, rebalance or scheduled",
+        (PROVIDER, OWNER, POOL, NOTICE),
+    ),
 )
 
 Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+class Observed(Protocol):
+    """What this module reads of a provider (``machines.runtime.provider.Provider``): its
+    kind and owner (its calls' attributes), and for the gauges its budget, listing and
+    stock memory, which ask the cloud nothing. The provider calls this module, so this
+    module names what it reads instead of importing the provider."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def owner(self) -> str: ...
+
+    def budget(self) -> Budget: ...
+
+    def listing_age(self) -> float | None: ...
+
+    def out_of_stock(self) -> list[tuple[str, str, Market, float]]: ...
 
 
 class _Instruments:
@@ -264,6 +295,7 @@ class _Instruments:
         meter.create_observable_gauge(
             callbacks=[_observe_kept("seconds")], **about("orca.machines.idle.paid")
         )
+        self.notices = meter.create_counter(**about("orca.machines.notices"))
 
 
 _lock = threading.Lock()
@@ -315,18 +347,18 @@ def tracer() -> trace.Tracer:
 # Providers whose state the gauges report: budget, listing and stock memory.
 
 
-_watched: weakref.WeakSet[Provider] = weakref.WeakSet()
+_watched: weakref.WeakSet[Observed] = weakref.WeakSet()
 _watched_lock = threading.Lock()
 
 
-def watch(provider: Provider) -> None:
+def watch(provider: Observed) -> None:
     """Report ``provider``'s budget, listing and stock memory while it lives (the gauges
     read ``budget``, ``listing_age`` and ``out_of_stock``, which make no request)."""
     with _watched_lock:
         _watched.add(provider)
 
 
-def _each_watched() -> list[tuple[dict[str, str], Provider]]:
+def _each_watched() -> list[tuple[dict[str, str], Observed]]:
     with _watched_lock:
         found = list(_watched)
     return [({PROVIDER: p.kind, OWNER: p.owner}, p) for p in found]
@@ -372,11 +404,11 @@ class _Kept:
     machines: dict[str, tuple[str, datetime]]
 
 
-_kept: weakref.WeakKeyDictionary[Provider, _Kept] = weakref.WeakKeyDictionary()
+_kept: weakref.WeakKeyDictionary[Observed, _Kept] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
 
 
-def advised(provider: Provider, advice: Iterable[Advice], now: Callable[[], datetime]) -> None:
+def advised(provider: Observed, advice: Iterable[Advice], now: Callable[[], datetime]) -> None:
     """Remember which idle machines ``advice`` keeps and until when (the gauges read it;
     a machine advised again is replaced, one let go or deleted is dropped)."""
     with _kept_lock:
@@ -388,7 +420,13 @@ def advised(provider: Provider, advice: Iterable[Advice], now: Callable[[], date
                 kept.machines[a.machine.id] = (a.machine.pool, a.release_at)
 
 
-def paid_unused(provider: Provider, machine: Machine, seconds: float) -> None:
+def noticed(provider: str, owner: str, pool: str, kind: str) -> None:
+    """The cloud gave a notice of ``kind`` (``Ending``'s value) that a running machine of
+    ``pool`` will go: counted once, when it is first read."""
+    _instruments().notices.add(1, {PROVIDER: provider, OWNER: owner, POOL: pool, NOTICE: kind})
+
+
+def paid_unused(provider: Observed, machine: Machine, seconds: float) -> None:
     """A delete of ``machine`` that threw ``seconds`` of paid time away (0 counts too)."""
     with _kept_lock:
         kept = _kept.get(provider)
@@ -528,20 +566,20 @@ def traced_create(method: Method) -> Method:
     """``Provider.create`` in a span, its outcome counted by pool, type and location."""
 
     @functools.wraps(method)
-    def create(self: Provider, spec: MachineSpec) -> Created:
+    def create(self: Observed, spec: MachineSpec) -> Created:
         return _create_call(self, spec, lambda: method(self, spec))
 
     return create  # type: ignore[return-value]
 
 
-def answered_create(provider: Provider, spec: MachineSpec, created: Created) -> Created:
+def answered_create(provider: Observed, spec: MachineSpec, created: Created) -> Created:
     """A create ``provider`` answered ``created`` without any cloud's create call (a spanning
     provider's refusal before any cloud is asked, a pool at its max): its span and count,
     as ``traced_create`` gives every create."""
     return _create_call(provider, spec, lambda: created)
 
 
-def _create_call(provider: Provider, spec: MachineSpec, answer: Callable[[], Created]) -> Created:
+def _create_call(provider: Observed, spec: MachineSpec, answer: Callable[[], Created]) -> Created:
     """``answer()`` in a create's span, its outcome counted by pool, type and location."""
     attributes = {
         PROVIDER: provider.kind,
@@ -568,7 +606,7 @@ def traced_delete(method: Method) -> Method:
     """``Provider.delete`` in a span, counted by outcome."""
 
     @functools.wraps(method)
-    def delete(self: Provider, machine_id: str) -> bool:
+    def delete(self: Observed, machine_id: str) -> bool:
         with _call(self, "delete", {PROVIDER: self.kind, MACHINE_ID: str(machine_id)}) as call:
             call.outcome = "failed"
             try:
@@ -588,7 +626,7 @@ def traced_machines(method: Method) -> Method:
     """``Provider.machines`` in a span that says how many machines it found."""
 
     @functools.wraps(method)
-    def machines(self: Provider, pool: str) -> list[Machine]:
+    def machines(self: Observed, pool: str) -> list[Machine]:
         with _call(self, "machines", {PROVIDER: self.kind, POOL: str(pool)}) as call:
             found: list[Machine] = method(self, pool)
             call.span.set_attribute(MACHINES_FOUND, len(found))
@@ -598,7 +636,7 @@ def traced_machines(method: Method) -> Method:
 
 
 @contextmanager
-def _call(provider: Provider, name: str, attributes: Mapping[str, str]) -> Iterator[_Call]:
+def _call(provider: Observed, name: str, attributes: Mapping[str, str]) -> Iterator[_Call]:
     """A span ``Provider.<name>`` and the call's duration by outcome."""
     instruments = _instruments()
     started = time.perf_counter()

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from machines.program.config.models import BaseDeployment, Name
 from testkit.fake_cloud.options import MACHINE, FakeOptions
-from testkit.fake_cloud.settings import FAKE_CLOUD_TOKEN, fake_env
+from testkit.fake_cloud.settings import FAKE_CLOUD_STORE, FAKE_CLOUD_TOKEN, fake_env
 
 STORE_KEY = "fake:store"
 TOKEN_KEY = "fake:token"
@@ -23,6 +23,7 @@ class FakeDeployment(BaseDeployment):
     provider_config: ClassVar[frozenset[str]] = frozenset({"store", "token"})
     models: ClassVar[tuple[type[BaseModel], ...]] = (FakeOptions,)
     credentials: ClassVar[dict[str, str]] = {TOKEN_KEY: FAKE_CLOUD_TOKEN}
+    setting_keys: ClassVar[dict[str, str]] = {FAKE_CLOUD_STORE: STORE_KEY}
     plugin: ClassVar[str] = ""
     """Its machines are Python dynamic resources: no plugin of its own."""
     machine_resource: ClassVar[str] = MACHINE

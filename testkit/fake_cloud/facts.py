@@ -6,7 +6,7 @@ from machines.runtime.cloud import Cloud
 from machines.runtime.models import Market
 from testkit.fake_cloud.options import KIND, FakeOptions
 from testkit.fake_cloud.prices import CURRENCY
-from testkit.fake_cloud.settings import CLOUD, FAKE_CLOUD_TOKEN
+from testkit.fake_cloud.settings import CLOUD, FAKE_CLOUD_STORE, FAKE_CLOUD_TOKEN
 from testkit.fake_cloud.store import NO_STOCK_CODE
 
 FACTS = Cloud(
@@ -18,4 +18,5 @@ FACTS = Cloud(
     no_stock_codes=frozenset({NO_STOCK_CODE}),
     currency=CURRENCY,
     credentials=(FAKE_CLOUD_TOKEN,),
+    settings=(FAKE_CLOUD_STORE,),
 )

@@ -46,3 +46,40 @@ def test_a_spot_pools_status_shows_its_market_and_the_on_demand_cost_beside() ->
 def test_a_stack_of_on_demand_pools_shows_no_market_column() -> None:
     status = StackStatus(stack="s", provider="hetzner", owner="s", currency="EUR", pools=())
     assert "MARKET" not in status.table()
+
+
+def test_machines_under_notice_show_by_kind_in_a_column_of_their_own() -> None:
+    def pool(name: str, notices: dict[str, int]) -> PoolStatus:
+        return PoolStatus(
+            pool=name,
+            machine_type="t3.small",
+            location="eu-central-1a",
+            arch="amd64",
+            size=2,
+            max=None,
+            kept={"running": 2},
+            autoscaler={"running": 1},
+            stock=Stock(locations=("eu-central-1a",), offered_only=True),
+            monthly=Decimal("4.5"),
+            market=Market.SPOT,
+            notices=notices,
+        )
+
+    status = StackStatus(
+        stack="aws",
+        provider="ec2",
+        owner="aws",
+        currency="USD",
+        pools=(pool("ci", {"interrupting": 1, "rebalance": 2}), pool("ops", {})),
+    )
+
+    header, ci, ops, _ = status.table().splitlines()
+    column = header.index("NOTICE")
+    assert ci[column:].startswith("1 interrupting, 2 rebalance ")
+    assert ops[column:].startswith("- ")
+    assert status.report()["pools"][0]["notices"] == {"interrupting": 1, "rebalance": 2}
+
+
+def test_no_notice_column_while_no_machine_is_under_notice() -> None:
+    status = StackStatus(stack="s", provider="ec2", owner="s", currency="USD", pools=())
+    assert "NOTICE" not in status.table()

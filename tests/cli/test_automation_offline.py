@@ -43,6 +43,8 @@ def test_events_become_one_change_per_resource():
     diff = collected(
         pre_event(auto.OpType.SAME, "pulumi:pulumi:Stack", "orca-machines-local"),
         pre_event(auto.OpType.CREATE, "pulumi:pulumi:Stack", "orca-machines-local"),
+        pre_event(auto.OpType.CREATE, "pulumi:providers:hcloud", "default_1_39_1"),
+        pre_event(auto.OpType.CREATE, "pulumi:providers:pulumi-python", "reapers"),
         pre_event(auto.OpType.SAME, SERVER, "local-x86-1"),
         pre_event(auto.OpType.CREATE, SERVER, "local-x86-3"),
         pre_event(auto.OpType.UPDATE, FIREWALL, "local-pools", diffs=["rules"]),
@@ -52,13 +54,17 @@ def test_events_become_one_change_per_resource():
         pre_event(auto.OpType.DELETE, SERVER, "local-x86-2", diffs=["ignored"]),
         pre_event(auto.OpType.READ, SERVER, "looked-up"),
     )
+    # as the engine counts: the stack itself and an explicit provider are changes, a default
+    # provider (the engine's own step) is none
     assert [(c.op, c.name, c.keys) for c in diff.sorted()] == [
         ("create", "local-x86-3", ()),
+        ("create", "reapers", ()),
+        ("create", "orca-machines-local", ()),
         ("update", "local-pools", ("rules",)),
         ("replace", "local-arm-1", ("userData",)),
         ("delete", "local-x86-2", ()),
     ]
-    assert diff.counts == {"create": 1, "update": 1, "replace": 1, "delete": 1}
+    assert diff.counts == {"create": 3, "update": 1, "replace": 1, "delete": 1}
     assert diff.has_changes
 
 
@@ -273,13 +279,14 @@ def test_a_stacks_provider_takes_kind_owner_and_env_from_the_outputs(monkeypatch
     monkeypatch.setattr(stacks, "outputs", lambda stack, **_: outputs)
     monkeypatch.setenv("HCLOUD_TOKEN", "t" * 64)
     monkeypatch.setenv("HCLOUD_ENDPOINT", "http://elsewhere.invalid/v1")
-    monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "debian-12")
+    monkeypatch.setenv("ORCA_HCLOUD_IMAGE", "debian-12")  # another stack's, left exported
     provider = automation.provider("local")
     assert isinstance(provider, HetznerProvider)
     assert provider.owner == "local"
+    assert provider.stack == "local"
     assert provider.endpoint == "http://127.0.0.1:4080/v1"
     assert provider.firewall == "local-fw"
-    assert provider.image == "debian-12"
+    assert provider.image == "ubuntu-24.04"  # the stack sets none: the default, as it boots
     assert automation.provider("local", owner="other").owner == "other"
     assert os.environ["HCLOUD_ENDPOINT"] == "http://elsewhere.invalid/v1"
 

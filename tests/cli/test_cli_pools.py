@@ -13,6 +13,7 @@ from machines import Provider
 from machines.cli import main
 from machines.cli.exits import ExitCode
 from testkit.hetzner import TOKEN, foreign_server
+from testkit.span import PLACES, Span, pools_json
 from testkit.specs import OWNER, spec
 
 HETZNER = ["--provider", "hetzner", "--owner", OWNER]
@@ -177,3 +178,32 @@ def test_ls_shows_each_machines_age_and_paid_until(
     assert row.split()[-1] == paid_until
     assert datetime.fromisoformat(listed["created"]) == made
     assert datetime.fromisoformat(listed["paid_until"]) == made + timedelta(hours=2)
+
+
+def test_create_in_a_pool_naming_its_places_says_each_place_it_passed_over(span: Span, capsys):
+    """Pool ``ci`` spans Hetzner's fsn1, nbg1 and EC2: fsn1 out, the machine is made in nbg1
+    and ``create`` says why fsn1 was passed over (``Created.passed_over``), on stderr."""
+    span.out_of_stock(PLACES[0])
+    where = ["--type", "cax11", "--location", "fsn1", "--provider", "hetzner", "--owner", OWNER]
+
+    assert main(["create", "ci", "ci-1", *where]) == ExitCode.OK
+
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[1].split()[1:5:3] == ["ci-1", "nbg1"]
+    (said,) = captured.err.splitlines()
+    assert said.startswith("orca-machines: ci-1: passed over hetzner cax11 in fsn1: ")
+    assert "stock" in said
+
+
+def test_create_in_a_pool_ranked_by_price_says_the_ranking(
+    span: Span, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    monkeypatch.setenv("ORCA_POOLS", pools_json(*PLACES[:2], place_order="price"))
+    monkeypatch.setenv("ORCA_EXCHANGE_RATES", "EUR=1")
+    where = ["--type", "cax11", "--location", "fsn1", "--provider", "hetzner", "--owner", OWNER]
+
+    assert main(["create", "ci", "ci-1", *where]) == ExitCode.OK
+
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said.startswith("orca-machines: ci-1: places by the next hour's price ")
+    assert "hetzner cax11 in fsn1 " in said

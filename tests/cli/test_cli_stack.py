@@ -16,9 +16,11 @@ import pytest
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff, PoolCount, engine, stacks
+from machines.automation.places import PlaceReport
 from machines.cli import main
 from machines.cli.exits import ExitCode
-from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER
+from machines.runtime.pool import Place
+from machines.runtime.settings import ORCA_OWNER, ORCA_PROVIDER, ORCA_STACK
 from testkit.specs import OWNER, spec
 
 SERVER = "hcloud:index/server:Server"
@@ -40,7 +42,7 @@ def previews(monkeypatch: pytest.MonkeyPatch) -> list[Diff]:
     """What the fake ``automation.preview`` returns, first to last."""
     queue: list[Diff] = []
 
-    def fake(stack: str, *, project=None, on_output=None) -> Diff:
+    def fake(stack: str, *, project=None, on_output=None, on_message=None) -> Diff:
         assert on_output is not None
         on_output("engine progress line")
         return queue.pop(0)
@@ -109,6 +111,49 @@ def test_up_and_destroy_print_what_was_done(monkeypatch, capsys):
     assert capsys.readouterr().out == "stack local: 1 created, 0 updated, 0 replaced, 1 deleted\n"
     assert main(["destroy", "local", "--yes", "-q"]) == ExitCode.OK
     assert "1 deleted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["up", "preview", "resize", "refresh", "destroy"])
+def test_quiet_hides_the_engine_s_progress_never_what_the_command_says(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-q`` is the engine's progress only: the operation's own lines (a pool going on to
+    its next place, a killed run's lock released) reach stderr with it."""
+    said = "stack local: pool duo: hetzner cax11 in fsn1 has no stock now; up goes on with ..."
+
+    def run(stack: str, *_args: object, on_output=None, on_message=None, **_: object) -> object:
+        on_output("engine progress line")
+        on_message(said)
+        return {"same": 1} if command == "refresh" else ONE_CREATE
+
+    monkeypatch.setattr(automation, command, run)
+    args = {"resize": ["x86", "3"], "destroy": ["--yes"]}.get(command, [])
+
+    main([command, "local", *args, "-q"])
+
+    assert capsys.readouterr().err.splitlines() == [said]
+
+
+def test_the_closing_line_says_where_a_spanning_pool_s_new_machines_went(monkeypatch, capsys):
+    at = [
+        PlaceReport(place=Place(cloud="hetzner", machine_type="cax11", location="fsn1"),
+                    kept=0, autoscaler=0, kept_after=0),
+        PlaceReport(place=Place(cloud="ec2", machine_type="t4g.small", location="eu-central-1a"),
+                    kept=1, autoscaler=0, kept_after=3),
+    ]  # fmt: skip
+    done = Diff(
+        stack="local",
+        changes=(change("create", "local-arm-2"), change("create", "local-arm-3")),
+        pools=(PoolCount(pool="arm", kept=1, autoscaled=0, deletes=0, creates=2, places=at),),
+    )
+    monkeypatch.setattr(automation, "up", lambda stack, **_: done)
+
+    assert main(["up", "local", "-q"]) == ExitCode.OK
+
+    assert capsys.readouterr().out == (
+        "stack local: machines: 2 created (pool arm: 2 at ec2 t4g.small in eu-central-1a), 0 "
+        "deleted; resources in all: 2 created, 0 updated, 0 replaced, 0 deleted\n"
+    )
 
 
 def test_destroy_counts_the_machines_the_stacks_and_the_autoscalers(monkeypatch, capsys):
@@ -182,7 +227,15 @@ def test_env_prints_shell_quoted_settings_with_provider_and_owner(stack_outputs,
     assert lines[:2] == [f"{ORCA_PROVIDER}=hetzner", f"{ORCA_OWNER}=local"]
     assert "ORCA_HCLOUD_SSH_KEYS='local-demo,ops key'" in lines
     parsed = dict(shlex.split(line)[0].split("=", 1) for line in lines)
-    assert parsed == {ORCA_PROVIDER: "hetzner", ORCA_OWNER: "local", **OUTPUTS["env"]}
+    # the stack's name too, for a stack brought up before its env output carried it, so the
+    # runtime's refusals name the stack, never its owner as if it were one
+    assert parsed.pop("ORCA_FENCE_URL")  # this shell's, else the stack's backend
+    assert parsed == {
+        ORCA_PROVIDER: "hetzner",
+        ORCA_OWNER: "local",
+        ORCA_STACK: "local",
+        **OUTPUTS["env"],
+    }
     assert "HCLOUD_TOKEN" not in out
 
 

@@ -3,8 +3,12 @@ own rule, and ``keep_advice`` telling an autoscaler what to keep without knowing
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from machines.runtime.models import Machine, Status
 from machines.runtime.telemetry import POOL, PROVIDER
@@ -33,6 +37,41 @@ def test_a_machine_says_when_the_cloud_made_it_in_utc(cloud: Cloud) -> None:
     assert machine.paid_until is not None  # create's machine says it too
     assert listed.created.utcoffset() == timedelta(0)
     assert before <= listed.created <= after
+
+
+@pytest.fixture(params=["UTC", "UTC-3", "Asia/Tokyo", "America/New_York"])
+def host_zone(request: pytest.FixtureRequest) -> Iterator[str]:
+    """This process in a time zone (``TZ``): a zone named UTC is what the AWS client's own
+    parser took the ``Z`` of EC2's times for (the host's zone, ``tzlocal()``), three hours
+    off at ``UTC-3``, a zone named UTC three hours east of it."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    try:
+        yield request.param
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+def test_created_is_utc_whatever_the_hosts_time_zone(cloud: Cloud, host_zone: str) -> None:
+    before = datetime.now(UTC) - timedelta(seconds=2)
+    machine = made(cloud)
+    after = datetime.now(UTC) + timedelta(seconds=2)
+
+    (listed,) = cloud.provider().machines("ci")
+
+    for created in (machine.created, listed.created):
+        assert created is not None
+        assert created.utcoffset() == timedelta(0), (host_zone, repr(created))
+        assert created.tzname() == "UTC"
+        assert "local" not in repr(created.tzinfo), "the host's zone, not UTC"
+        assert before <= created <= after, (host_zone, created)
+    assert listed.paid_until is not None
+    assert listed.paid_until.utcoffset() == timedelta(0)
 
 
 def test_machines_says_until_when_each_is_paid(cloud: Cloud) -> None:

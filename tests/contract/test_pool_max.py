@@ -1,13 +1,17 @@
-"""A pool's ``max``: counted from the shared listing, never passed by one provider's threads;
-processes racing within a listing's window can pass it, as docs/runtime.md says."""
+"""A pool's ``max``: counted from the shared listing, never passed by one provider's threads,
+nor, through the fence (``ORCA_FENCE_URL``, in a folder or in S3), by processes creating at
+once; without a fence, processes racing within a listing's window can pass it, as
+docs/runtime.md says."""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
 from machines.runtime.models import Created
+from testkit import creators
 from testkit.clouds import Cloud
 
 MAX = 3
@@ -57,7 +61,47 @@ def test_a_create_retried_at_max_returns_its_machine(cloud: Cloud) -> None:
 
 
 @pytest.mark.usefixtures("limited")
-def test_processes_racing_within_a_listing_window_pass_max_by_the_others_creates(
+def test_providers_of_two_processes_never_pass_max_together_through_the_fence(
+    cloud: Cloud, fence_url: str
+) -> None:
+    first, second = cloud.provider(), cloud.provider()  # each its own listing and holder
+    assert first.machines("ci") == second.machines("ci") == []
+
+    made = [first.create(cloud.spec(f"a-{n}")) for n in range(MAX)]
+    made += [second.create(cloud.spec(f"b-{n}")) for n in range(MAX)]
+
+    assert sum(1 for m in made if m.ok) == MAX
+    refused = [m.reason for m in made if m.failed]
+    assert len(refused) == MAX
+    assert all("counted over every process" in r for r in refused)
+    assert all(f"its max is {MAX}" in r for r in refused)
+    assert len(cloud.live()) == MAX
+
+
+@pytest.mark.usefixtures("limited")
+def test_processes_creating_at_once_never_pass_max(
+    cloud: Cloud, fence_url: str, tmp_path: Path
+) -> None:
+    spec = cloud.spec()
+    reports = creators.run(
+        cloud.kind, 3, MAX, machine_type=spec.machine_type, location=spec.location,
+        workdir=tmp_path,
+    )  # fmt: skip
+
+    made = [name for report in reports for name in report.made]
+    said = [a for report in reports for a in report.answers]
+    assert len(made) == MAX, said
+    assert len(cloud.live()) == MAX
+    for report in reports:
+        # a create asks the fence once (a listing renewed meanwhile may refuse it before
+        # that), writes once at most, and a lost race reads and writes once more
+        lost = report.store["lost"]
+        assert report.store["reads"] <= len(report.answers) + lost, report.store
+        assert report.store["writes"] <= len(report.made) + lost, report.store
+
+
+@pytest.mark.usefixtures("limited")
+def test_without_a_fence_providers_of_two_processes_can_pass_max_as_documented(
     cloud: Cloud,
 ) -> None:
     first, second = cloud.provider(), cloud.provider()
@@ -68,6 +112,21 @@ def test_processes_racing_within_a_listing_window_pass_max_by_the_others_creates
 
     assert all(m.ok for m in made), "each counts the other's creates only once it lists again"
     assert len(cloud.live()) == 2 * MAX
-    late = cloud.provider().create(cloud.spec("c-0"))
-    assert late.failed
-    assert late.reason.startswith(f"pool ci has {2 * MAX} machines")
+
+
+@pytest.mark.usefixtures("limited")
+def test_a_max_that_cannot_be_counted_answers_failed_and_makes_nothing(
+    cloud: Cloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "5")  # the listing's 503s end the call
+    provider = cloud.provider()
+    cloud.trouble("listings", "down")
+    before = cloud.creates()
+
+    created = provider.create(cloud.spec("ci-1"))
+
+    assert created.failed
+    assert created.transient
+    assert f"could not be counted against its max ({MAX})" in created.reason
+    assert "nothing was made" in created.reason
+    assert cloud.creates() == before

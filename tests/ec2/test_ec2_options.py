@@ -180,7 +180,7 @@ def test_extra_tags_never_override_the_orca_tags(monkeypatch: pytest.MonkeyPatch
         ({"image": "ami-0123456789abcdef0"}, "pool ci: ec2.image ami-0123456789abcdef0 is no AMI"),
         (
             {"image": NEW_ARM64},
-            f"pool ci: ec2.image {NEW_ARM64} is a arm64 AMI, but t3.micro is amd64",
+            f"pool ci: ec2.image {NEW_ARM64} is an arm64 AMI, but t3.micro is amd64",
         ),
         (
             {"imageOwner": CANONICAL, "imageName": "no-such-image-*"},

@@ -44,7 +44,7 @@ def test_delete_refuses_a_stack_instance_with_what_to_do(
     message = str(refused.value)
     assert kept in message
     assert "prod-ci-1" in message
-    assert "stack prod" in message
+    assert "the stack of owner 'prod'" in message
     assert "size of pool ci" in message
     assert set(calls) == {"DescribeInstances"}
     state = aws.describe_instances(InstanceIds=[kept])["Reservations"][0]["Instances"][0]
@@ -65,7 +65,7 @@ def test_a_pools_max_counts_both_kinds_and_not_the_deleting(
 
     assert refused.failed
     assert "pool ci has 3 machines" in refused.reason
-    assert "stack prod" in refused.reason
+    assert "the max the stack of owner 'prod' sets" in refused.reason
     assert provider.delete(first.machine.id)
     assert provider.create(spec("ci-a3")).ok
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 from hcloud import APIException, Client
@@ -323,3 +324,26 @@ def test_primary_ips_are_the_servers_addresses(hcloud: Client, emulator: Emulato
     assert ips["ipv4"].ip == server.public_net.ipv4.ip
     assert ips["ipv4"].assignee_id == server.id
     assert ips["ipv6"].ip == server.public_net.ipv6.network + "/64"
+
+
+def test_pricing_states_hetzners_own_hourly_price_beside_the_monthly_cap(
+    emulator_api: RawApi,
+) -> None:
+    """Hetzner lists an hourly price of its own, higher than the monthly one over 730
+    hours: the cap is reached after about 624 started hours (cx33: EUR 0.0104 an hour, 6.49
+    a month, read from /pricing in May 2026)."""
+    pricing = emulator_api.get("/pricing").json()["pricing"]
+
+    figures = {
+        (kind["name"], p["location"]): (
+            Decimal(p["price_hourly"]["net"]),
+            Decimal(p["price_monthly"]["net"]),
+        )
+        for kind in pricing["server_types"]
+        for p in kind["prices"]
+    }
+
+    assert figures[("cx33", "fsn1")] == (Decimal("0.0104"), Decimal("6.49"))
+    for where, (hourly, monthly) in figures.items():
+        assert hourly * 730 > monthly, where
+        assert 600 <= monthly / hourly <= 650, where

@@ -39,14 +39,15 @@ def server_price(deployment, machine_type: str, location: str, per: str = "month
     return Decimal(price[f"price_{per}"]["net"])
 
 
-def net_monthly(deployment, machine_type: str, location: str) -> Decimal:
+def net_monthly(deployment, machine_type: str, location: str, per: str = "monthly") -> Decimal:
     """The emulator's own price of a server with its public IPv4 (Hetzner bills the primary
-    IPv4 apart), read with the official client: the independent check."""
+    IPv4 apart, at its own hourly and monthly prices), read with the official client: the
+    independent check."""
     pricing = deployment.hcloud.request("GET", "/pricing")["pricing"]
     [ipv4] = [p for p in pricing["primary_ips"] if p["type"] == "ipv4"]
     [ip_price] = [p for p in ipv4["prices"] if p["location"] == location]
-    return server_price(deployment, machine_type, location) + Decimal(
-        ip_price["price_monthly"]["net"]
+    return server_price(deployment, machine_type, location, per) + Decimal(
+        ip_price[f"price_{per}"]["net"]
     )
 
 
@@ -175,9 +176,9 @@ def test_status_shows_each_pool_with_stock_and_cost(repo, deployment):
         "STOCK", "COMMITTED", "MONTHLY",
     ]  # fmt: skip
     cx23, cax11 = net_monthly(deployment, "cx23", "fsn1"), net_monthly(deployment, "cax11", "fsn1")
-    hourly_cx23 = server_price(deployment, "cx23", "fsn1", "hourly")
-    hourly_cax11 = server_price(deployment, "cax11", "fsn1", "hourly")
-    # every machine was made minutes ago: one started hour each is committed
+    hourly_cx23 = net_monthly(deployment, "cx23", "fsn1", "hourly")
+    hourly_cax11 = net_monthly(deployment, "cax11", "fsn1", "hourly")
+    # every machine was made minutes ago: one started hour each is committed, its IPv4's too
     assert x86.split() == [
         "x86", "cx23", "fsn1", "amd64", "3", "-", "2", "running", "0", "fsn1,hel1,nbg1",
         cents(2 * hourly_cx23), "EUR", cents(2 * cx23), "EUR",

@@ -18,6 +18,7 @@ from machines.cli.exits import ExitCode
 from machines.runtime.pool import pools_of
 from testkit import moto_server
 from testkit.commands import machines_cli as cli
+from testkit.engine_run import engine_counts
 from testkit.engine_stacks import EC2_STACK, EC2_USER_DATA, EC2_USER_DATA_KEY, ec2_stack_config
 from testkit.specs import spec
 
@@ -104,6 +105,8 @@ def test_the_runtime_gets_a_working_provider_from_the_stacks_outputs(ec2_deploym
         "ORCA_EC2_SUBNETS": ",".join(f"{zone}={subnet}" for zone, subnet in subnets.items()),
         "ORCA_EC2_SECURITY_GROUP": group,
         "ORCA_EC2_INSTANCE_PROFILE": "prod-workers",
+        "ORCA_STACK": EC2_STACK,  # the stack by its name: its owner (prod) is not it
+        "ORCA_FENCE_URL": ec2_deployment.state.as_uri(),
     }
     provider = automation.provider(EC2_STACK)
     assert sorted(m.name for m in provider.machines("arm")) == [
@@ -228,6 +231,9 @@ def test_removing_a_pool_reaps_the_autoscalers_instances_there_only(ec2_deployme
 def test_destroy_through_the_cli_reaps_and_leaves_nothing_behind(ec2_deployment):
     done = cli("destroy", EC2_STACK, "--yes")
     assert done.returncode == ExitCode.OK, done.stderr
+    deleted = engine_counts(done.stderr)["delete"]  # as the engine counts: its own summary
+    assert deleted > 0
+    assert done.stdout.rstrip().endswith(f"0 created, 0 updated, 0 replaced, {deleted} deleted")
     assert instances(ec2_deployment) == {}
     ec2 = moto_server.client(ec2_deployment.moto.url)
     groups = ec2.describe_security_groups()["SecurityGroups"]

@@ -19,6 +19,7 @@ from machines.cli.exits import ExitCode
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig
 from testkit.commands import machines_cli as cli
+from testkit.engine_run import engine_counts
 
 pytestmark = pytest.mark.engine
 
@@ -50,10 +51,12 @@ def test_config_set_through_automation_lands_in_the_stack_config_dir(deployment)
 
 
 def test_up_creates_the_pools_servers_with_their_labels(deployment):
-    diff = automation.up("local")
+    progress: list[str] = []
+    diff = automation.up("local", on_output=progress.append)
     created = {c.name for c in diff.changes if c.op == "create" and c.type == SERVER}
     assert created == {"local-x86-1", "local-x86-2", "local-arm-1"}
     assert {c.op for c in diff.changes} == {"create"}
+    assert diff.counts == engine_counts("\n".join(progress))  # as the engine counts them
 
     found = servers(deployment)
     assert set(found) == {f"{name}.stack" for name in created}
@@ -87,6 +90,7 @@ def test_outputs_and_runtime_env(deployment):
             ],
             separators=(",", ":"),
         ),
+        "ORCA_STACK": "local",
     }
     pools = outputs["pools"]
     assert isinstance(pools, dict)
@@ -99,6 +103,7 @@ def test_outputs_and_runtime_env(deployment):
         "ORCA_PROVIDER": "hetzner",
         "ORCA_OWNER": "local",
         **outputs["env"],
+        "ORCA_FENCE_URL": deployment.state.as_uri(),  # the stack's backend (main's fence)
     }
     shown = cli("env", "local")
     assert shown.returncode == ExitCode.OK, shown.stderr

@@ -106,10 +106,19 @@ def test_the_runtime_refuses_to_delete_a_stack_machine(deployment, autoscaler):
         autoscaler.delete(kept.id)
     message = str(refused.value)
     assert "exp-lab-1.stack" in message
-    assert "stack exp" in message
-    assert "size of pool lab" in message
+    # the stack by its name (its env output says it), never its owner taken for a stack
+    assert "is kept by stack local (" in message
+    assert "lower the size of pool lab in stack local (orca-machines resize local lab " in message
+    assert "stack exp" not in message
     assert deployment.emulator.control.requests().total == 1
     assert "exp-lab-1.stack" in live(deployment)
+    rm = subprocess.run(
+        [sys.executable, "-m", "machines", "rm", kept.id, "--stack", "local"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert rm.returncode == 1
+    assert "is kept by stack local (" in rm.stderr
+    assert "(orca-machines resize local lab <size>)" in rm.stderr
 
 
 def test_a_pools_max_holds_for_both_kinds(deployment):
@@ -121,10 +130,24 @@ def test_a_pools_max_holds_for_both_kinds(deployment):
     assert autoscaler.create(spec("lab-a10")).ok
     refused = autoscaler.create(spec("lab-a11"))
     assert refused.failed
-    assert "pool lab has 4 machines" in refused.reason
-    assert "stack exp" in refused.reason
+    assert "pool lab has 4 machines, the max stack local sets for it" in refused.reason
+    assert "stack exp" not in refused.reason
     assert "(4," in refused.reason
     assert "lab-a11" not in live(deployment)
+
+
+def test_an_up_growing_a_pool_past_its_max_with_the_autoscalers_machines_is_refused(deployment):
+    before = set(live(deployment))  # lab at its max of 4: the stack's two, the autoscaler's
+    set_pools({**LAB, "size": 3, "max": 4}, CI)
+
+    with pytest.raises(automation.StackAtMaxError) as refused:
+        automation.up("local")
+
+    assert "\n" not in str(refused.value)
+    assert "pool lab has 4 machines, counted over every process" in str(refused.value)
+    assert "past its max 4: nothing was changed" in str(refused.value)
+    assert set(live(deployment)) == before
+    set_pools({**LAB, "max": 4}, CI)
 
 
 def test_the_state_never_holds_the_token_in_plain(deployment):

@@ -170,7 +170,7 @@ def test_an_ec2_up_killed_mid_create_is_recovered_by_the_next_up(ec2_deployment)
     moto = ec2_deployment.moto.url
     pool = {"name": "ci", "machineType": "t3.micro", "location": "eu-central-1a", "size": 0}
     with FaultProxy(moto).serving() as proxy:
-        endpoints = [{"ec2": proxy.url, "iam": moto, "sts": moto}]
+        endpoints = [{"ec2": proxy.url, "iam": moto, "sts": moto, "sqs": moto, "events": moto}]
         automation.set_config(EC2_STACK, {"aws:endpoints": endpoints, POOLS: [pool]})
         automation.up(EC2_STACK, on_output=lambda _line: None)
         automation.set_config(EC2_STACK, {POOLS: [{**pool, "size": 1}]})

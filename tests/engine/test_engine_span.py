@@ -10,10 +10,12 @@ from __future__ import annotations
 import pytest
 
 from machines import MachineSpec, automation
+from machines.automation.diff import is_default_provider
 from machines.automation.state import resources
 from machines.cli.exits import ExitCode
 from testkit import moto_server
 from testkit.commands import machines_cli
+from testkit.engine_run import engine_counts
 from testkit.engine_stacks import SPAN_STACK
 from testkit.fault_proxy import Fault, FaultProxy
 
@@ -47,6 +49,35 @@ def ec2_instances(span_deployment) -> dict[str, dict[str, str]]:
         name: {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
         for name, instance in live.items()
     }
+
+
+def test_a_first_preview_counts_what_the_engine_counts(span_deployment):
+    """The stack itself is a change, and neither cloud's default provider is one: the
+    engine does not count its own steps (the CLI said 2 more, one per plugin, than the
+    engine's own summary printed on the same run)."""
+    done = machines_cli("preview", SPAN_STACK)
+
+    assert done.returncode == ExitCode.CHANGES, done.stderr
+    counts = engine_counts(done.stderr)
+    assert counts["create"] > 0
+    summary = ", ".join(f"{n} to {op}" for op, n in counts.items())
+    assert done.stdout.splitlines()[-1] == f"stack span: {summary}"
+
+
+def test_an_operator_s_runtime_variables_left_exported_are_not_the_stack_s(
+    span_deployment, monkeypatch
+):
+    """After ``eval "$(orca-machines env other)"`` the shell holds another stack's
+    settings: an amd64 AMI (``ORCA_EC2_IMAGE``) and its pools. Pool arm's EC2 place is
+    arm64 and the stack names no image (Canonical's Ubuntu, which ``up`` boots): the check
+    reads neither, so the preview goes to the engine."""
+    monkeypatch.setenv("ORCA_EC2_IMAGE", moto_server.NEW_AMD64)
+    monkeypatch.setenv("ORCA_POOLS", '[{"name": "arm", "machineType": "cx23", "location": "ash"}]')
+
+    done = machines_cli("preview", SPAN_STACK, "-q")
+
+    assert done.returncode == ExitCode.CHANGES, done.stderr
+    assert done.stderr == ""
 
 
 def test_a_pool_spanning_both_clouds_through_up_the_autoscaler_and_destroy(span_deployment):
@@ -101,7 +132,9 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         automation.set_config(
             SPAN_STACK,
             {
-                "aws:endpoints": [{"ec2": proxy.url, "iam": moto, "sts": moto}],
+                "aws:endpoints": [
+                    {"ec2": proxy.url, "iam": moto, "sts": moto, "sqs": moto, "events": moto}
+                ],
                 "orca-machines:pools": [{"name": "arm", "size": 1, "places": EC2_FIRST}],
             },
         )
@@ -109,26 +142,28 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
             Fault("error", "RunInstances", status=500, code="InsufficientInstanceCapacity")
         )
 
-        done = machines_cli("up", SPAN_STACK)
+        done = machines_cli("up", SPAN_STACK, "-q")
 
         assert done.returncode == 0, done.stderr
-        said = done.stdout + done.stderr
+        # -q hides the engine's progress, never the up's own line on stderr
         assert (
             "stack span: pool arm: ec2 t4g.small in eu-central-1a has no stock now; up goes on "
-            "with the pool's next place" in said
+            "with the pool's next place" in done.stderr.splitlines()
         )
         assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
         assert ec2_instances(span_deployment) == {}
         # what the up made in all, the refused run's steps too: every resource of the state
+        # (the stack's own too, the engine's default providers not), and where it put the
+        # pool's new machine
         made = [
             r
             for r in resources(automation.select(SPAN_STACK).export_stack().deployment)
-            if r["type"] != "pulumi:pulumi:Stack"
+            if not is_default_provider(str(r["type"]), str(r["urn"]).rpartition("::")[2])
         ]
-        assert (
-            f"stack span: machines: 1 created, 0 deleted; resources in all: {len(made)} created"
-            in done.stdout
-        ), done.stdout
+        assert done.stdout.splitlines() == [
+            "stack span: machines: 1 created (pool arm: 1 at hetzner cax11 in fsn1), 0 deleted; "
+            f"resources in all: {len(made)} created, 0 updated, 0 replaced, 0 deleted"
+        ]
 
         span_deployment.emulator.control.set_stock([{"server_type": "cax11", "location": "fsn1"}])
         automation.set_config(
@@ -148,6 +183,46 @@ def test_an_up_refused_for_want_of_capacity_goes_on_at_the_pool_s_next_place(spa
         assert gone.returncode == 0, gone.stderr
         assert hetzner_servers(span_deployment) == {}
         span_deployment.emulator.control.set_stock([])
+        automation.set_config(
+            SPAN_STACK,
+            {
+                "aws:endpoints": [
+                    {"ec2": moto, "iam": moto, "sts": moto, "sqs": moto, "events": moto}
+                ]
+            },
+        )
+
+
+def test_an_up_refused_for_an_account_at_its_limit_goes_on_at_the_pool_s_next_place(
+    span_deployment,
+):
+    """A full account is not here, not now for every place on that cloud (EC2's on-demand
+    quota, which moto never enforces: the fault proxy answers VcpuLimitExceeded)."""
+    moto = span_deployment.moto.url
+    with FaultProxy(moto).serving() as proxy:
+        automation.set_config(
+            SPAN_STACK,
+            {
+                "aws:endpoints": [{"ec2": proxy.url, "iam": moto, "sts": moto}],
+                "orca-machines:pools": [{"name": "arm", "size": 1, "places": EC2_FIRST}],
+            },
+        )
+        proxy.set_faults(Fault("error", "RunInstances", status=400, code="VcpuLimitExceeded"))
+
+        done = machines_cli("up", SPAN_STACK)
+
+        assert done.returncode == 0, done.stderr
+        assert (
+            "stack span: pool arm: ec2 t4g.small in eu-central-1a is on a cloud whose account is "
+            "at its limit (VcpuLimitExceeded); up goes on with the pool's next place"
+            in done.stdout
+            + done.stderr
+        )
+        assert hetzner_servers(span_deployment) == {"prod-arm-1.stack": "fsn1"}
+        assert ec2_instances(span_deployment) == {}
+
+        gone = machines_cli("destroy", SPAN_STACK, "--yes")
+        assert gone.returncode == 0, gone.stderr
         automation.set_config(
             SPAN_STACK, {"aws:endpoints": [{"ec2": moto, "iam": moto, "sts": moto}]}
         )

@@ -1,6 +1,6 @@
 """Hetzner's paid time through the runtime, creation times placed with the emulator's clock:
-the started hour, the monthly cap of ``/pricing``, a server made at a month's end, and the
-money already committed."""
+the started hour, the monthly cap of ``/pricing`` (the server's and its primary IPv4's, each
+at its own two figures), a server made at a month's end, and the money already committed."""
 
 from __future__ import annotations
 
@@ -11,13 +11,29 @@ from decimal import Decimal
 import pytest
 
 from emulator.process import Emulator
+from machines.runtime.billing import Rate
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
-from machines.runtime.models import Machine
+from machines.runtime.models import Machine, Market
 from testkit.hetzner import RawApi
 from testkit.specs import spec
 
 MARCH = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
+FEBRUARY = datetime(2026, 2, 1, 0, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
+
+
+def billed(provider: HetznerProvider, machine: Machine) -> tuple[Rate, ...]:
+    """What the price list bills for ``machine``: the server, then its primary IPv4."""
+    found = provider.prices().rates(
+        machine.machine_type, machine.location, Market.ON_DEMAND, provider.pool(machine.pool)
+    )
+    assert found is not None
+    return found
+
+
+def cap_hours(rates: tuple[Rate, ...]) -> int:
+    """The started hours after which every item has reached its monthly price."""
+    return max(math.ceil(r.monthly / r.per_hour(MARCH)) for r in rates)
 
 
 @pytest.fixture
@@ -76,20 +92,34 @@ def test_the_monthly_cap_of_the_price_list_pays_until_the_months_end(
     hetzner_provider: HetznerProvider, placed
 ) -> None:
     machine = placed("ci-1", MARCH)
-    prices = hetzner_provider.prices()
-    hourly = prices.hourly(machine.machine_type, machine.location)
-    monthly = prices.monthly(machine.machine_type, machine.location)
-    assert hourly is not None
-    assert monthly is not None
-    cap_hours = math.ceil(monthly / hourly)  # the started hours that reach the monthly price
+    rates = billed(hetzner_provider, machine)
+    hours = cap_hours(rates)  # the started hours that reach every item's monthly price
 
-    below = hetzner_provider.paid_until(machine, MARCH + (cap_hours - 1) * HOUR - HOUR / 2)
-    capped = hetzner_provider.paid_until(machine, MARCH + cap_hours * HOUR - HOUR / 2)
+    below = hetzner_provider.paid_until(machine, MARCH + (hours - 1) * HOUR - HOUR / 2)
+    capped = hetzner_provider.paid_until(machine, MARCH + hours * HOUR - HOUR / 2)
 
-    assert below == MARCH + (cap_hours - 1) * HOUR
+    assert below == MARCH + (hours - 1) * HOUR
     assert capped == datetime(2026, 4, 1, tzinfo=UTC)
     end = datetime(2026, 3, 31, 23, 0, tzinfo=UTC)
-    assert hetzner_provider.committed([machine], end) == monthly
+    assert hetzner_provider.committed([machine], end) == sum(r.monthly for r in rates)
+
+
+def test_the_cap_is_reached_within_february_at_hetzners_own_hourly_price(
+    hetzner_provider: HetznerProvider, placed
+) -> None:
+    """Hetzner's hourly price is its own figure, above the monthly one over 730 hours: a
+    server's month is capped after about 625 started hours, within February's 672."""
+    machine = placed("ci-1", FEBRUARY)
+    rates = billed(hetzner_provider, machine)
+    assert all(r.hourly is not None and r.hourly * 730 > r.monthly for r in rates)
+
+    capped = hetzner_provider.paid_until(machine, FEBRUARY + 650 * HOUR)
+
+    assert cap_hours(rates) < 650
+    assert capped == MARCH
+    assert hetzner_provider.committed([machine], FEBRUARY + 650 * HOUR) == sum(
+        r.monthly for r in rates
+    )
 
 
 def test_a_server_made_at_a_months_end_is_paid_its_hour_into_the_next(
@@ -110,13 +140,30 @@ def test_committed_money_counts_every_started_hour(
 ) -> None:
     early = placed("ci-1", MARCH)
     late = placed("ci-2", MARCH + 90 * timedelta(minutes=1))
-    hourly = hetzner_provider.prices().hourly(early.machine_type, early.location)
-    assert hourly is not None
+    hourly = sum(r.per_hour(MARCH) for r in billed(hetzner_provider, early))
 
     committed = hetzner_provider.committed([early, late], MARCH + 2 * HOUR - timedelta(minutes=1))
 
     assert committed == 3 * hourly  # two started hours of the first, one of the second
     assert committed > Decimal(0)
+
+
+def test_committed_money_counts_the_primary_ipv4_at_its_hourly_price(
+    hetzner_provider: HetznerProvider, placed
+) -> None:
+    """A server with a primary IPv4 (the pool's default) is billed the address too, by the
+    started hour at its own listed price (``primary_ips[].prices[].price_hourly``)."""
+    machine = placed("ci-1", MARCH)
+    prices = hetzner_provider.prices()
+    server = prices.hourly(machine.machine_type, machine.location)
+    (ipv4,) = prices.option_rates(hetzner_provider.pool("ci"), machine.location) or ()
+    assert server is not None
+    assert ipv4.hourly is not None
+
+    committed = hetzner_provider.committed([machine], MARCH + HOUR / 2)
+
+    assert committed == server + ipv4.hourly
+    assert ipv4.hourly != ipv4.monthly / 730
 
 
 def test_the_advice_lets_go_first_the_server_whose_hour_ends_first(

@@ -54,8 +54,10 @@ def test_delete_refuses_a_stack_server_in_one_request(
     with pytest.raises(StackMachineError) as refused:
         provider.delete(str(kept))
 
-    assert str(refused.value).startswith(f"server {kept} ({OWNER}-ci-1) is kept by stack {OWNER}")
-    assert f"lower the size of pool ci in stack {OWNER}" in str(refused.value)
+    assert str(refused.value).startswith(
+        f"server {kept} ({OWNER}-ci-1) is kept by the stack of owner '{OWNER}'"
+    )
+    assert "lower the size of pool ci in that stack" in str(refused.value)
     assert emulator.control.requests().total == 1
     assert hcloud.servers.get_by_id(kept).status != "deleting"
 
@@ -72,7 +74,9 @@ def test_a_pools_max_holds_and_frees_with_a_delete(
     refused = provider.create(spec("ci-a2"))
 
     assert refused.failed
-    assert refused.reason.startswith(f"pool ci has 2 machines, the max stack {OWNER} sets for it")
+    assert refused.reason.startswith(
+        f"pool ci has 2 machines, the max the stack of owner '{OWNER}' sets for it"
+    )
     assert provider.delete(first.machine.id)
     assert provider.create(spec("ci-a2")).ok
     assert provider.create(spec("other-a1", pool="other")).ok

@@ -12,19 +12,29 @@ from machines.runtime.models import Market
 ON_DEMAND = Market.ON_DEMAND
 
 
-def listed(hcloud, machine_type: str, location: str) -> Decimal:
-    """The net monthly price the API lists for one server of the type in the location."""
+def listed(hcloud, machine_type: str, location: str, figure: str = "price_monthly") -> Decimal:
+    """The net monthly (or ``figure``) price the API lists for one server of the type in
+    the location."""
     kind = hcloud.server_types.get_by_name(machine_type)
     [price] = [p for p in kind.prices if p["location"] == location]
-    return Decimal(price["price_monthly"]["net"])
+    return Decimal(price[figure]["net"])
+
+
+def test_an_hourly_price_is_the_api_s_own_not_the_monthly_one_over_730_hours(hetzner_env, hcloud):
+    prices = price_list("hetzner", hetzner_env)
+
+    hourly = prices.hourly("cx33", "fsn1")
+
+    assert hourly == listed(hcloud, "cx33", "fsn1", "price_hourly")
+    assert hourly != listed(hcloud, "cx33", "fsn1") / 730
 
 
 def test_a_price_is_the_api_s_net_monthly_price_for_the_type_and_location(hetzner_env, hcloud):
     prices = price_list("hetzner", hetzner_env)
     assert isinstance(prices, HetznerPrices)
     assert prices.monthly("cx23", "fsn1") == listed(hcloud, "cx23", "fsn1")
-    assert prices.monthly("cpx22", "ash") == listed(hcloud, "cpx22", "ash")
-    assert prices.monthly("cpx22", "ash") != prices.monthly("cpx22", "fsn1")
+    assert prices.monthly("ccx13", "ash") == listed(hcloud, "ccx13", "ash")
+    assert prices.monthly("ccx13", "ash") != prices.monthly("ccx13", "fsn1")
     assert (prices.currency, prices.unknown) == ("EUR", "")
 
 

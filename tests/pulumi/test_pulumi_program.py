@@ -106,6 +106,8 @@ def test_the_owner_names_and_labels_the_machines() -> None:
     assert names == ["team-a-arm-1", "team-a-x86-1", "team-a-x86-2"]
     assert {r.inputs["labels"]["orca-owner"] for r in result.of_type(SERVER)} == {"team-a"}
     assert result.outputs["owner"] == "team-a"
+    # the runtime's messages name the stack by its name, not by its owner
+    assert result.outputs["env"]["ORCA_STACK"] == "prod"
 
 
 def test_the_ami_is_canonicals_newest_ubuntu_for_the_types_architecture() -> None:
@@ -217,8 +219,9 @@ def test_a_pools_market_is_exported_with_the_runtime_settings() -> None:
 
 
 def cloud_settings(env: dict[str, str]) -> dict[str, str]:
-    """A stack's ``env`` output without its pools (``ORCA_POOLS``): the cloud's settings."""
-    return {k: v for k, v in env.items() if k != "ORCA_POOLS"}
+    """A stack's ``env`` output without its pools (``ORCA_POOLS``) and its name
+    (``ORCA_STACK``): the cloud's settings."""
+    return {k: v for k, v in env.items() if k not in ("ORCA_POOLS", "ORCA_STACK")}
 
 
 def test_a_spot_pools_kept_instances_are_one_time_spot_instances_ending_on_interruption() -> None:

@@ -10,7 +10,7 @@ from machines.runtime.arch import docker_arch
 from machines.runtime.clouds.ec2.settings import Ec2Settings, ubuntu_ami_name
 from machines.runtime.clouds.hetzner.settings import HCLOUD_TOKEN, HetznerSettings, hetzner_arch
 from machines.runtime.pool import pools_of
-from machines.runtime.settings import ORCA_POOLS
+from machines.runtime.settings import ORCA_POOLS, ORCA_STACK
 from testkit.program_harness import (
     AMIS,
     INSTANCE_TYPES,
@@ -187,7 +187,8 @@ def test_env_output_is_exactly_the_runtime_settings(stack: StackRun) -> None:
     assert [(p.name, p.machine_type, p.location) for p in pools.values()] == [
         (p["name"], p["machineType"], p["location"]) for p in stack.pools
     ]
-    assert settings.env() == {k: v for k, v in env.items() if k != ORCA_POOLS}
+    assert env[ORCA_STACK] == stack.name  # the stack by its name: its owner is not it
+    assert settings.env() == {k: v for k, v in env.items() if k not in (ORCA_POOLS, ORCA_STACK)}
 
 
 def test_owner_provider_and_pools_outputs(stack: StackRun) -> None:
@@ -242,5 +243,6 @@ def test_each_pool_has_a_reaper_of_its_owner_and_pool(stack: StackRun) -> None:
             pool["name"],
         )
         assert is_secret(inputs["credentials"])
-        env = {k: v for k, v in stack.run.outputs["env"].items() if k != ORCA_POOLS}
-        assert inputs["env"] == env
+        # the reaper's settings: what it reaps with, the stack's name and pools not among them
+        exported = stack.run.outputs["env"].items()
+        assert inputs["env"] == {k: v for k, v in exported if k not in (ORCA_POOLS, ORCA_STACK)}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from machines.runtime import retry
+from machines.runtime import backoff
 from machines.runtime.labels import OWNER_LABEL, POOL_LABEL
 from machines.runtime.provider import Provider
 from testkit import moto_server, timeouts
@@ -34,7 +34,7 @@ FAULTS = [
 @pytest.fixture
 def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Backoff a twentieth as long: the same decisions, sooner (moto is slow enough)."""
-    monkeypatch.setattr(retry, "BASE_DELAY", retry.BASE_DELAY / 20)
+    monkeypatch.setattr(backoff, "BASE_DELAY", backoff.BASE_DELAY / 20)
 
 
 @pytest.fixture

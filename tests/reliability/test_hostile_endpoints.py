@@ -138,3 +138,66 @@ def test_a_reset_half_way_through_the_body_is_a_lost_connection(hostile, cloud):
         each_call(cloud, hostile.url)["machines"]()
     assert raised.value.code == CONNECTION
     assert hostile.requests > 1, "a broken answer is worth another try"
+
+
+PAGE = (
+    b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n"
+    b"<h1>Internal Server Error</h1>\n<p>The server encountered an internal error and was "
+    b"unable to complete your request.</p>\n"
+)
+"""The page a stand-in without a Price List (moto's server) answers ``GetProducts`` with."""
+
+PATIENT = {"ORCA_REQUEST_TIMEOUT": "5", "ORCA_CALL_TIMEOUT": "20"}
+"""Time enough for several tries, were the answer tried again."""
+
+PRICED = {"hetzner": ("cx23", "fsn1"), "ec2": ("t3.micro", "eu-central-1a")}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+@pytest.mark.parametrize("status", [500, 502, 200])
+def test_a_price_list_answered_by_a_web_page_is_one_request_and_one_line(
+    hostile, cloud, status, caplog
+):
+    """The list cannot be read and says why in one line, logged once, the page described
+    and never quoted (message, log); an answer that is not the list's is not asked again:
+    the same page would come back on every try."""
+    hostile.answer_with(Answer(status=status, body=PAGE, content_type="text/html"))
+    settings = (
+        {"HCLOUD_TOKEN": TOKEN, "HCLOUD_ENDPOINT": hostile.url}
+        if cloud == "hetzner"
+        else {**EC2_SETTINGS, "AWS_ENDPOINT_URL": hostile.url}
+    )
+    provider = Provider.of(cloud, "prod", {**settings, **PATIENT})
+    caplog.set_level("INFO", logger="machines")
+
+    prices = provider.prices()
+
+    assert prices.monthly(*PRICED[cloud]) is None
+    assert prices.hourly(*PRICED[cloud]) is None
+    assert hostile.requests == 1
+    why = prices.unknown
+    assert "price list" in why
+    assert hostile.url in why
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("machines")]
+    assert logged == [why]
+    for text in (why, *logged):
+        assert "<" not in text
+        assert "Internal Server Error</" not in text
+        assert "\n" not in text
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_an_error_page_is_described_never_quoted_in_the_error_or_the_log(hostile, cloud, caplog):
+    """A proxy's or a stand-in's 5xx page is retried as any 5xx, but neither the call's
+    error nor the retries' log lines carry any of it."""
+    hostile.answer_with(Answer(status=503, body=PAGE, content_type="text/html"))
+    caplog.set_level("INFO", logger="machines")
+
+    with pytest.raises(CloudError) as raised:
+        each_call(cloud, hostile.url)["machines"]()
+
+    assert hostile.url in str(raised.value)
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("machines")]
+    for text in (str(raised.value), *logged):
+        assert "<" not in text
+        assert "Internal Server Error</" not in text

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from emulator.label_selector import parse
-from machines.runtime import retry
+from machines.runtime import backoff, retry
 from machines.runtime.clouds.ec2.answers import NO_STOCK_CODES as EC2_NO_STOCK_CODES
 from machines.runtime.clouds.ec2.answers import STATUSES as EC2_STATUSES
 from machines.runtime.clouds.ec2.answers import status_of as ec2_status_of
@@ -417,7 +417,7 @@ def ec2(fake_ec2: FakeEc2) -> Iterator[Ec2Provider]:
         freshness=Freshness(no_stock_ttl=0),  # every example meets the fake's answer
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(retry, "BASE_DELAY", 0.001)
+        patch.setattr(backoff, "BASE_DELAY", 0.001)
         yield Ec2Provider(
             settings, "prod", credentials={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
         )

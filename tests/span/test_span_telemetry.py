@@ -95,7 +95,7 @@ def test_a_create_at_the_pools_max_is_traced_and_one_made_is_traced_once(
 
     made, full = recorded.spans("Provider.create")
     assert dict(made.attributes or {})[MACHINE_NAME] == "ci-1"  # its cloud's own span only
-    assert_refused_span(full, second, "the max stack")
+    assert_refused_span(full, second, "the max the stack of owner")
     assert counted(recorded, first, "ok") == 1
     assert counted(recorded, second, "failed") == 1
 

@@ -1,15 +1,17 @@
-"""The import contract of pyproject.toml (``[tool.importlinter]``) holds, and what a process
-really loads stays light: ``import machines`` loads no cloud or Pulumi library, and each
-cloud's provider loads its own client library only."""
+"""The import contract of pyproject.toml (``[tool.importlinter]``) holds, no module of
+``machines`` is in an import cycle (lazy, for type checking or by name: ``testkit.imports``),
+and what a process really loads stays light: ``import machines`` loads no cloud or Pulumi
+library, and each cloud's provider loads its own client library only."""
 
 import ast
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from testkit import imports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,13 +71,7 @@ def test_the_import_contract_is_kept():
     ],
 )
 def test_a_cloud_library_outside_clouds_breaks_the_contract(tmp_path, module, library):
-    copy = tmp_path / "checkout"
-    shutil.copytree(
-        ROOT / "machines", copy / "machines", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    with (copy / "machines" / module).open("a", encoding="utf-8") as source:
-        source.write(f"\nimport {library}\n")
+    copy = imports.changed_copy(ROOT, tmp_path, module, f"import {library}")
 
     done = lint_imports(copy)
 
@@ -106,3 +102,98 @@ def test_importing_machines_loads_no_opentelemetry():
     )
 
     assert done.stdout.strip() == "[]"
+
+
+BY_NAME = "import importlib\n\n\n"
+"""What code added to a module to import by name starts with."""
+
+
+def test_no_module_of_machines_is_in_an_import_cycle_even_lazily_or_by_name():
+    built = imports.graph()
+
+    assert [imports.said(cycle) for cycle in imports.cycles(built)] == []
+    assert imports.against_layers(built) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "code", "cycle"),
+    [
+        # inside a function: the options' rules importing the pool model built on them
+        (
+            "runtime/options.py",
+            "def _pool() -> None:\n    from machines.runtime.pool import Pool  # noqa: F401",
+            {"machines.runtime.options", "machines.runtime.pool"},
+        ),
+        # for type checking only: the settings importing the pool that reads them
+        (
+            "runtime/settings.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from machines.runtime.pool import Pool  # noqa: F401",
+            {"machines.runtime.settings", "machines.runtime.pool"},
+        ),
+        # by name: telemetry importing the provider that imports it by name
+        (
+            "runtime/telemetry.py",
+            "def _provider() -> object:\n"
+            "    return importlib.import_module('machines.runtime.provider')",
+            {"machines.runtime.telemetry", "machines.runtime.provider"},
+        ),
+        # by name: the provider importing the factory that builds it (install does not)
+        (
+            "runtime/provider.py",
+            "def _factory() -> object:\n"
+            "    return importlib.import_module('machines.runtime.factory')",
+            {"machines.runtime.provider", "machines.runtime.factory"},
+        ),
+        # through the registry's names: what a cloud declares asking the registry
+        (
+            "runtime/cloud.py",
+            "def _kinds() -> object:\n"
+            "    from machines.runtime.clouds import kinds\n\n    return kinds()",
+            {"machines.runtime.cloud", "machines.runtime.clouds"},
+        ),
+    ],
+)
+def test_an_import_cycle_breaks_the_check(tmp_path, module, code, cycle):
+    copy = imports.changed_copy(ROOT, tmp_path, module, BY_NAME + code)
+
+    done = imports.checked(copy)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = [set(line.split(" -> ")) for line in done.stdout.splitlines() if ":" not in line]
+    assert any(cycle <= modules for modules in said), done.stdout
+
+
+def test_an_import_by_name_against_the_runtime_layers_breaks_the_check(tmp_path):
+    # No cycle (arch imports nothing), but errors.py is the runtime's lowest layer.
+    code = "def _arch() -> object:\n    return importlib.import_module('machines.runtime.arch')"
+    copy = imports.changed_copy(ROOT, tmp_path, "runtime/errors.py", BY_NAME + code)
+
+    done = imports.checked(copy)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "runtime-layers: machines.runtime.errors -> machines.runtime.arch"
+    ]
+
+
+def test_an_import_by_a_name_the_check_cannot_follow_is_refused(tmp_path):
+    code = "def _any(name: str) -> object:\n    return importlib.import_module(name)"
+    copy = imports.changed_copy(ROOT, tmp_path, "runtime/labels.py", BY_NAME + code)
+
+    done = imports.checked(copy)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "machines.runtime.labels" in done.stdout
+    assert "testkit.imports.COMPUTED" in done.stdout
+
+
+def test_a_runtime_module_importing_one_above_it_breaks_the_contract(tmp_path):
+    code = "if TYPE_CHECKING:\n    from machines.runtime.provider import Provider"
+    copy = imports.changed_copy(ROOT, tmp_path, "runtime/telemetry.py", code)
+
+    done = lint_imports(copy)
+
+    assert done.returncode != 0, done.stdout
+    assert "The runtime's modules in layers" in done.stdout
+    assert "machines.runtime.telemetry -> machines.runtime.provider" in done.stdout

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from machines.runtime.models import Machine, Status
+from machines.runtime.models import Ending, Machine, Status
 from machines.runtime.paid import advise
 from testkit.simulation import Pipeline, StageGate, ci_jobs
 
@@ -53,6 +53,14 @@ def test_within_the_margin_or_unknown_it_goes_now():
         ("2", 0, NOW, True),
     ]
     assert advice[1].paid_until is None
+
+
+def test_a_machine_under_notice_goes_first_among_those_due_now():
+    warned = machine("9").model_copy(update={"ending": Ending.INTERRUPTING})
+
+    advice = advise([machine("1"), warned], NOW, paid_for({"1": 1, "9": 50}), margin=120)
+
+    assert [(a.machine.id, a.release) for a in advice] == [("9", True), ("1", True)]
 
 
 def test_going_and_stack_machines_get_no_advice_failed_ones_go_now():

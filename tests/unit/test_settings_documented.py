@@ -7,8 +7,11 @@ import importlib
 import re
 from collections import Counter
 
+from machines.program.clouds import deployments
 from machines.runtime import settings
-from machines.runtime.clouds import CLOUDS
+from machines.runtime.clouds import CLOUDS, clouds
+from machines.runtime.clouds.ec2.settings import ec2_env
+from machines.runtime.clouds.hetzner.settings import hetzner_env
 from testkit import readme
 
 MODULES = [
@@ -46,3 +49,18 @@ def test_no_other_document_has_a_settings_table() -> None:
     others = [readme.README, *sorted(readme.DOCS.glob("*.md"))]
     tables = [p.name for p in others if "| variable | read by | meaning |" in p.read_text()]
     assert tables == ["settings.md"]
+
+
+def test_each_cloud_s_stack_settings_are_what_its_settings_write_and_its_stack_keys() -> None:
+    """``Cloud.settings`` (what a provider of a stack takes from the stack alone) is every
+    variable the cloud's settings write back, and each is set by one key of its stack file
+    (how a stack's check names it)."""
+    written = {
+        "hetzner": hetzner_env("http://api", "image", ("key",), "wall"),
+        "ec2": ec2_env(
+            "eu-central-1", {"z": "s"}, "sg", "p", "ami", endpoint_url="http://a", events_queue="q"
+        ),
+    }
+    for kind, facts in clouds().items():
+        assert set(written[kind]) == set(facts.settings), kind
+        assert set(deployments()[kind].setting_keys) == set(facts.settings), kind

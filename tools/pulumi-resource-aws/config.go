@@ -3,12 +3,15 @@ package main
 // The provider's configuration, read as pulumi-aws reads it: aws:region (else AWS_REGION,
 // AWS_DEFAULT_REGION), aws:accessKey / aws:secretKey / aws:token / aws:profile and the shared
 // files, else the SDK's standard credential chain (AWS_ACCESS_KEY_ID..., AWS_PROFILE, the shared
-// files), aws:endpoints (a list of maps; this stand-in calls EC2, IAM and STS only, so those
-// three keys are the ones it takes; AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> work too,
+// files), aws:endpoints (a list of maps; this stand-in calls EC2, IAM, STS, SQS and EventBridge
+// only, so those keys are the ones it takes: ec2, iam, sts, sqs, and events or its aliases
+// cloudwatchevents and eventbridge; AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> work too,
 // as in the SDK), and the skip* switches. Every other pulumi-aws key is refused with a message
 // naming this stand-in. Every service it calls must be at a loopback test endpoint (moto's
-// server): AWS itself, or any other host, is refused in Configure before any request, in one
-// line naming the official plugin (testEndpoints).
+// server): AWS itself, or any other host, is refused before any request, in one line naming the
+// official plugin (testEndpoints): in Configure for EC2, IAM and STS, which every stack calls;
+// for SQS and EventBridge when a resource of theirs is first used (a stack without one need
+// not name their endpoints).
 //
 // A default provider's configuration reaches the plugin as strings (lists and maps
 // JSON-encoded, booleans "true"/"false"); an explicit provider's as typed values. Both are read.
@@ -31,7 +34,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -68,8 +73,18 @@ var unsupportedConfigKeys = []string{
 // engineConfigKeys are set by the engine on every provider, not by users.
 var engineConfigKeys = []string{"version", "pluginDownloadURL"}
 
-// endpointServices are the services this stand-in calls, so the endpoints it takes.
-var endpointServices = []string{"ec2", "iam", "sts"}
+// endpointServices are the services this stand-in calls, so the endpoints it takes, each with
+// the name of its AWS_ENDPOINT_URL_<SERVICE> variable (the SDK's service id).
+var endpointServices = map[string]string{
+	"ec2": "EC2", "iam": "IAM", "sts": "STS", "sqs": "SQS", "events": "EVENTBRIDGE",
+}
+
+// endpointAliases are pulumi-aws's other keys of a service's endpoint (terraform-provider-aws
+// names/data: events is also known as cloudwatchevents and eventbridge).
+var endpointAliases = map[string]string{"cloudwatchevents": "events", "eventbridge": "events"}
+
+// laterServices are called only by some resources: their endpoints are checked when first used.
+var laterServices = []string{"sqs", "events"}
 
 var regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d+$`)
 
@@ -113,7 +128,8 @@ func checkConfig(cfg view) []*pulumirpc.CheckFailure {
 		case slices.Contains(unsupportedConfigKeys, key):
 			failures = append(failures, failure(key,
 				"aws:%s is not supported by %s; it reads only aws:region, the credentials "+
-					"(accessKey, secretKey, token, profile, shared files), aws:endpoints (ec2, iam, sts) "+
+					"(accessKey, secretKey, token, profile, shared files), aws:endpoints (ec2, iam, sts, "+
+					"sqs, events) "+
 					"and the skip* switches", key, standIn))
 			continue
 		case !known:
@@ -146,9 +162,14 @@ func endpointsOf(cfg view) (map[string]string, error) {
 			if !ok || v.ContainsUnknowns() {
 				continue
 			}
-			if !slices.Contains(endpointServices, service) {
+			name := service
+			if alias, ok := endpointAliases[service]; ok {
+				name = alias
+			}
+			if _, ok := endpointServices[name]; !ok {
 				return nil, fmt.Errorf("aws:endpoints[%d].%s is not supported by %s: it calls only "+
-					"EC2, IAM and STS, so it takes endpoints for ec2, iam and sts", i, service, standIn)
+					"EC2, IAM, STS, SQS and EventBridge, so it takes endpoints for ec2, iam, sts, sqs "+
+					"and events (or cloudwatchevents, eventbridge)", i, service, standIn)
 			}
 			if !v.IsString() {
 				return nil, fmt.Errorf("aws:endpoints[%d].%s must be a URL", i, service)
@@ -158,7 +179,7 @@ func endpointsOf(cfg view) (map[string]string, error) {
 				return nil, fmt.Errorf("aws:endpoints[%d].%s %q is not an http(s) URL such as "+
 					"http://127.0.0.1:5000", i, service, v.StringValue())
 			}
-			out[service] = v.StringValue()
+			out[name] = v.StringValue()
 		}
 	}
 	return out, nil
@@ -240,6 +261,9 @@ const (
 type clients struct {
 	ec2       *ec2.Client
 	iam       *iam.Client
+	sqs       *sqs.Client         // nil when its endpoint was refused (refused says why)
+	events    *eventbridge.Client // likewise
+	refused   map[string]string   // a later service's refusal, by service
 	region    string
 	partition string
 	accountID string
@@ -291,8 +315,22 @@ func newClients(ctx context.Context, pc providerConfig) (*clients, error) {
 		iam: iam.NewFromConfig(cfg, func(o *iam.Options) {
 			o.BaseEndpoint = aws.String(endpoints["iam"])
 		}),
+		refused:   map[string]string{},
 		region:    pc.region,
 		partition: partitionOf(pc.region),
+	}
+	for _, service := range laterServices {
+		ep, err := testEndpoint(pc, cfg.BaseEndpoint, service)
+		if err != nil {
+			c.refused[service] = err.Error()
+			continue
+		}
+		switch service {
+		case "sqs":
+			c.sqs = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
+		case "events":
+			c.events = eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(ep) })
+		}
 	}
 	c.types = newInstanceTypes(c.ec2)
 	if pc.skipCredentialsValidation && pc.skipRequestingAccountID {
@@ -337,25 +375,50 @@ func calledServices(pc providerConfig) []string {
 // not on loopback (127.0.0.0/8, ::1, localhost): this stand-in exists for tests against moto's
 // server, and never talks to a real cloud. The clients are then pinned to exactly these.
 func testEndpoints(pc providerConfig, base *string) (map[string]string, error) {
-	ignoreEnv := envBool("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
 	out := map[string]string{}
 	for _, service := range calledServices(pc) {
-		ep, from := pc.endpoints[service], "aws:endpoints"
-		if ep == "" && !ignoreEnv {
-			ep, from = os.Getenv("AWS_ENDPOINT_URL_"+strings.ToUpper(service)), "AWS_ENDPOINT_URL_"+strings.ToUpper(service)
-		}
-		if ep == "" && base != nil && *base != "" {
-			ep, from = *base, "AWS_ENDPOINT_URL or the shared config's endpoint_url"
-		}
-		if ep == "" {
-			ep, from = awsEndpoint(service, pc.region), "AWS itself: no endpoint configured"
-		}
-		if !isLoopbackURL(ep) {
-			return nil, errors.New(notATestEndpoint(service, ep, from))
+		ep, err := testEndpoint(pc, base, service)
+		if err != nil {
+			return nil, err
 		}
 		out[service] = ep
 	}
 	return out, nil
+}
+
+// testEndpoint is testEndpoints' answer for one service.
+func testEndpoint(pc providerConfig, base *string, service string) (string, error) {
+	ep, from := pc.endpoints[service], "aws:endpoints"
+	if variable := "AWS_ENDPOINT_URL_" + endpointServices[service]; ep == "" &&
+		!envBool("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") {
+		ep, from = os.Getenv(variable), variable
+	}
+	if ep == "" && base != nil && *base != "" {
+		ep, from = *base, "AWS_ENDPOINT_URL or the shared config's endpoint_url"
+	}
+	if ep == "" {
+		ep, from = awsEndpoint(service, pc.region), "AWS itself: no endpoint configured"
+	}
+	if !isLoopbackURL(ep) {
+		return "", errors.New(notATestEndpoint(service, ep, from))
+	}
+	return ep, nil
+}
+
+// sqsClient is the SQS client, or why there is none (its endpoint is not a test endpoint).
+func (c *clients) sqsClient() (*sqs.Client, error) {
+	if c.sqs == nil {
+		return nil, errors.New(c.refused["sqs"])
+	}
+	return c.sqs, nil
+}
+
+// eventsClient is the EventBridge client, or why there is none.
+func (c *clients) eventsClient() (*eventbridge.Client, error) {
+	if c.events == nil {
+		return nil, errors.New(c.refused["events"])
+	}
+	return c.events, nil
 }
 
 // awsEndpoint is AWS's own endpoint of a service, for the refusal's message.

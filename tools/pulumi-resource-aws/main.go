@@ -5,8 +5,8 @@
 // github.com/hashicorp/terraform-provider-aws) cannot be built here: the Go module proxy this
 // project's machines reach does not serve that module, and its go.mod replaces the terraform
 // provider with a source tree it does not publish. The official AWS SDK for Go v2 and the Pulumi
-// SDK are served, so this plugin speaks the provider gRPC protocol itself and drives EC2, IAM
-// and STS (or moto's server) through the SDK.
+// SDK are served, so this plugin speaks the provider gRPC protocol itself and drives EC2, IAM,
+// STS, SQS and EventBridge (or moto's server) through the SDK.
 //
 // It answers to the plugin name the Python SDK asks for (aws), installed under the pinned
 // pulumi-aws version with the build suffix +orca.standin (see README.md), with pulumi-aws's
@@ -18,6 +18,10 @@
 //	aws:iam/role:Role
 //	aws:iam/rolePolicyAttachment:RolePolicyAttachment
 //	aws:iam/instanceProfile:InstanceProfile
+//	aws:sqs/queue:Queue
+//	aws:sqs/queuePolicy:QueuePolicy
+//	aws:cloudwatch/eventRule:EventRule
+//	aws:cloudwatch/eventTarget:EventTarget
 //	aws:ec2/getAmi:getAmi                   (invoke)
 //	aws:ec2/getInstanceType:getInstanceType (invoke)
 //
@@ -287,10 +291,14 @@ var resourceTypes = map[string]resourceType{
 	roleToken:             roleResource{},
 	rolePolicyAttachToken: rolePolicyAttachmentResource{},
 	instanceProfileToken:  instanceProfileResource{},
+	queueToken:            queueResource{},
+	queuePolicyToken:      queuePolicyResource{},
+	eventRuleToken:        eventRuleResource{},
+	eventTargetToken:      eventTargetResource{},
 }
 
-const coverage = "Instance, SecurityGroup, Role, RolePolicyAttachment and InstanceProfile " +
-	"(and the getAmi and getInstanceType invokes)"
+const coverage = "Instance, SecurityGroup, Role, RolePolicyAttachment, InstanceProfile, Queue, " +
+	"QueuePolicy, EventRule and EventTarget (and the getAmi and getInstanceType invokes)"
 
 func resourceTypeOf(urnOrType, typ string) (resourceType, error) {
 	if typ == "" {

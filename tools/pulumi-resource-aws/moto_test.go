@@ -168,7 +168,7 @@ type harness struct {
 }
 
 func testConfig(url string) resource.PropertyMap {
-	endpoints, _ := json.Marshal([]map[string]string{{"ec2": url, "iam": url, "sts": url}})
+	endpoints, _ := json.Marshal([]map[string]string{{"ec2": url, "iam": url, "sts": url, "sqs": url, "events": url}})
 	return resource.PropertyMap{
 		"region":    strProp(testRegion),
 		"accessKey": strProp("testing"),

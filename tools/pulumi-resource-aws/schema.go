@@ -95,7 +95,7 @@ func schemaJSON() (string, error) {
 		t := typeOf(prop{name: k, kind: configKinds[k]})
 		if k == "endpoints" {
 			t = obj{"type": "array", "items": obj{"type": "object", "additionalProperties": obj{"type": "string"}},
-				"description": "Custom endpoints: maps with ec2, iam and sts keys."}
+				"description": "Custom endpoints: maps with ec2, iam, sts, sqs and events keys."}
 		}
 		for _, s := range secretConfigKeys {
 			if s == k {
@@ -118,6 +118,10 @@ func schemaJSON() (string, error) {
 			roleToken:             resourceSchema(roleSpec, "An IAM role."),
 			rolePolicyAttachToken: resourceSchema(rolePolicyAttachmentSpec, "A managed policy attached to an IAM role."),
 			instanceProfileToken:  resourceSchema(instanceProfileSpec, "An IAM instance profile."),
+			queueToken:            resourceSchema(queueSpec, "An SQS queue."),
+			queuePolicyToken:      resourceSchema(queuePolicySpec, "The access policy of an SQS queue."),
+			eventRuleToken:        resourceSchema(eventRuleSpec, "An EventBridge rule."),
+			eventTargetToken:      resourceSchema(eventTargetSpec, "A target of an EventBridge rule."),
 		},
 		"functions": obj{
 			getAmiToken:          functionSchema(invokes[getAmiToken], "One AMI: the match of the filters, or the newest one."),
@@ -131,6 +135,7 @@ func schemaJSON() (string, error) {
 			spotOptionsType:     objectType(spotOptionsFields),
 			rootBlockDeviceType: objectType(rootBlockDeviceFields),
 			metadataOptionsType: objectType(metadataOptionsFields),
+			sqsTargetType:       objectType(sqsTargetFields),
 		},
 	}
 	b, err := json.Marshal(pkg)

@@ -5,8 +5,10 @@ the CX Gen 2 / CPX Gen 1 types (cx22...cx52, cpx11...cpx51) were removed at the 
 (successors cx23...cx53, cpx12...cpx62). Availability lives per location
 (`server_types[].locations[]`: `available`, `recommended`, `deprecation`), as since 2026-04;
 datacenters are gone from the API (2026-07-01 from servers, 410 Gone since 2026-10-01), so
-there are none here. Prices follow a published 2026 price table but are not guaranteed;
-image ids are plausible, one per architecture for the same name.
+there are none here. Prices are Hetzner's two figures per type and location (``PRICES_SOURCE``):
+a monthly price, the most a server is billed in a calendar month, and an hourly price of its
+own, higher than the monthly one over the month's hours; image ids are plausible, one per
+architecture for the same name.
 
 Deprecations are dated relative to `epoch` (when the emulator started), so that their paths
 run the same on any day: cpx12 is deprecated in sin and can still be ordered there for 60
@@ -32,6 +34,34 @@ DAY = 86_400.0
 Unavailable = frozenset[tuple[str, str]]  # (server type name, location name) out of stock
 
 
+PRICES_SOURCE = (
+    "Hetzner's cloud price list as published on 2025-10-21, per type and location, both "
+    "figures (a copy: tonoid/hcloud-multiregion-mongodb-replicaset, HETZNER_SERVERS.md), "
+    "except cx33, whose figures are a GET /pricing read of May 2026 "
+    "(../shared/hetzner-api-facts.md); the primary IPv4's are Hetzner's published Primary IP "
+    "price for 2025-2026"
+)
+"""Where the catalogue's prices come from. Hetzner raised its prices on 2026-04-01 (cx33
+from EUR 5.49 / 0.0088 to 6.49 / 0.0104) and again on 2026-06-15 for new orders and rescales
+only: the other types' figures here are the list before those changes, which the project has
+no read of; what the runtime computes from them follows each figure as listed."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """One server's net price in EUR as Hetzner lists it: ``monthly`` (``price_monthly``,
+    the most a server is billed in a calendar month) and ``hourly`` (``price_hourly``, each
+    started hour's price: a figure of its own, not the monthly one over 730 hours)."""
+
+    monthly: Decimal
+    hourly: Decimal
+
+
+def eur(monthly: str, hourly: str) -> Price:
+    """A ``Price`` from the list's two figures."""
+    return Price(Decimal(monthly), Decimal(hourly))
+
+
 @dataclass(frozen=True)
 class Location:
     """A Hetzner location (a city), e.g. fsn1."""
@@ -44,7 +74,7 @@ class Location:
     latitude: float
     longitude: float
     network_zone: str
-    price_factor: Decimal  # list price relative to the EU price
+    price_factor: Decimal  # traffic price relative to the EU's; a server's where unlisted
     included_traffic: int  # bytes per month that a server includes here
     ipv4_prefix: str  # first two octets of emulated addresses
     ipv6_prefix: str  # first three groups of emulated /64 networks
@@ -88,15 +118,23 @@ class ServerType:
     disk: int
     cpu_type: str  # shared | dedicated
     architecture: str  # x86 | arm
-    monthly_eur: Decimal
+    price: Price  # in the EU locations (cpx12: wherever the list does not price it)
     locations: tuple[str, ...]
     category: str
     deprecations: dict[str, Deprecation] = field(default_factory=dict, hash=False)
     storage_type: str = "local"
+    abroad: dict[str, Price] = field(default_factory=dict, hash=False)
+    """The list's own price in a location outside the EU (US, Singapore)."""
 
     def deprecation_in(self, location: str) -> Deprecation | None:
         """The type's deprecation in one location, if it has one there."""
         return self.deprecations.get(location)
+
+    def price_in(self, location: str) -> Price:
+        """The type's price in ``location``: the list's own there; where the list does not
+        sell the type there (cpx22...cpx62 in the US, cpx12 outside Singapore: this
+        emulator's choice to sell it), the type's ``price``."""
+        return self.abroad.get(location, self.price)
 
 
 @dataclass(frozen=True)
@@ -219,28 +257,57 @@ HIL_GONE = {"hil": Deprecation(-120, -30)}  # announced 120 days ago, unavailabl
 SIN_ENDS = {"sin": Deprecation(-30, 60)}  # announced 30 days ago, orderable for 60 more
 
 
+US = ("ash", "hil")
+
+
+def ccx_abroad(us: Price, sin: Price) -> dict[str, Price]:
+    """A dedicated type's listed prices in the US locations and Singapore."""
+    return {**dict.fromkeys(US, us), "sin": sin}
+
+
+# fmt: off
 SERVER_TYPES: tuple[ServerType, ...] = (
-    ServerType(45, "cax11", 2, 4.0, 40, SHARED, "arm", Decimal("6.49"), EU, COST_OPTIMIZED),
-    ServerType(93, "cax21", 4, 8.0, 80, SHARED, "arm", Decimal("10.99"), EU, COST_OPTIMIZED),
-    ServerType(94, "cax31", 8, 16.0, 160, SHARED, "arm", Decimal("21.49"), EU, COST_OPTIMIZED),
-    ServerType(95, "cax41", 16, 32.0, 320, SHARED, "arm", Decimal("41.49"), EU, COST_OPTIMIZED),
-    ServerType(96, "ccx13", 2, 8.0, 80, DEDICATED, "x86", Decimal("43.49"), ALL, GENERAL, HIL_GONE),
-    ServerType(97, "ccx23", 4, 16.0, 160, DEDICATED, "x86", Decimal("86.49"), ALL, GENERAL),
-    ServerType(98, "ccx33", 8, 32.0, 240, DEDICATED, "x86", Decimal("138.99"), ALL, GENERAL),
-    ServerType(99, "ccx43", 16, 64.0, 360, DEDICATED, "x86", Decimal("276.49"), ALL, GENERAL),
-    ServerType(100, "ccx53", 32, 128.0, 600, DEDICATED, "x86", Decimal("533.99"), ALL, GENERAL),
-    ServerType(101, "ccx63", 48, 192.0, 960, DEDICATED, "x86", Decimal("853.99"), ALL, GENERAL),
-    ServerType(108, "cpx12", 1, 2.0, 40, SHARED, "x86", Decimal("11.99"), ALL, REGULAR, SIN_ENDS),
-    ServerType(109, "cpx22", 2, 4.0, 80, SHARED, "x86", Decimal("19.99"), ALL, REGULAR),
-    ServerType(110, "cpx32", 4, 8.0, 160, SHARED, "x86", Decimal("35.99"), ALL, REGULAR),
-    ServerType(111, "cpx42", 8, 16.0, 320, SHARED, "x86", Decimal("69.99"), ALL, REGULAR),
-    ServerType(112, "cpx52", 12, 24.0, 480, SHARED, "x86", Decimal("100.99"), ALL, REGULAR),
-    ServerType(113, "cpx62", 16, 32.0, 640, SHARED, "x86", Decimal("130.49"), ALL, REGULAR),
-    ServerType(114, "cx23", 2, 4.0, 40, SHARED, "x86", Decimal("5.99"), EU, COST_OPTIMIZED),
-    ServerType(115, "cx33", 4, 8.0, 80, SHARED, "x86", Decimal("8.99"), EU, COST_OPTIMIZED),
-    ServerType(116, "cx43", 8, 16.0, 160, SHARED, "x86", Decimal("16.49"), EU, COST_OPTIMIZED),
-    ServerType(117, "cx53", 16, 32.0, 320, SHARED, "x86", Decimal("29.99"), EU, COST_OPTIMIZED),
+    ServerType(45, "cax11", 2, 4.0, 40, SHARED, "arm", eur("3.79", "0.0061"), EU, COST_OPTIMIZED),
+    ServerType(93, "cax21", 4, 8.0, 80, SHARED, "arm", eur("6.49", "0.0104"), EU, COST_OPTIMIZED),
+    ServerType(94, "cax31", 8, 16.0, 160, SHARED, "arm", eur("12.49", "0.0200"), EU,
+               COST_OPTIMIZED),
+    ServerType(95, "cax41", 16, 32.0, 320, SHARED, "arm", eur("24.49", "0.0392"), EU,
+               COST_OPTIMIZED),
+    ServerType(96, "ccx13", 2, 8.0, 80, DEDICATED, "x86", eur("12.49", "0.0200"), ALL, GENERAL,
+               HIL_GONE, abroad=ccx_abroad(eur("13.49", "0.0217"), eur("21.50", "0.0345"))),
+    ServerType(97, "ccx23", 4, 16.0, 160, DEDICATED, "x86", eur("24.49", "0.0392"), ALL, GENERAL,
+               abroad=ccx_abroad(eur("26.49", "0.0425"), eur("39.90", "0.0639"))),
+    ServerType(98, "ccx33", 8, 32.0, 240, DEDICATED, "x86", eur("48.49", "0.0777"), ALL, GENERAL,
+               abroad=ccx_abroad(eur("50.49", "0.0810"), eur("74.90", "0.1200"))),
+    ServerType(99, "ccx43", 16, 64.0, 360, DEDICATED, "x86", eur("96.49", "0.1546"), ALL,
+               GENERAL, abroad=ccx_abroad(eur("100.49", "0.1611"), eur("137.50", "0.2204"))),
+    ServerType(100, "ccx53", 32, 128.0, 600, DEDICATED, "x86", eur("192.49", "0.3085"), ALL,
+               GENERAL, abroad=ccx_abroad(eur("200.49", "0.3213"), eur("294.50", "0.4720"))),
+    ServerType(101, "ccx63", 48, 192.0, 960, DEDICATED, "x86", eur("288.49", "0.4623"), ALL,
+               GENERAL, abroad=ccx_abroad(eur("300.49", "0.4816"), eur("482.50", "0.7732"))),
+    ServerType(108, "cpx12", 1, 2.0, 40, SHARED, "x86", eur("6.49", "0.0104"), ALL, REGULAR,
+               SIN_ENDS),
+    ServerType(109, "cpx22", 2, 4.0, 80, SHARED, "x86", eur("6.49", "0.0104"), ALL, REGULAR,
+               abroad={"sin": eur("12.49", "0.0200")}),
+    ServerType(110, "cpx32", 4, 8.0, 160, SHARED, "x86", eur("10.99", "0.0176"), ALL, REGULAR,
+               abroad={"sin": eur("25.49", "0.0408")}),
+    ServerType(111, "cpx42", 8, 16.0, 320, SHARED, "x86", eur("19.99", "0.0320"), ALL, REGULAR,
+               abroad={"sin": eur("43.49", "0.0697")}),
+    ServerType(112, "cpx52", 12, 24.0, 480, SHARED, "x86", eur("28.49", "0.0457"), ALL, REGULAR,
+               abroad={"sin": eur("60.49", "0.0969")}),
+    ServerType(113, "cpx62", 16, 32.0, 640, SHARED, "x86", eur("38.99", "0.0625"), ALL, REGULAR,
+               abroad={"sin": eur("77.49", "0.1242")}),
+    ServerType(114, "cx23", 2, 4.0, 40, SHARED, "x86", eur("3.49", "0.0056"), EU, COST_OPTIMIZED),
+    ServerType(115, "cx33", 4, 8.0, 80, SHARED, "x86", eur("6.49", "0.0104"), EU, COST_OPTIMIZED),
+    ServerType(116, "cx43", 8, 16.0, 160, SHARED, "x86", eur("9.49", "0.0152"), EU,
+               COST_OPTIMIZED),
+    ServerType(117, "cx53", 16, 32.0, 320, SHARED, "x86", eur("17.49", "0.0280"), EU,
+               COST_OPTIMIZED),
 )
+# fmt: on
+
+PRIMARY_IPV4 = eur("0.50", "0.0008")
+"""A primary IPv4's net price, the same in every location."""
 
 # Taken out of the API at the end of 2025: a create naming one fails as for any unknown type.
 REMOVED_SERVER_TYPES = (
@@ -314,12 +381,12 @@ def _prices(st: ServerType) -> list[dict[str, Any]]:
     prices = []
     for name in st.locations:
         loc = _LOC[name]
-        monthly = st.monthly_eur * loc.price_factor
+        price = st.price_in(name)
         prices.append(
             {
                 "location": name,
-                "price_hourly": _money(monthly / Decimal(730)),
-                "price_monthly": _money(monthly),
+                "price_hourly": _money(price.hourly),
+                "price_monthly": _money(price.monthly),
                 "included_traffic": loc.included_traffic,
                 "price_per_tb_traffic": _money(Decimal(1) * loc.price_factor),
             }
@@ -426,8 +493,8 @@ def pricing_json() -> dict[str, Any]:
     ip_prices = [
         {
             "location": loc.name,
-            "price_hourly": _money(Decimal("0.0008")),
-            "price_monthly": _money(Decimal("0.50")),
+            "price_hourly": _money(PRIMARY_IPV4.hourly),
+            "price_monthly": _money(PRIMARY_IPV4.monthly),
         }
         for loc in LOCATIONS
     ]

@@ -119,6 +119,7 @@ class Servers(Collection[Server]):
         project = self.project
         if spec.name in self._names:
             raise uniqueness("name", "server name is already used")
+        project.limits.check_server(len(self.by_id))
         ssh_key_ids = [project.ssh_keys.referenced(ref).id for ref in spec.ssh_keys]
         for firewall_id in spec.firewall_ids:
             if firewall_id not in project.firewalls.by_id:

@@ -57,11 +57,16 @@ def load(config: StackConfig, stack: str) -> BaseDeployment:
     except ValidationError as error:
         problems.extend(problem(e, cls) for e in error.errors(include_url=False))
     else:
-        deployment = deployment.with_others(others, frozenset(sections) - set(others))
+        refused = frozenset(sections) - set(others)
+        deployment = deployment.with_others(others, refused, stack=stack)
         problems.extend(deployment.problems())
     if problems:
         raise StackConfigError(stack, problems)
     return deployment
+
+
+STACK_KEYS = ("provider", "owner", "pools", "exchangeRates")
+"""The stack's own keys, one for all its clouds: never under another cloud's (``ec2:``)."""
 
 
 def _other_clouds(
@@ -80,12 +85,25 @@ def _other_clouds(
         if not isinstance(section, dict):
             problems.append((kind, "must be an object: that cloud's settings, as its own stack's"))
             continue
-        raw: dict[str, object] = {**section, "provider": kind, "owner": owner, "pools": []}
+        stacks = [key for key in STACK_KEYS if key in section]
+        problems += [
+            (
+                f"{kind}.{key}",
+                f"is the stack's, not a cloud's: set it once at the top level "
+                f"(orca-machines:{key}), for every cloud",
+            )
+            for key in stacks
+        ]
+        given = {"provider": kind, "owner": owner, "pools": []}
+        raw: dict[str, object] = {k: v for k, v in section.items() if k not in STACK_KEYS}
+        raw.update(given)
         raw.update({key: config.values[key] for key in cls.provider_keys if key in config.values})
         try:
             others[kind] = cls.model_validate(raw)
         except ValidationError as error:
             for e in error.errors(include_url=False):
+                if e["loc"] and e["loc"][0] in given:
+                    continue  # the stack's own (its owner), said once at its own key
                 key, why = problem(e, cls)
                 problems.append((key if ":" in key else f"{kind}.{key}", why))
             continue

@@ -24,10 +24,16 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from machines.runtime.clouds import cloud as facts_of
+from machines.runtime.clouds import unsold_market
 from machines.runtime.labels import check_host_name, check_owner, check_pool, machine_name
 from machines.runtime.pool import Place, Pool, pools_env, shared_refusal
 from machines.runtime.price_order import missing_rates
-from machines.runtime.settings import exchange_rates_env, unsold_market
+from machines.runtime.settings import (
+    ORCA_EXCHANGE_RATES,
+    ORCA_POOLS,
+    ORCA_STACK,
+    exchange_rates_env,
+)
 
 
 class Model(BaseModel):
@@ -123,6 +129,11 @@ class BaseDeployment(Model):
     credentials: ClassVar[dict[str, str]] = {}
     """Provider configuration keys that hold credentials (``hcloud:token``), and the
     variable that can carry each instead: refused in plain text, handed to the reaper."""
+    setting_keys: ClassVar[dict[str, str]] = {}
+    """Each variable of the runtime's settings this deployment's ``env`` writes
+    (``Cloud.settings``), and its key that sets it (``ORCA_EC2_IMAGE``: ``image``; empty for
+    one the stack makes, with no key of its own): how a check of the stack names a setting
+    the runtime names by its variable."""
     plugin: ClassVar[str] = ""
     """The name of the cloud's resource plugin (``pulumi plugin ls``)."""
     machine_resource: ClassVar[str] = ""
@@ -164,14 +175,23 @@ class BaseDeployment(Model):
     """Other clouds whose settings the stack gives but were refused (said at their keys):
     their places are not refused again for having none."""
 
+    _stack: str = PrivateAttr(default="")
+    """The name of the stack this is the configuration of (``load``'s), exported as
+    ``ORCA_STACK``; empty when not known."""
+
     def with_others(
-        self, others: Mapping[str, BaseDeployment], refused: frozenset[str] = frozenset()
+        self,
+        others: Mapping[str, BaseDeployment],
+        refused: frozenset[str] = frozenset(),
+        *,
+        stack: str = "",
     ) -> Self:
-        """This deployment with the settings of the other clouds its pools' places name
-        (``refused``: those given but not valid)."""
+        """This deployment of stack ``stack`` with the settings of the other clouds its
+        pools' places name (``refused``: those given but not valid)."""
         made = self.model_copy()
         made._others = dict(others)
         made._refused = refused
+        made._stack = stack
         return made
 
     @property
@@ -193,6 +213,19 @@ class BaseDeployment(Model):
     def spanning(self) -> bool:
         """Whether some pool names its places (so the stack asks where to make machines)."""
         return any(pool.spans(self.provider) for pool in self.pools)
+
+    def keys(self) -> dict[str, str]:
+        """Every runtime settings variable the stack's settings make, and the stack file's
+        key that sets it: the home cloud's keys as they are, another cloud's under its kind
+        (``ec2.image``), its provider's own keys (``aws:region``) where they stand."""
+        found = {ORCA_POOLS: "pools", ORCA_EXCHANGE_RATES: "exchangeRates"}
+        for kind, deployment in self.clouds.items():
+            for variable, key in deployment.setting_keys.items():
+                if not key:
+                    continue
+                home = kind == self.provider or ":" in key
+                found[variable] = key if home else f"{kind}.{key}"
+        return found
 
     def owned(self, name: str) -> str:
         """The cloud name of shared infrastructure the stack creates: ``<owner>-<name>``."""
@@ -354,8 +387,10 @@ class BaseDeployment(Model):
         return self.env()
 
     def runtime_env(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """The clouds' ``settings`` with the pools' (``ORCA_POOLS``)."""
-        return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools)}
+        """The clouds' ``settings`` with the pools' (``ORCA_POOLS``) and the stack's name
+        (``ORCA_STACK``, when known): the stack's ``env`` output."""
+        named = {ORCA_STACK: self._stack} if self._stack else {}
+        return {**settings, **pools_env(self.runtime_pool(pool) for pool in self.pools), **named}
 
 
 PLACE_KEYS = frozenset({"machineType", "location", "market"})

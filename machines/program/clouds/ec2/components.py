@@ -1,4 +1,5 @@
-"""EC2's part of the program: its shared security group and instance profile, its instances."""
+"""EC2's part of the program: its shared security group and instance profile, the queue of
+EC2's notices where pools buy spot, its instances."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from machines.program.components import (
 )
 from machines.program.config.models import PoolConfig
 from machines.runtime.arch import preferred_arch
+from machines.runtime.clouds.ec2.events import QUEUE_RETENTION, RULES, queue_name, rule_name
 from machines.runtime.clouds.ec2.machine import ebs, launch, metadata_options
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.settings import (
@@ -182,7 +184,8 @@ class Ec2SharedArgs:
 
 
 class Ec2Shared(pulumi.ComponentResource):
-    """The security group and instance profile an EC2 deployment's instances use.
+    """The security group and instance profile an EC2 deployment's instances use, and, when
+    a pool buys spot, the queue of EC2's notices (``clouds.ec2.events``).
 
     Created ones are named ``<owner>-<name>`` and tagged with the owner only; existing ones
     are used as given (a group's id, a profile's name).
@@ -190,6 +193,7 @@ class Ec2Shared(pulumi.ComponentResource):
 
     security_group_id: pulumi.Output[str]
     instance_profile: pulumi.Output[str]
+    events_queue: pulumi.Output[str]
 
     def __init__(
         self, name: str, args: Ec2SharedArgs, opts: pulumi.ResourceOptions | None = None
@@ -206,8 +210,13 @@ class Ec2Shared(pulumi.ComponentResource):
         """The security group (its id, or the name of the one created) and the profile."""
         self.security_group_id = self._security_group(d)
         self.instance_profile = self._instance_profile(d)
+        self.events_queue = self._events(d)
         self.register_outputs(
-            {"securityGroup": self.security_group_id, "instanceProfile": self.instance_profile}
+            {
+                "securityGroup": self.security_group_id,
+                "instanceProfile": self.instance_profile,
+                "eventsQueue": self.events_queue,
+            }
         )
 
     def _tags(self, d: Ec2Deployment, name: str) -> dict[str, str]:
@@ -279,6 +288,78 @@ class Ec2Shared(pulumi.ComponentResource):
         self.made.append(created)
         return created.name
 
+    def _events(self, d: Ec2Deployment) -> pulumi.Output[str]:
+        """Where any pool buys spot on EC2 (a spanning pool's spot places on EC2 too): an
+        SQS queue named by owner, an EventBridge rule per kind of EC2's notice sending to it
+        (``events.RULES``: spot interruption warnings, rebalance recommendations, state
+        changes to a going state, AWS Health's scheduled changes of EC2) and the queue
+        policy that lets EventBridge send, from those rules only; the queue's URL, the
+        runtime's ``ORCA_EC2_EVENTS_QUEUE``. Else nothing, and an empty URL."""
+        if all(pool.market == Market.ON_DEMAND for pool in d.pools):
+            return pulumi.Output.from_input("")
+        name = queue_name(d.owner)
+        queue = aws.sqs.Queue(
+            name,
+            name=name,
+            message_retention_seconds=QUEUE_RETENTION,
+            sqs_managed_sse_enabled=True,
+            tags=self._tags(d, name),
+            opts=shared_options(self),
+        )
+        self.made.append(queue)
+        rules = []
+        for kind, pattern in RULES.items():
+            ruled = rule_name(d.owner, kind)
+            rule = aws.cloudwatch.EventRule(
+                ruled,
+                name=ruled,
+                description=f"EC2's notices ({kind}) for the orca pool machines of {d.owner}",
+                event_pattern=json.dumps(pattern),
+                tags=self._tags(d, ruled),
+                opts=shared_options(self),
+            )
+            target = aws.cloudwatch.EventTarget(
+                ruled,
+                rule=rule.name,
+                target_id=QUEUE_TARGET,
+                arn=queue.arn,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            rules.append(rule)
+            self.made += [rule, target]
+        policy = aws.sqs.QueuePolicy(
+            name,
+            queue_url=queue.url,
+            policy=pulumi.Output.all(queue.arn, *(r.arn for r in rules)).apply(
+                lambda arns: json.dumps(_events_policy(arns[0], arns[1:]))
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.made.append(policy)
+        return queue.url
+
+
+QUEUE_TARGET = "machine-events"
+"""The id of the queue among each rule's targets."""
+
+
+def _events_policy(queue_arn: str, rule_arns: list[str]) -> dict[str, object]:
+    """The queue's policy: EventBridge may send to it for these rules, and nothing else may
+    (an SQS target needs it: the EventBridge User Guide, "Permissions for Amazon SQS")."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "EventBridgeSendsEC2Notices",
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+                "Condition": {"ArnEquals": {"aws:SourceArn": sorted(rule_arns)}},
+            }
+        ],
+    }
+
 
 def _group_name(d: Ec2Deployment) -> str:
     """The security group as the pools' reapers name it: the id given, or the created one's
@@ -288,7 +369,11 @@ def _group_name(d: Ec2Deployment) -> str:
 
 
 def build(deployment: Ec2Deployment) -> Built:
-    """The deployment's security group and profile, and a cloud that makes its instances."""
+    """The deployment's security group and profile (and the queue of EC2's notices where
+    pools buy spot), and a cloud that makes its instances."""
     shared = Ec2Shared("shared", Ec2SharedArgs(deployment))
     cloud = Ec2Cloud(deployment.subnets, shared, deployment.image)
-    return Built(cloud, shared.security_group_id.apply(deployment.env))
+    env = pulumi.Output.all(shared.security_group_id, shared.events_queue).apply(
+        lambda made: deployment.env(made[0], events_queue=made[1])
+    )
+    return Built(cloud, env)

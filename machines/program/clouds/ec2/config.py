@@ -17,14 +17,25 @@ from machines.program.config.models import (
     owned_name,
 )
 from machines.program.config.ports import check_rule_port, port_as_text
+from machines.runtime.clouds.ec2.events import names_problem
 from machines.runtime.clouds.ec2.options import Ec2Options, Metadata, RootVolume
 from machines.runtime.clouds.ec2.settings import (
     AWS_ACCESS_KEY_ID,
+    AWS_ENDPOINT_URL,
+    AWS_REGION,
     AWS_SECRET_ACCESS_KEY,
     AWS_SESSION_TOKEN,
     NAME_TAG,
+    ORCA_EC2_EVENTS_QUEUE,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_SUBNETS,
     ec2_env,
+    region_refusal,
 )
+from machines.runtime.models import Market
+from machines.runtime.settings import check_url
 
 AWS_REGION_KEY = "aws:region"
 AWS_ENDPOINTS_KEY = "aws:endpoints"
@@ -156,6 +167,15 @@ class Ec2Deployment(BaseDeployment):
         "aws:secretKey": AWS_SECRET_ACCESS_KEY,
         "aws:token": AWS_SESSION_TOKEN,
     }
+    setting_keys: ClassVar[dict[str, str]] = {
+        AWS_REGION: AWS_REGION_KEY,
+        AWS_ENDPOINT_URL: AWS_ENDPOINTS_KEY,
+        ORCA_EC2_SUBNETS: "subnets",
+        ORCA_EC2_SECURITY_GROUP: "securityGroup",
+        ORCA_EC2_INSTANCE_PROFILE: "instanceProfile",
+        ORCA_EC2_IMAGE: "image",
+        ORCA_EC2_EVENTS_QUEUE: "",  # the queue the stack makes for its spot pools: no key
+    }
     plugin: ClassVar[str] = "aws"
     machine_resource: ClassVar[str] = "aws:ec2/instance:Instance"
     machine_labels: ClassVar[str] = "tags"
@@ -171,10 +191,27 @@ class Ec2Deployment(BaseDeployment):
     endpoints: tuple[dict[str, str], ...] = Field(default=(), alias=AWS_ENDPOINTS_KEY)
     """The aws provider's custom endpoints; the runtime gets the ``ec2`` one."""
 
+    @field_validator("region")
+    @classmethod
+    def _region(cls, region: str) -> str:
+        refused = region_refusal(region)
+        if refused:
+            raise ValueError(refused)
+        return region
+
     @field_validator("endpoints", mode="before")
     @classmethod
     def _endpoints(cls, value: object) -> object:
         return json.loads(value) if isinstance(value, str) and value[:1] == "[" else value
+
+    @field_validator("endpoints")
+    @classmethod
+    def _ec2_endpoint(cls, endpoints: tuple[dict[str, str], ...]) -> tuple[dict[str, str], ...]:
+        """The ``ec2`` endpoint, which the runtime gets too, held to its rule: an http(s) URL."""
+        for endpoint in endpoints:
+            if endpoint.get("ec2"):
+                check_url(endpoint["ec2"], "http://127.0.0.1:5000")
+        return endpoints
 
     def ec2_endpoint(self) -> str:
         """The EC2 endpoint of ``aws:endpoints``, or empty for AWS's own."""
@@ -186,8 +223,9 @@ class Ec2Deployment(BaseDeployment):
             return self.instance_profile
         return self.owned(self.instance_profile.name)
 
-    def env(self, security_group_id: str = "") -> dict[str, str]:
-        """The runtime's settings (``settings.ec2_env``); a created group's id is passed in."""
+    def env(self, security_group_id: str = "", *, events_queue: str = "") -> dict[str, str]:
+        """The runtime's settings (``settings.ec2_env``); a created group's id and the
+        queue of EC2's notices (where pools buy spot) are passed in."""
         if isinstance(self.security_group, str):
             security_group_id = self.security_group
         return ec2_env(
@@ -197,6 +235,7 @@ class Ec2Deployment(BaseDeployment):
             self.instance_profile_name(),
             self.image,
             endpoint_url=self.ec2_endpoint(),
+            events_queue=events_queue,
         )
 
     def catalogue_env(self) -> dict[str, str]:
@@ -205,6 +244,9 @@ class Ec2Deployment(BaseDeployment):
 
     def place_problems(self, pool: PoolConfig) -> list[tuple[str, str]]:
         found = super().place_problems(pool)
+        unnamed = names_problem(self.owner) if pool.market != Market.ON_DEMAND else ""
+        if unnamed:
+            found.append(("market", unnamed))
         if pool.location not in self.subnets:
             found.append(
                 (

@@ -22,7 +22,11 @@ from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.clouds.hetzner.settings import (
     DEFAULT_HCLOUD_ENDPOINT,
     DEFAULT_HETZNER_IMAGE,
+    HCLOUD_ENDPOINT,
     HCLOUD_TOKEN,
+    ORCA_HCLOUD_FIREWALL,
+    ORCA_HCLOUD_IMAGE,
+    ORCA_HCLOUD_SSH_KEYS,
     hetzner_env,
 )
 from machines.runtime.pool import Pool
@@ -163,6 +167,12 @@ class HetznerDeployment(BaseDeployment):
         HetznerOptions,
     )
     credentials: ClassVar[dict[str, str]] = {"hcloud:token": HCLOUD_TOKEN}
+    setting_keys: ClassVar[dict[str, str]] = {
+        HCLOUD_ENDPOINT: HCLOUD_ENDPOINT_KEY,
+        ORCA_HCLOUD_IMAGE: "image",
+        ORCA_HCLOUD_SSH_KEYS: "sshKeys",
+        ORCA_HCLOUD_FIREWALL: "firewall",
+    }
     plugin: ClassVar[str] = "hcloud"
     machine_resource: ClassVar[str] = "hcloud:index/server:Server"
     machine_labels: ClassVar[str] = "labels"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from botocore.exceptions import (
@@ -299,6 +299,31 @@ class SpotPrices(_Answer):
     next_token: str = Field(default="", alias="NextToken")
 
 
+class QueueMessage(_Answer):
+    """One message of SQS's ReceiveMessage answer."""
+
+    id: str = Field(alias="MessageId")
+    receipt: str = Field(alias="ReceiptHandle")
+    body: str = Field(default="", alias="Body")
+
+
+class QueueMessages(_Answer):
+    """ReceiveMessage's answer: SQS leaves ``Messages`` out when the queue had none."""
+
+    messages: list[QueueMessage] = Field(default_factory=list, alias="Messages")
+
+
+class BatchFailure(_Answer):
+    id: str = Field(alias="Id")
+    code: str = Field(default="", alias="Code")
+
+
+class DeletedMessages(_Answer):
+    """DeleteMessageBatch's answer: the entries SQS could not delete (``Failed``)."""
+
+    failed: list[BatchFailure] = Field(default_factory=list, alias="Failed")
+
+
 class StateChange(_Answer):
     id: str = Field(alias="InstanceId")
 
@@ -309,9 +334,45 @@ class Terminating(_Answer):
     instances: list[StateChange] = Field(alias="TerminatingInstances")
 
 
+NOTICE_TAG = "orca-notice"
+"""The tag the provider writes on an autoscaler's instance EC2 gave a notice for
+(``Ending``'s value: ``interrupting``, ``rebalance``, ``scheduled``), so every process that
+lists the owner sees it (``clouds.ec2.notices``)."""
+ENDS_AT_TAG = "orca-notice-ends-at"
+"""Beside ``NOTICE_TAG``, when the notice says when the instance goes: ISO 8601, UTC."""
+
+
+def notice_tags(ending: Ending, ends_at: datetime | None) -> dict[str, str]:
+    """The tags that say an instance is under ``ending``'s notice until ``ends_at``."""
+    tags = {NOTICE_TAG: ending.value}
+    if ends_at is not None:
+        tags[ENDS_AT_TAG] = ends_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return tags
+
+
+def notice_of(tags: Mapping[str, str]) -> tuple[Ending, datetime | None]:
+    """The notice ``notice_tags`` wrote in ``tags``: (``Ending.NONE``, None) when there is
+    none, or when it is not one of ours (a value no ``Ending`` notice has)."""
+    try:
+        ending = Ending(tags.get(NOTICE_TAG, ""))
+    except ValueError:
+        return Ending.NONE, None
+    if not ending.notice:
+        return Ending.NONE, None
+    try:
+        ends_at = datetime.fromisoformat(tags[ENDS_AT_TAG]).astimezone(UTC)
+    except (KeyError, ValueError):
+        ends_at = None
+    return ending, ends_at
+
+
 def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machine:
-    """The shared ``Machine`` of an instance; ``tags`` replace the instance's when given."""
+    """The shared ``Machine`` of an instance; ``tags`` replace the instance's when given.
+    A running instance the provider tagged with a notice (``NOTICE_TAG``) carries it."""
     labels = instance.tags if tags is None else tags
+    ending, ends_at = instance.ending, None
+    if ending == Ending.NONE:
+        ending, ends_at = notice_of(labels)
     return Machine(
         id=instance.id,
         name=labels.get(NAME_TAG, ""),
@@ -322,7 +383,8 @@ def machine(instance: Instance, tags: Mapping[str, str] | None = None) -> Machin
         pool=labels.get(POOL_LABEL, ""),
         managed_by=managed_by(labels),
         market=instance.market,
-        ending=instance.ending,
+        ending=ending,
+        ends_at=ends_at,
         created=instance.launched,
     )
 
@@ -370,8 +432,8 @@ def outcome(error: Exception | None) -> str:  # noqa: PLR0911 (one per kind)
         return LOST_ANSWER
     if isinstance(error, ResponseParserError | ValidationError):
         return NOT_API
-    if isinstance(error, CloudError) and error.code == NOT_THE_API:
-        return NOT_API
+    if isinstance(error, CloudError) and (error.code == NOT_THE_API or error.code.isdigit()):
+        return NOT_API  # a page where an answer was expected (``cloud_error``)
     return REFUSED
 
 
@@ -386,6 +448,13 @@ def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
     tries = f" (after {attempts} tries)" if attempts > 1 else ""
     if isinstance(error, CloudError):
         return error
+    if isinstance(error, ClientError) and without_aws_error(error):
+        status = http_status(error)
+        return CloudError(
+            f"{where} answered HTTP {status}{tries}, {error_message(error)}: not the API's "
+            f"answer (is {AWS_ENDPOINT_URL} an AWS endpoint?)",
+            code=str(status) if status >= 500 else NOT_THE_API,
+        )
     if isinstance(error, ClientError):
         detail = error.response.get("Error", {})
         code = str(detail.get("Code", "")) or "Unknown"
@@ -422,6 +491,24 @@ def cloud_error(  # noqa: PLR0911 (one answer per kind of failure)
             code=type(error).__name__,
         )
     raise error
+
+
+def http_status(error: ClientError) -> int:
+    """The HTTP status of the answer that carried ``error``."""
+    return int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+def error_message(error: ClientError) -> str:
+    """The message of ``error``'s answer (``client`` has described one that is no AWS
+    error's rather than quote it)."""
+    return str(error.response.get("Error", {}).get("Message", "")).strip()
+
+
+def without_aws_error(error: ClientError) -> bool:
+    """Whether ``error``'s answer carried no AWS error code (a web page, a proxy's answer):
+    botocore then gives the HTTP status as the code."""
+    code = str(error.response.get("Error", {}).get("Code", "") or "")
+    return code in ("", str(http_status(error)))
 
 
 _SETTING_OF_CODE = (

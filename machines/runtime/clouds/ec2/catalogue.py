@@ -106,15 +106,18 @@ class Catalogue:
         offered = {o.location for o in answer.offerings if o.type == machine_type}
         return [zone for zone in self._zones if zone in offered]
 
-    def image_for(self, pool: str, machine_type: str, options: Ec2Options) -> Image:
+    def image_for(
+        self, pool: str, machine_type: str, options: Ec2Options, setting: str = ORCA_EC2_IMAGE
+    ) -> Image:
         """The AMI of ``pool`` for its type's architecture, each looked up once: the pool's
         ``ec2.image`` (by id) or ``ec2.imageOwner`` + ``ec2.imageName`` (the newest match),
         else ``ORCA_EC2_IMAGE``, else Canonical's newest Ubuntu 24.04. An AMI that does not
         exist or runs another architecture raises ``MachinesError`` naming the key, before
-        anything is launched."""
+        anything is launched; ``setting`` is how the message names ``ORCA_EC2_IMAGE`` (a
+        stack's ``image`` key, checked before its engine runs)."""
         arch = self.arch(machine_type)
         if options.image or (self._image and not options.image_name):
-            return self._image_by_id(pool, machine_type, arch, options)
+            return self._image_by_id(pool, machine_type, arch, options, setting)
         owner = options.image_owner or UBUNTU_OWNER
         name = options.image_name or ubuntu_ami_name(arch)
         found = self._kept(("filter", owner, name, arch), lambda: self._newest(owner, name, arch))
@@ -126,24 +129,26 @@ class Catalogue:
                 )
             raise MachinesError(
                 f"no Ubuntu 24.04 image of Canonical ({UBUNTU_OWNER}) for {arch} in "
-                f"{self.region}; set {ORCA_EC2_IMAGE} or the pool's ec2.image"
+                f"{self.region}; set {setting} or the pool's ec2.image"
             )
         return found
 
-    def _image_by_id(self, pool: str, machine_type: str, arch: str, options: Ec2Options) -> Image:
-        """The AMI the pool's ``ec2.image`` or ``ORCA_EC2_IMAGE`` names, checked."""
+    def _image_by_id(
+        self, pool: str, machine_type: str, arch: str, options: Ec2Options, setting: str
+    ) -> Image:
+        """The AMI the pool's ``ec2.image`` or ``ORCA_EC2_IMAGE`` (``setting``) names, checked."""
         image_id = options.image or self._image
-        key = f"pool {pool}: ec2.image" if options.image else ORCA_EC2_IMAGE
+        key = f"pool {pool}: ec2.image" if options.image else setting
         image = self._kept(("id", image_id), lambda: self._described(image_id))
         if image is None:
-            check = "the pool's ec2.image" if options.image else ORCA_EC2_IMAGE
+            check = "the pool's ec2.image" if options.image else setting
             raise MachinesError(
                 f"{key} {image_id} is no AMI EC2 has in {self.region} "
                 f"(InvalidAMIID.NotFound): name an AMI of this region; check {check}"
             )
         if image.architecture and docker_arch(image.architecture) != arch:
             raise MachinesError(
-                f"{key} {image_id} is a {docker_arch(image.architecture)} AMI, but "
+                f"{key} {image_id} is an {docker_arch(image.architecture)} AMI, but "
                 f"{machine_type} is {arch}: name an AMI of {arch} or another type"
             )
         return image

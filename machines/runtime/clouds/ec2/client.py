@@ -2,7 +2,10 @@
 
 botocore logs request parameters and headers at DEBUG: the AWS libraries' loggers get the
 package's ``RedactSecrets`` filter when a client is made, so user data and credentials never
-reach a log.
+reach a log. An error answer without an AWS error in it (a proxy's or a stand-in's web page)
+is described, never quoted: botocore would make its whole body the error's message. Every
+timestamp of an answer is read as an aware datetime in UTC (``utc_timestamp``), whatever the
+host's time zone.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import boto3.session
@@ -84,6 +89,12 @@ def kms_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> 
     return _client("kms", settings.region, settings, credentials)
 
 
+def sqs_client(settings: Ec2Settings, credentials: Mapping[str, str] | None) -> Any:
+    """An SQS client in the stack's region, set up as ``client`` is (the same endpoint when
+    ``AWS_ENDPOINT_URL`` is set): what the queue of EC2's notices is read with."""
+    return _client("sqs", settings.region, settings, credentials)
+
+
 def _client(
     service: str, region: str, settings: Ec2Settings, credentials: Mapping[str, str] | None
 ) -> Any:
@@ -100,10 +111,31 @@ def _client(
         endpoint_url=settings.endpoint_url or None,
         config=_config(settings.timeouts),
     )
+    made.meta.events.register("after-call", _describe_foreign_error)
     # botocore offers no switch for this; a test pins that the attribute exists.
     http = made._endpoint.http_session
     http.send = functools.partial(_send_within_deadline, http.send, settings.timeouts.request)
     return made
+
+
+NO_AWS_ERROR = "an answer without an AWS error"
+"""How an error answer that carries no AWS error code begins its message (``answers``
+reads it)."""
+
+
+def _describe_foreign_error(http_response: Any, parsed: Any, **_: Any) -> None:
+    """An error answer without an AWS error code (botocore then takes the HTTP status as
+    the code and the body, a web page as often as not, as the message) gets a message that
+    says what came instead of quoting it: the page stays out of every message and log."""
+    status = getattr(http_response, "status_code", 0)
+    error = parsed.get("Error") if isinstance(parsed, dict) else None
+    if status < 300 or not isinstance(error, dict):
+        return
+    if str(error.get("Code") or status) != str(status):
+        return
+    kind = http_response.headers.get("Content-Type", "") or "no Content-Type"
+    size = len(http_response.content or b"")
+    error["Message"] = f"{NO_AWS_ERROR} ({kind.split(';')[0]}, {size} bytes)"
 
 
 def action(body: object, target: object = None) -> str:
@@ -126,7 +158,7 @@ def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> An
     Each request is timed and traced (``machines.runtime.telemetry.http_request``)."""
     target = request.headers.get("X-Amz-Target")
     name = action(request.body, target)
-    service = "EC2" if target is None else "Pricing"
+    service = _service(target)
     with telemetry.http_request(
         "ec2",
         request.method,
@@ -142,6 +174,21 @@ def _send_within_deadline(send: Any, request_timeout: float, request: Any) -> An
         response = _send_bounded(send, request_timeout, request)
         traced.answered(response.status_code)
         return response
+
+
+JSON_SERVICES = {"AWSPriceListService": "Pricing", "TrentService": "KMS", "AmazonSQS": "SQS"}
+"""The services the provider asks through AWS's JSON protocol, by the prefix of their
+``X-Amz-Target`` header, as traces name them."""
+
+
+def _service(target: object) -> str:
+    """The service of a request, as its span is named: EC2 for a form body (no
+    ``X-Amz-Target``), else the JSON service its target's prefix names."""
+    if target is None:
+        return "EC2"
+    named = target.decode() if isinstance(target, bytes) else str(target)
+    prefix = named.partition(".")[0]
+    return JSON_SERVICES.get(prefix, prefix)
 
 
 def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
@@ -162,10 +209,35 @@ def _send_bounded(send: Any, request_timeout: float, request: Any) -> Any:
 
 
 def _botocore_session() -> Any:
-    """A new botocore session that shares the process's loader of botocore's JSON models."""
+    """A new botocore session that shares the process's loader of botocore's JSON models and
+    reads every timestamp in UTC (``utc_timestamp``)."""
     session = botocore.session.Session()
     session.register_component("data_loader", _shared_loader())
+    session.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=utc_timestamp
+    )
     return session
+
+
+def utc_timestamp(value: object) -> datetime:
+    """An AWS answer's timestamp (EC2's ``LaunchTime``: ISO 8601 ending in ``Z``; the JSON
+    services' epoch seconds; RFC 822 dates) as an aware datetime in UTC. botocore's own
+    parser reads epoch seconds in the host's time zone and, through dateutil, takes ``Z``
+    for the host's zone whenever that zone is named UTC, whatever its offset (``TZ=UTC-3``:
+    three hours off); ``created`` and paid time are UTC on every cloud. A time without a zone
+    is UTC, as AWS writes its times."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    text = str(value).strip()
+    try:
+        return datetime.fromtimestamp(float(text), UTC)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = parsedate_to_datetime(text)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 @functools.cache

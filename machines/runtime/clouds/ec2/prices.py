@@ -7,11 +7,20 @@ the newest of ``DescribeSpotPriceHistory`` for the type in the zone, at the endp
 runtime uses. Every request is the provider's call (``Ec2Provider._call``: its retries, its
 deadline, its telemetry) and every answer is checked against the fields read here, so an
 answer of another shape leaves the price unknown, saying why.
+
+AWS states an instance's price per hour (its ``Hrs``), the monthly figure is AWS's own
+convention from it (730 hours); a volume's per GB-month, billed as a share of each calendar
+month (``billing``). The Price List is often out of reach (it needs ``pricing:GetProducts``,
+is served in a few regions only, and a stand-in such as moto has none): a list that cannot
+be read says so in one line, logged once, naming the region, the permission and the
+answer; an answer that will not change by asking again (a refusal, or one that is not the
+Price List's at all) is not asked again while the list is kept.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -19,16 +28,27 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
+from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from machines.runtime.clouds.ec2.answers import SpotPrices
+from machines.runtime.billing import Rate
+from machines.runtime.clouds.ec2.answers import SpotPrices, cloud_error, without_aws_error
+from machines.runtime.clouds.ec2.client import PRICING_REGION
 from machines.runtime.clouds.ec2.options import Ec2Options
-from machines.runtime.errors import MachinesError
+from machines.runtime.errors import CloudError, MachinesError
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
-from machines.runtime.prices import HOURS_PER_MONTH, PriceList, brief
+from machines.runtime.prices import PriceList, brief
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+HOURS_PER_MONTH = Decimal(730)
+"""AWS's own month for monthly figures from hourly prices (365 * 24 / 12)."""
+
+DENIED = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"})
+"""The Price List's refusals of what the credentials may do."""
 
 _ZONE = re.compile(r"^([a-z]{2}(?:-[a-z]+)+-\d+)[a-z]$")
 
@@ -110,8 +130,9 @@ class Ec2Prices(PriceList):
 
     On-demand: a location is a zone (``eu-central-1a``) or a region; its region's price is
     used; one ``GetProducts`` request per (type, region), asked once; after one failure no
-    further on-demand price is asked. Spot: one ``DescribeSpotPriceHistory`` request per
-    (type, zone), asked once; the newest price of ``Linux/UNIX``.
+    further Price List request is sent (``unknown`` says why). Spot: one
+    ``DescribeSpotPriceHistory`` request per (type, zone), asked once; the newest price of
+    ``Linux/UNIX``.
     """
 
     currency = "USD"
@@ -126,14 +147,14 @@ class Ec2Prices(PriceList):
     ) -> None:
         """``ec2``: the provider's EC2 client; ``pricing``: its Price List client, made when
         first asked (at ``pricing_at``, for messages). The Price List is optional and often
-        out of reach (it needs ``pricing:GetProducts`` and the network to it), so its tries
-        end after ``pricing_deadline`` seconds, not the call's whole time."""
+        out of reach, so its tries end after ``pricing_deadline`` seconds, not the call's
+        whole time."""
         self._call = call
         self._pricing_deadline = pricing_deadline
         self._ec2 = ec2
         self._pricing = pricing
-        self._pricing_at = pricing_at
-        self._prices: dict[tuple[str, str], Decimal | None] = {}
+        self._where = f"AWS Price List GetProducts in {PRICING_REGION} at {pricing_at}"
+        self._hourly: dict[tuple[str, str], Decimal | None] = {}
         self._spot: dict[tuple[str, str], Decimal | None] = {}
         self._why = ""
         self._spot_why: list[str] = []
@@ -141,9 +162,11 @@ class Ec2Prices(PriceList):
         self._volume_why: list[str] = []
         self._lock = threading.Lock()  # each price asked once, whichever thread asks first
 
-    def monthly(
+    def hourly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
     ) -> Decimal | None:
+        """AWS's price per hour: the Price List's on-demand one in the location's region,
+        or the spot price in the zone."""
         with self._lock:
             if market == Market.SPOT:
                 spot = (machine_type, location)
@@ -151,44 +174,42 @@ class Ec2Prices(PriceList):
                     self._spot[spot] = self._ask_spot(*spot)
                 return self._spot[spot]
             key = (machine_type, region_of(location))
-            if key not in self._prices:
-                self._prices[key] = self._ask(*key)
-            return self._prices[key]
+            if key not in self._hourly:
+                self._hourly[key] = self._ask(*key)
+            return self._hourly[key]
 
-    def options(self, pool: Pool, location: str) -> Decimal | None:
+    def monthly(
+        self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
+    ) -> Decimal | None:
+        """The hourly price times AWS's month of 730 hours (EC2 has no monthly cap)."""
+        hourly = self.hourly(machine_type, location, market)
+        return None if hourly is None else hourly * HOURS_PER_MONTH
+
+    def option_rates(self, pool: Pool, location: str) -> tuple[Rate, ...] | None:
         """The root volume: its size at its type's price per GB-month in the region (one
-        ``GetProducts`` per type and region, asked once). Provisioned IOPS and throughput
-        above gp3's included 3000 and 125 MiB/s are not counted."""
+        ``GetProducts`` per type and region, asked once), billed as a share of each
+        calendar month (no hourly figure: ``Rate.hourly`` is None). Provisioned IOPS and
+        throughput above gp3's included 3000 and 125 MiB/s are not counted."""
         volume = pool.options_of(Ec2Options).root_volume
         key = (volume.type, region_of(location))
         with self._lock:
             if key not in self._volumes:
                 self._volumes[key] = self._ask_volume(*key)
             per_gb = self._volumes[key]
-        return None if per_gb is None else per_gb * volume.size
+        return None if per_gb is None else (Rate(None, per_gb * volume.size),)
+
+    @property
+    def unknown(self) -> str:
+        return "; ".join(why for why in (self._why, *self._spot_why, *self._volume_why) if why)
+
+    @property
+    def read_failed(self) -> bool:
+        return bool(self._why)
 
     def _ask_volume(self, volume_type: str, region: str) -> Decimal | None:
-        if self._why:
-            return None
         filters = {"volumeApiName": volume_type, "regionCode": region, "productFamily": "Storage"}
-        try:
-            answer = self._call(
-                "GetProducts",
-                lambda: Products.model_validate(
-                    self._pricing().get_products(
-                        ServiceCode="AmazonEC2",
-                        Filters=[
-                            {"Type": "TERM_MATCH", "Field": k, "Value": v}
-                            for k, v in filters.items()
-                        ],
-                        MaxResults=10,
-                    )
-                ),
-                where=f"AWS Price List GetProducts at {self._pricing_at}",
-                deadline=self._pricing_deadline,
-            )
-        except MachinesError as error:
-            self._why = f"AWS's price list could not be reached: {brief(error)}"
+        answer = self._products(filters)
+        if answer is None:
             return None
         for product in answer.products:
             monthly = product.usd_per("GB-Mo")
@@ -199,10 +220,6 @@ class Ec2Prices(PriceList):
             "volume's price unknown"
         )
         return None
-
-    @property
-    def unknown(self) -> str:
-        return "; ".join(why for why in (self._why, *self._spot_why, *self._volume_why) if why)
 
     def _ask_spot(self, machine_type: str, zone: str) -> Decimal | None:
         try:
@@ -218,8 +235,7 @@ class Ec2Prices(PriceList):
                 f"EC2's DescribeSpotPriceHistory has no Linux/UNIX spot price of "
                 f"{machine_type} in {zone}"
             )
-            return None
-        return hourly * HOURS_PER_MONTH
+        return hourly
 
     def _spot_hourly(self, machine_type: str, zone: str) -> Decimal | None:
         """The newest spot price in effect now (AWS answers, for a start time of now, the
@@ -242,33 +258,59 @@ class Ec2Prices(PriceList):
         return max(prices, key=lambda p: p.at).price
 
     def _ask(self, machine_type: str, region: str) -> Decimal | None:
+        filters = {"instanceType": machine_type, "regionCode": region, **ON_DEMAND_FILTERS}
+        answer = self._products(filters)
+        if answer is None:
+            return None
+        for product in answer.products:
+            hourly = product.hourly_usd()
+            if hourly is not None:
+                return hourly
+        return None
+
+    def _products(self, filters: Mapping[str, str]) -> Products | None:
+        """One ``GetProducts`` of the EC2 products ``filters`` match; None once the list
+        could not be read (``_why`` then says why, in one line logged once). Throttling and
+        AWS's own transient errors are tried again within the deadline; a refusal and an
+        answer that is not the Price List's are not: asking again within the price list's
+        window would get the same."""
         if self._why:
             return None
-        try:
-            hourly = self._on_demand_hourly(machine_type, region)
-        except MachinesError as error:
-            self._why = f"AWS's price list could not be reached: {brief(error)}"
-            return None
-        return None if hourly is None else hourly * HOURS_PER_MONTH
 
-    def _on_demand_hourly(self, machine_type: str, region: str) -> Decimal | None:
-        filters = {"instanceType": machine_type, "regionCode": region, **ON_DEMAND_FILTERS}
-        answer = self._call(
-            "GetProducts",
-            lambda: Products.model_validate(
-                self._pricing().get_products(
+        def ask() -> Products:
+            try:
+                answer = self._pricing().get_products(
                     ServiceCode="AmazonEC2",
                     Filters=[
                         {"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()
                     ],
                     MaxResults=10,
                 )
-            ),
-            where=f"AWS Price List GetProducts at {self._pricing_at}",
-            deadline=self._pricing_deadline,
-        )
-        for product in answer.products:
-            hourly = product.hourly_usd()
-            if hourly is not None:
-                return hourly
-        return None
+            except ClientError as error:
+                if without_aws_error(error):  # the same page again on every try
+                    raise cloud_error(self._where, "GetProducts", error, 1) from None
+                raise
+            return Products.model_validate(answer)
+
+        try:
+            return self._call(
+                "GetProducts", ask, where=self._where, deadline=self._pricing_deadline
+            )
+        except MachinesError as error:
+            self._why = unreadable(error)
+            log.warning("%s", self._why)
+            return None
+
+
+def unreadable(error: MachinesError) -> str:
+    """The one line saying why AWS's price list cannot be read: where it was asked (the
+    region, the endpoint), the permission it needs when that is what was refused, and the
+    answer, described."""
+    code = error.code if isinstance(error, CloudError) else ""
+    need = (
+        f" (the credentials need pricing:GetProducts in {PRICING_REGION})" if code in DENIED else ""
+    )
+    return (
+        f"AWS's price list cannot be read{need}: {brief(error, 400)}; EC2's on-demand and "
+        "root volume prices are unknown"
+    )

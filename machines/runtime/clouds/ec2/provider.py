@@ -43,8 +43,11 @@ from machines.runtime.clouds.ec2.answers import (
     LIVE_STATES,
     SPOT_INTERRUPTION,
     SPOT_OPTIONS,
+    DeletedMessages,
     Instance,
     InstancesPage,
+    QueueMessage,
+    QueueMessages,
     Reservation,
     Terminating,
     cloud_error,
@@ -63,20 +66,26 @@ from machines.runtime.clouds.ec2.client import (
     client,
     kms_client,
     pricing_client,
+    sqs_client,
 )
 from machines.runtime.clouds.ec2.machine import Launch, launch, run_instances, too_small
+from machines.runtime.clouds.ec2.notices import Notices
 from machines.runtime.clouds.ec2.options import Ec2Options
 from machines.runtime.clouds.ec2.prices import Ec2Prices
 from machines.runtime.clouds.ec2.settings import (
+    ACCOUNT_LIMIT_CODES,
     CLOUD,
     MARKETS,
     NAME_TAG,
+    ORCA_EC2_IMAGE,
     ORCA_EC2_SUBNETS,
     Ec2Settings,
 )
 from machines.runtime.errors import (
     NOT_THE_API,
+    AccountFullError,
     CloudError,
+    LostCreateError,
     MachinesError,
     UnknownMachineTypeError,
 )
@@ -91,7 +100,7 @@ from machines.runtime.labels import (
     pool_labels,
     whose,
 )
-from machines.runtime.models import Created, Machine, MachineSpec, Market, mismatch
+from machines.runtime.models import Created, Ending, Machine, MachineSpec, Market, mismatch
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
@@ -158,7 +167,18 @@ class Ec2Provider(Provider):
         self._pricing_lock = threading.Lock()
         self._kms: Any = None
         self._kms_keys: dict[str, str] = {}
+        self._sqs: Any = None
         self._endpoint: str = self._client.meta.endpoint_url
+        self.events_queue = settings.events_queue
+        """``ORCA_EC2_EVENTS_QUEUE``: the queue of EC2's notices the listing reads, or empty."""
+        self._notices = Notices(
+            settings.events_queue,
+            self._receive_notices,
+            self._delete_notices,
+            self._tag_notices,
+            self._noticed,
+            clock,
+        )
         self.catalogue = Catalogue(
             self._call,
             self._client,
@@ -190,35 +210,35 @@ class Ec2Provider(Provider):
         if subnet is None:
             return Created.failure(self._no_subnet(spec.location))
         wanted = self.market(spec.pool).tries
-        tries = [m for m in wanted if not self._remembered_short(spec, m)]
+        skipped = {m: self._passed(spec, m) for m in wanted}
+        tries = [m for m in wanted if not skipped[m]]
         if not tries:
-            return Created.out_of_stock(
-                "; ".join(
-                    self._stock.reason("EC2", spec.machine_type, spec.location, market=m)
-                    for m in wanted
-                )
-            )
-        for skipped in (m for m in wanted if m not in tries):
-            log.info(
-                "%s; launching %r %s",
-                self._stock.reason("EC2", spec.machine_type, spec.location, market=skipped),
-                spec.name,
-                tries[0],
-            )
+            return Created.out_of_stock("; ".join(skipped.values()))
+        for market in wanted:
+            if skipped[market]:
+                log.info("%s; launching %r %s", skipped[market], spec.name, tries[0])
         return self._launch_named(spec, subnet, tries)
 
-    def _remembered_short(self, spec: MachineSpec, market: Market) -> bool:
-        return self._stock.seconds_left(spec.machine_type, spec.location, market) > 0
+    def _passed(self, spec: MachineSpec, market: Market) -> str:
+        """Why ``spec`` is not launched in ``market`` now without asking: no stock there,
+        or the account's quota of that market, remembered; empty when it may be."""
+        if self._stock.seconds_left(spec.machine_type, spec.location, market) > 0:
+            return self._stock.reason("EC2", spec.machine_type, spec.location, market=market)
+        return self.account_full([market])
 
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Zones with a subnet in the settings where EC2 offers ``machine_type``, by
         DescribeInstanceTypeOfferings (one request per type and ``ORCA_OFFERS_TTL``), less
         those a recent ``no_stock`` answer is remembered for. EC2 says where a type is
         offered, not whether it has capacity now: the memory of ``no_stock`` is the rest,
-        per market: ``pool``'s (on-demand when empty; both for spot-then-on-demand)."""
+        per market: ``pool``'s (on-demand when empty; both for spot-then-on-demand); none
+        while the account is remembered at its quota in every market the pool buys."""
         self.arch(machine_type)
         zones = self.catalogue.offered(machine_type)
-        short = self._stock.short(machine_type, zones, self.market(pool).tries)
+        markets = self.market(pool).tries
+        if self.account_full(markets):
+            return []
+        short = self._stock.short(machine_type, zones, markets)
         return [zone for zone in zones if zone not in short]
 
     def sells(self, machine_type: str, location: str) -> str | None:
@@ -255,6 +275,10 @@ class Ec2Provider(Provider):
             if self._pricing is None:
                 self._pricing = pricing_client(self._settings, self._credentials)
             return self._pricing
+
+    def location_refusal(self, location: str) -> str:
+        """A zone the settings have no subnet for (``ORCA_EC2_SUBNETS``)."""
+        return "" if location in self.subnets else self._no_subnet(location)
 
     def _no_subnet(self, location: str) -> str:
         """Why nothing is made in ``location``: the settings have no subnet there."""
@@ -338,6 +362,8 @@ class Ec2Provider(Provider):
             try:
                 launched = self._launch(spec, subnet, image, chosen, market)
             except CloudError as err:
+                if err.code in ACCOUNT_LIMIT_CODES:
+                    raise AccountFullError(str(err), err.code, market) from None
                 if err.code not in no_stock_codes(market):
                     raise
                 self._stock.remember(spec.machine_type, spec.location, market)
@@ -401,7 +427,7 @@ class Ec2Provider(Provider):
             )
         except retry.GaveUp as gave_up:
             error = cloud_error(where, "RunInstances", gave_up.last, gave_up.attempts)
-            raise (_lost_launch(spec, error) if lost else error) from None
+            raise (_lost_launch(spec, error) if lost else error.exhausted()) from None
         except (*BOTO_ERRORS, CloudError) as raised:
             error = cloud_error(where, "RunInstances", raised, 1)
             raise (_lost_launch(spec, error) if lost else error) from None
@@ -445,12 +471,87 @@ class Ec2Provider(Provider):
         return machine(instance) if instance.state.name in LIVE_STATES else None
 
     def _list(self, pool: str | None) -> list[Machine]:
+        """The owner's pool machines (of ``pool``), each with the notices EC2 gave of it:
+        the queue is read first, once, so an instance a message names and EC2 has ended
+        since is listed as gone (``clouds.ec2.notices``)."""
+        received = self._notices.receive()
         owner = {f"tag:{OWNER_LABEL}": [self.owner]} if self.owner else {}
         pools = {} if pool is None else {f"tag:{POOL_LABEL}": [pool]}
         found = self._instances({**owner, **pools}, spot=self._buys_spot(pool))
-        return [
-            machine(instance) for instance in found if belongs_to(instance.tags, self.owner, pool)
-        ]
+        mine = [instance for instance in found if belongs_to(instance.tags, self.owner, pool)]
+        return self._notices.apply(received, mine, pool)
+
+    def _queue(self) -> Any:
+        """The SQS client of the notices' queue, made on first use."""
+        with self._pricing_lock:
+            if self._sqs is None:
+                self._sqs = sqs_client(self._settings, self._credentials)
+            return self._sqs
+
+    def _queue_call(self, operation: str, fn: Callable[[Any], T]) -> T:
+        """One request to the notices' queue, retried within one request's time: a queue
+        out of reach must not hold the listing up for a whole call's."""
+        sqs = self._queue()
+        return self._call(
+            operation,
+            lambda: fn(sqs),
+            where=f"SQS {operation} at {sqs.meta.endpoint_url}",
+            deadline=self._timeouts.request,
+        )
+
+    def _receive_notices(self) -> list[QueueMessage]:
+        """Up to ten of the queue's messages now, without waiting for more (short polling:
+        a listing never waits for a notice)."""
+        answer = self._queue_call(
+            "ReceiveMessage",
+            lambda sqs: QueueMessages.model_validate(
+                sqs.receive_message(
+                    QueueUrl=self.events_queue, MaxNumberOfMessages=10, WaitTimeSeconds=0
+                )
+            ),
+        )
+        return answer.messages
+
+    def _delete_notices(self, messages: Sequence[QueueMessage]) -> None:
+        """Delete the handled messages, in one request (a receive gives ten at most); one
+        SQS could not delete (its receipt expired) is read and handled again."""
+        entries = [{"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(messages)]
+        answer = self._queue_call(
+            "DeleteMessageBatch",
+            lambda sqs: DeletedMessages.model_validate(
+                sqs.delete_message_batch(QueueUrl=self.events_queue, Entries=entries)
+            ),
+        )
+        for failed in answer.failed:
+            log.info("message %s of the notices' queue was not deleted (%s): it is read again",
+                     messages[int(failed.id)].id, failed.code)  # fmt: skip
+
+    def _tag_notices(self, instance_ids: Sequence[str], tags: dict[str, str]) -> None:
+        """Write a notice on autoscaler's instances (``answers.notice_tags``)."""
+        pairs = [{"Key": k, "Value": v} for k, v in tags.items()]
+        self._call(
+            "CreateTags",
+            lambda: self._client.create_tags(Resources=list(instance_ids), Tags=pairs),
+            deadline=self._timeouts.request,
+        )
+
+    def _noticed(self, machine: Machine, read: bool) -> None:
+        """A machine this process lists under a notice for the first time: counted when
+        read from the queue now; a spot machine under an interruption warning makes its
+        type's spot market in its zone remembered as out, as a ``no_stock`` answer does
+        (``ORCA_NO_STOCK_TTL``), so its replacement goes to the pool's next place."""
+        if read:
+            telemetry.noticed(self.kind, self.owner, machine.pool, machine.ending.value)
+        log.info(
+            "instance %s (%s) of pool %s is under EC2's notice: %s%s",
+            machine.id,
+            machine.name,
+            machine.pool,
+            machine.ending.value,
+            f" at {machine.ends_at:%Y-%m-%d %H:%M:%S} UTC" if machine.ends_at else "",
+        )
+        if machine.ending == Ending.INTERRUPTING and machine.market == Market.SPOT:
+            self._stock.remember(machine.machine_type, machine.location, Market.SPOT)
 
     def _list_owners(
         self, owners: Sequence[str], group: Sequence[Provider]
@@ -485,6 +586,11 @@ class Ec2Provider(Provider):
         if pool is not None:
             return self.market(pool) != Market.ON_DEMAND
         return any(m != Market.ON_DEMAND for m in self.pool_market.values())
+
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The live instances named ``name`` of this owner and ``pool``: one
+        DescribeInstances."""
+        return [machine(i) for i in self._live_named(name) if belongs_to(i.tags, self.owner, pool)]
 
     def _live_named(self, name: str) -> list[Instance]:
         return self._find({f"tag:{NAME_TAG}": [name], "instance-state-name": list(LIVE_STATES)})
@@ -523,13 +629,22 @@ class Ec2Provider(Provider):
         instances = [i for r in page.reservations for i in r.instances if i.id == machine_id]
         return instances[0] if instances else None
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """The pool's AMI looked up as a create would (read only): one missing, of the other
         architecture, or with a snapshot larger than the root volume, as (key, why)."""
         options = pool.options_of(Ec2Options)
-        key = "ec2.image" if options.image else "ec2.imageName" if options.image_name else "image"
+        key = (
+            "ec2.image"
+            if options.image
+            else "ec2.imageName"
+            if options.image_name
+            else ORCA_EC2_IMAGE
+        )
+        setting = (keys or {}).get(ORCA_EC2_IMAGE, ORCA_EC2_IMAGE)
         try:
-            image = self.catalogue.image_for(pool.name, pool.machine_type, options)
+            image = self.catalogue.image_for(pool.name, pool.machine_type, options, setting)
         except MachinesError as error:
             return [(key, str(error))]
         found = []
@@ -597,7 +712,8 @@ class Ec2Provider(Provider):
                 observe=partial(self._tried, operation),
             )
         except retry.GaveUp as gave_up:
-            raise cloud_error(where, operation, gave_up.last, gave_up.attempts) from None
+            error = cloud_error(where, operation, gave_up.last, gave_up.attempts)
+            raise error.exhausted() from None
         except BOTO_ERRORS as error:
             raise cloud_error(where, operation, error, 1) from None
 
@@ -623,7 +739,7 @@ def _unusable_key(where: str, metadata: Mapping[str, Any]) -> str:
 
 def _lost_launch(spec: MachineSpec, error: CloudError) -> CloudError:
     """The error of a launch that ended after RunInstances lost an answer."""
-    return CloudError(
+    return LostCreateError(
         f"{error}: the instance {spec.name!r} may have launched all the same; "
         f"machines({spec.pool!r}) will show it, and creating {spec.name!r} again returns it",
         code=error.code,

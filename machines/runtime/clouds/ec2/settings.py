@@ -24,6 +24,21 @@ ORCA_EC2_SUBNETS = "ORCA_EC2_SUBNETS"
 ORCA_EC2_SECURITY_GROUP = "ORCA_EC2_SECURITY_GROUP"
 ORCA_EC2_INSTANCE_PROFILE = "ORCA_EC2_INSTANCE_PROFILE"
 ORCA_EC2_IMAGE = "ORCA_EC2_IMAGE"
+ORCA_EC2_EVENTS_QUEUE = "ORCA_EC2_EVENTS_QUEUE"
+"""The URL of the SQS queue EventBridge puts EC2's notices in (spot interruption warnings,
+rebalance recommendations, instance state changes, AWS Health scheduled changes): a stack
+with spot pools makes it and exports its URL; the listing reads it (``clouds.ec2.notices``)."""
+QUEUE_URL_EXAMPLE = "https://sqs.eu-central-1.amazonaws.com/123456789012/prod-machine-events"
+SETTINGS = (
+    AWS_REGION,
+    AWS_ENDPOINT_URL,
+    ORCA_EC2_SUBNETS,
+    ORCA_EC2_SECURITY_GROUP,
+    ORCA_EC2_INSTANCE_PROFILE,
+    ORCA_EC2_IMAGE,
+    ORCA_EC2_EVENTS_QUEUE,
+)
+"""The variables ``ec2_env`` writes: what a stack's settings say of EC2 (``Cloud.settings``)."""
 
 CLOUD = "EC2"
 
@@ -48,6 +63,17 @@ NO_STOCK_CODES = frozenset(
 )
 """RunInstances errors that mean no capacity for the type in that zone now, not a mistake
 (here, beside the settings, so automation reads a failed engine run by them without boto3)."""
+ACCOUNT_LIMIT_CODES = frozenset({"VcpuLimitExceeded", "InstanceLimitExceeded"})
+"""RunInstances errors that mean the account is at its on-demand quota in the region
+(vCPUs per instance family bucket; the older instance-count limits): no on-demand launch
+is made in any zone of the region until instances go or the quota is raised. (The spot
+quota, ``MaxSpotInstanceCountExceeded``, is answered as no spot capacity.)"""
+ACCOUNT_LIMIT_HELP = (
+    "terminate instances the account no longer needs, or request a higher quota in Service "
+    "Quotas (Amazon EC2, 'Running On-Demand ... instances', in vCPUs per instance family "
+    "and region)"
+)
+"""How an account at its quota gets room again, for the answer that says it is."""
 NAME_TAG = "Name"
 """EC2's name of an instance, a tag: the runtime's and the stack's machines carry it."""
 MARKETS = frozenset(Market)
@@ -63,13 +89,19 @@ autoscaler's back and no stopped instance is left to bill its volumes."""
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
 
 
+def region_refusal(value: str) -> str:
+    """Why ``value`` is no AWS region name (such as eu-central-1); empty when it is one."""
+    if _REGION.fullmatch(value):
+        return ""
+    return f"{value!r} is not an AWS region name: write it like eu-central-1"
+
+
 def region(env: Mapping[str, str], name: str) -> str:
     """An AWS region name such as eu-central-1, or empty when unset."""
     value = single(env, name)
-    if value and not _REGION.fullmatch(value):
-        raise SettingsError(
-            f"{name}={value!r} is not an AWS region name: write it like eu-central-1"
-        )
+    refused = region_refusal(value) if value else ""
+    if refused:
+        raise SettingsError(f"{name}={refused}")
     return value
 
 
@@ -84,6 +116,7 @@ class Ec2Settings(BaseModel):
     security_group: str
     instance_profile: str
     image: str = ""
+    events_queue: str = ""
     timeouts: Timeouts = Timeouts()
     freshness: Freshness = Freshness()
 
@@ -105,6 +138,7 @@ class Ec2Settings(BaseModel):
             security_group=required(env, ORCA_EC2_SECURITY_GROUP),
             instance_profile=required(env, ORCA_EC2_INSTANCE_PROFILE),
             image=single(env, ORCA_EC2_IMAGE),
+            events_queue=url(env, ORCA_EC2_EVENTS_QUEUE, QUEUE_URL_EXAMPLE),
             timeouts=Timeouts.from_env(env),
             freshness=Freshness.from_env(env),
         )
@@ -118,6 +152,7 @@ class Ec2Settings(BaseModel):
             self.instance_profile,
             self.image,
             endpoint_url=self.endpoint_url,
+            events_queue=self.events_queue,
         )
 
 
@@ -129,6 +164,7 @@ def ec2_env(
     image: str = "",
     *,
     endpoint_url: str = "",
+    events_queue: str = "",
 ) -> dict[str, str]:
     """Variables for an EC2 deployment."""
     env = {
@@ -138,5 +174,6 @@ def ec2_env(
         ORCA_EC2_SECURITY_GROUP: security_group,
         ORCA_EC2_INSTANCE_PROFILE: instance_profile,
         ORCA_EC2_IMAGE: image,
+        ORCA_EC2_EVENTS_QUEUE: events_queue,
     }
     return {k: v for k, v in env.items() if v}

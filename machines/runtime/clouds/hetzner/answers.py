@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import time
 from collections.abc import Mapping
 
@@ -104,6 +105,19 @@ def machine(server: BoundServer, pool: str | None = None) -> Machine:
         ending=Ending.DELETED if status == Status.DELETING else Ending.NONE,
         created=server.created,
     )
+
+
+def maybe_carried_out(error: Exception | None) -> bool:
+    """Whether a try that raised ``error`` may have been carried out by the API although its
+    answer was lost: the request went out (a read timeout, a connection broken after it was
+    sent), not a connection that was refused or never made (which sends nothing)."""
+    if isinstance(error, requests.ConnectTimeout):
+        return False
+    if isinstance(error, requests.ConnectionError):
+        reason = getattr(error.args[0], "reason", None) if error.args else None
+        cause = getattr(reason, "__cause__", None) or getattr(reason, "__context__", None)
+        return not isinstance(cause, ConnectionRefusedError | socket.gaierror)
+    return isinstance(error, requests.Timeout)
 
 
 def retry_after(error: Exception, rate_limit_reset: str | None, status: int) -> float | None:

@@ -37,6 +37,8 @@ class ImageChoice:
     id: int | None = None
     selector: str = ""
     key: str = ""
+    own: bool = False
+    """Whether the pool's own options chose it (``hetzner.image``), not the deployment's."""
 
     def describe(self) -> str:
         if self.selector:
@@ -65,11 +67,11 @@ def image_choice(options: HetznerOptions, deployment_image: str, image_key: str)
     """The pool's ``hetzner.image`` (a number is an id, else a name) or
     ``hetzner.imageSelector``, else the deployment's image (``image_key`` names it)."""
     if options.image_selector:
-        return ImageChoice(selector=options.image_selector, key="hetzner.imageSelector")
+        return ImageChoice(selector=options.image_selector, key="hetzner.imageSelector", own=True)
     if options.image.isdigit():
-        return ImageChoice(id=int(options.image), key="hetzner.image")
+        return ImageChoice(id=int(options.image), key="hetzner.image", own=True)
     if options.image:
-        return ImageChoice(name=options.image, key="hetzner.image")
+        return ImageChoice(name=options.image, key="hetzner.image", own=True)
     return ImageChoice(name=deployment_image, key=image_key)
 
 

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
 from machines.runtime.labels import numbers_as_text
-from machines.runtime.options import Options, extra_keys
-
-if TYPE_CHECKING:
-    from machines.runtime.pool import Pool
+from machines.runtime.options import Options, PoolLike, extra_keys
 
 KIND = "hetzner"
 
@@ -203,17 +200,17 @@ class HetznerOptions(Options):
             raise ValueError("image and imageSelector both name the image: keep one of them")
         return self
 
-    def pool_refusal(self, pool: Pool) -> tuple[str, str] | None:
+    def pool_refusal(self, pool: PoolLike) -> tuple[str, str] | None:
         """A pool in a spread group needs a ``max`` within the group's limit."""
         if self.placement_group and (pool.max is None or pool.max > SPREAD_LIMIT):
             return "max", spread_refusal(pool.name, pool.max)
         return None
 
     @classmethod
-    def pools_refusal(cls, pools: Iterable[Pool]) -> str:
+    def pools_refusal(cls, pools: Iterable[PoolLike]) -> str:
         """Pools sharing a spread group whose maxes could pass its limit together (a pool
         whose own max is refused is left to its own refusal)."""
-        groups: dict[str, list[Pool]] = {}
+        groups: dict[str, list[PoolLike]] = {}
         for pool in pools:
             options = pool.given(cls)
             alone = options is not None and options.pool_refusal(pool) is None

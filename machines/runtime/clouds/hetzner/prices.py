@@ -1,4 +1,5 @@
-"""Hetzner's price list: ``GET /pricing``, per server type and location, net monthly.
+"""Hetzner's price list: ``GET /pricing``, per server type and location, net, its two
+figures: ``price_hourly`` (each started hour) and ``price_monthly`` (the month's cap).
 
 The request is the provider's (its client, retries, deadline and budget meter); the answer
 is checked against the fields read here before it is believed, so one of another shape is
@@ -7,6 +8,7 @@ a ``CloudError`` and the prices are unknown, saying why.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from decimal import Decimal
@@ -14,12 +16,18 @@ from decimal import Decimal
 from hcloud import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from machines.runtime.billing import Rate
 from machines.runtime.clouds.hetzner.answers import NotTheApi
 from machines.runtime.clouds.hetzner.options import HetznerOptions
 from machines.runtime.errors import MachinesError
 from machines.runtime.models import Market
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList, brief
+
+log = logging.getLogger(__name__)
+
+PRICING = "read the price list"
+"""What the provider's call reading ``GET /pricing`` is named in messages."""
 
 
 class _Answer(BaseModel):
@@ -33,7 +41,11 @@ class Amount(_Answer):
 class LocationPrice(_Answer):
     location: str
     monthly: Amount = Field(alias="price_monthly")
-    hourly: Amount | None = Field(default=None, alias="price_hourly")
+    hourly: Amount = Field(alias="price_hourly")
+
+    def rate(self) -> Rate:
+        """The two figures as a billed item's ``Rate``."""
+        return Rate(self.hourly.net, self.monthly.net)
 
 
 class TypePrices(_Answer):
@@ -68,82 +80,89 @@ def read_pricing(client: Client) -> Pricing:
 
 
 class HetznerPrices(PriceList):
-    """Hetzner's price list, read once (``read``: the provider's call) when first asked."""
+    """Hetzner's price list, read once (``read``: the provider's call) when first asked;
+    a list that cannot be read says so in one line, logged once."""
 
     def __init__(self, read: Callable[[], Pricing]) -> None:
         self._read = read
-        self._prices: dict[tuple[str, str], Decimal] | None = None
-        self._hourly: dict[tuple[str, str], Decimal] = {}
-        self._ipv4: dict[str, Decimal] = {}
+        self._prices: dict[tuple[str, str], Rate] | None = None
+        self._ipv4: dict[str, Rate] = {}
         self._why = ""
+        self._failed = False
         self._lock = threading.Lock()
 
     def monthly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
     ) -> Decimal | None:
-        """Hetzner sells on-demand only: a pool of another market is refused before this."""
-        return self._load().get((machine_type, location)) if market == Market.ON_DEMAND else None
+        """``price_monthly``, the month's cap. Hetzner sells on-demand only: a pool of
+        another market is refused before this."""
+        found = self._rate(machine_type, location, market)
+        return None if found is None else found.monthly
 
     def hourly(
         self, machine_type: str, location: str, market: Market = Market.ON_DEMAND
     ) -> Decimal | None:
-        """Hetzner's own ``price_hourly`` (what a started hour costs), else the monthly one
-        over the hours of a month."""
-        self._load()
-        stated = self._hourly.get((machine_type, location))
-        if stated is not None and market == Market.ON_DEMAND:
-            return stated
-        return super().hourly(machine_type, location, market)
+        """``price_hourly``: what each started hour costs, a figure of its own."""
+        found = self._rate(machine_type, location, market)
+        return None if found is None else found.hourly
 
-    def options(self, pool: Pool, location: str) -> Decimal | None:
-        """A primary IPv4 is billed apart from the server, per location (``primary_ips``):
-        a pool with ``ipv4`` on pays it, an IPv6-only or private pool does not."""
+    def option_rates(self, pool: Pool, location: str) -> tuple[Rate, ...] | None:
+        """A primary IPv4 is billed apart from the server, per location (``primary_ips``),
+        at its own hourly price up to its monthly one: a pool with ``ipv4`` on pays it, an
+        IPv6-only or private pool does not."""
         if not pool.options_of(HetznerOptions).ipv4:
-            return Decimal(0)
+            return ()
         self._load()
         found = self._ipv4.get(location)
-        if found is None and not self._why:
-            self._why = f"Hetzner's price list has no primary IPv4 price in {location}"
-        return found
+        if found is None:
+            if not self._why:
+                self._why = f"Hetzner's price list has no primary IPv4 price in {location}"
+            return None
+        return (found,)
 
     def saving(self, pool: Pool, location: str) -> Decimal:
         if pool.options_of(HetznerOptions).ipv4:
             return Decimal(0)
         self._load()
-        return self._ipv4.get(location, Decimal(0))
+        found = self._ipv4.get(location)
+        return Decimal(0) if found is None else found.monthly
+
+    def _rate(self, machine_type: str, location: str, market: Market) -> Rate | None:
+        prices = self._load()
+        return prices.get((machine_type, location)) if market == Market.ON_DEMAND else None
 
     @property
     def unknown(self) -> str:
         self._load()
         return self._why
 
-    def _load(self) -> dict[tuple[str, str], Decimal]:
+    @property
+    def read_failed(self) -> bool:
+        return self._failed
+
+    def _load(self) -> dict[tuple[str, str], Rate]:
         with self._lock:  # one read, whichever thread asks first; the others wait for it
             if self._prices is None:
                 self._prices = self._loaded()
             return self._prices
 
-    def _loaded(self) -> dict[tuple[str, str], Decimal]:
+    def _loaded(self) -> dict[tuple[str, str], Rate]:
         try:
             pricing = self._read()
         except MachinesError as error:
-            self._why = f"Hetzner's price list could not be read: {brief(error)}"
+            self._failed = True
+            self._why = f"Hetzner's price list could not be read: {brief(error, 400)}"
+            log.warning("%s", self._why)
             return {}
         self.currency = pricing.currency or "EUR"
-        self._hourly = {
-            (kind.name, price.location): price.hourly.net
-            for kind in pricing.server_types
-            for price in kind.prices
-            if price.hourly is not None
-        }
         self._ipv4 = {
-            price.location: price.monthly.net
+            price.location: price.rate()
             for ip in pricing.primary_ips
             if ip.type == "ipv4"
             for price in ip.prices
         }
         return {
-            (kind.name, price.location): price.monthly.net
+            (kind.name, price.location): price.rate()
             for kind in pricing.server_types
             for price in kind.prices
         }

@@ -51,6 +51,7 @@ from machines.runtime.clouds.hetzner.answers import (
     NotTheApi,
     cloud_error,
     machine,
+    maybe_carried_out,
     outcome,
     retry_after,
     server_id_of,
@@ -68,8 +69,9 @@ from machines.runtime.clouds.hetzner.machine import (
 )
 from machines.runtime.clouds.hetzner.machine import shape as shape_of
 from machines.runtime.clouds.hetzner.options import SPREAD_LIMIT, HetznerOptions
-from machines.runtime.clouds.hetzner.prices import HetznerPrices, read_pricing
+from machines.runtime.clouds.hetzner.prices import PRICING, HetznerPrices, Pricing, read_pricing
 from machines.runtime.clouds.hetzner.settings import (
+    ACCOUNT_LIMIT_CODES,
     CLOUD,
     MARKETS,
     NO_STOCK_CODES,
@@ -80,7 +82,9 @@ from machines.runtime.clouds.hetzner.settings import (
     hetzner_arch,
 )
 from machines.runtime.errors import (
+    AccountFullError,
     CloudError,
+    LostCreateError,
     MachinesError,
     UnknownMachineTypeError,
 )
@@ -92,7 +96,7 @@ from machines.runtime.labels import (
     pool_labels,
     pool_selector,
 )
-from machines.runtime.models import Created, Machine, MachineSpec, Status, mismatch
+from machines.runtime.models import Created, Machine, MachineSpec, Market, Status, mismatch
 from machines.runtime.pool import Pool
 from machines.runtime.prices import PriceList
 from machines.runtime.provider import Found, Provider
@@ -173,9 +177,12 @@ class HetznerProvider(Provider):
     def offers(self, machine_type: str, pool: str = "") -> list[str]:
         """Locations where Hetzner sells ``machine_type`` and has it in stock now, by the
         catalogue's per-location ``available`` (one request per ``ORCA_OFFERS_TTL`` for every
-        type), less those a recent ``no_stock`` answer is remembered for. Every Hetzner pool
-        is on-demand, so ``pool`` changes nothing."""
+        type), less those a recent ``no_stock`` answer is remembered for; none while the
+        project is remembered at its limit. Every Hetzner pool is on-demand, so ``pool``
+        changes nothing."""
         usable = self._catalogue.in_stock(machine_type)
+        if self.account_full(self.market(pool).tries):
+            return []
         short = self._stock.short(machine_type, usable)
         return [loc for loc in usable if loc not in short]
 
@@ -193,11 +200,18 @@ class HetznerProvider(Provider):
 
     def prices(self) -> PriceList:
         """Hetzner's price list (``GET /pricing``), read once when first asked."""
-        return HetznerPrices(
-            lambda: self._call(
-                "read the price list", lambda: read_pricing(self._client()), "GET /pricing"
-            )
-        )
+        return HetznerPrices(lambda: self._call(PRICING, self._read_pricing, "GET /pricing"))
+
+    def _read_pricing(self) -> Pricing:
+        """One ``GET /pricing``. An answer without a Hetzner API error (a web page, a
+        proxy's) is final: asking again within the price list's window gets the same, and
+        the list is optional (its prices are then unknown, saying why)."""
+        try:
+            return read_pricing(self._client())
+        except APIException as error:
+            if isinstance(error.code, int):
+                raise cloud_error(PRICING, error, 1, self.endpoint) from None
+            raise
 
     def _machine_id(self, machine_id: object) -> str:
         return str(server_id_of(machine_id))
@@ -273,6 +287,7 @@ class HetznerProvider(Provider):
             if shape.default_public_net
             else ServerCreatePublicNetwork(enable_ipv4=shape.ipv4, enable_ipv6=shape.ipv6)
         )
+        lost: list[Exception] = []
         try:
             response = self._call(
                 "create server",
@@ -290,20 +305,24 @@ class HetznerProvider(Provider):
                     placement_group=PlacementGroup(id=group_id) if group_id is not None else None,
                 ),
                 "POST /servers",
+                lost=lost,
             )
             made = self._call(
                 "read the created server", partial(machine, response.server, spec.pool), None
             )
         except CloudError as error:
-            return self._refused(spec, error, deprecated)
+            return self._refused(spec, error, deprecated, lost=bool(lost))
         action = response.action
         if action is not None and action.status == "error":
             return self._undo_failed_create(response.server, spec, action.error)
         log.info("created server %s (%s)", made.id, spec.name)
         return Created.success(made)
 
-    def _refused(self, spec: MachineSpec, error: CloudError, deprecated: str | None) -> Created:
-        """A create the API refused: no stock, made before (a lost answer), or failed."""
+    def _refused(
+        self, spec: MachineSpec, error: CloudError, deprecated: str | None, *, lost: bool
+    ) -> Created:
+        """A create the API refused: no stock, made before (a lost answer), or failed;
+        ``lost``: some try of it may have been carried out though its answer was lost."""
         if error.code in NO_STOCK_CODES:
             self._stock.remember(spec.machine_type, spec.location)
             return Created.out_of_stock(
@@ -312,13 +331,16 @@ class HetznerProvider(Provider):
             )
         if error.code == "uniqueness_error":
             return self._created_before(spec)
-        if error.answer_lost:
-            return Created.failure(
+        if error.code in ACCOUNT_LIMIT_CODES:
+            raise AccountFullError(str(error), error.code, Market.ON_DEMAND)
+        if lost:
+            raise LostCreateError(
                 f"{error}: server {spec.name} may have been created all the same; "
                 f"machines({spec.pool!r}) will show it, and creating {spec.name} again "
-                "returns it"
+                "returns it",
+                error.code,
             )
-        return Created.failure(f"{error} ({spec.machine_type} in {spec.location})")
+        return Created.failure(f"{error} ({spec.machine_type} in {spec.location})", error.code)
 
     def _undo_failed_create(
         self, server: BoundServer, spec: MachineSpec, error: ActionError | None
@@ -337,6 +359,16 @@ class HetznerProvider(Provider):
                 f"it as failed: delete it ({not_deleted})"
             )
         return Created.failure(f"{failed}; server {server.id} was deleted")
+
+    def _by_name(self, name: str, pool: str) -> list[Machine]:
+        """The server named ``name`` when it is this owner's of ``pool``: one request
+        (names are unique in a project)."""
+        server = self._call(
+            f"find server {name}", lambda: self._client().servers.get_by_name(name), SERVERS
+        )
+        if server is None or not belongs_to(server.labels or {}, self.owner, pool):
+            return []
+        return [self._call(f"read server {server.id}", partial(machine, server, pool), None)]
 
     def _created_before(self, spec: MachineSpec) -> Created:
         """Answer a create whose name is taken: ours (an earlier, lost answer) or not."""
@@ -391,7 +423,7 @@ class HetznerProvider(Provider):
     def _find_image(
         self, choice: ImageChoice, hetzner: str, architecture: str, pool: str, machine_type: str
     ) -> int:
-        where = choice.key if choice.key == ORCA_HCLOUD_IMAGE else f"pool {pool}: {choice.key}"
+        where = f"pool {pool}: {choice.key}" if choice.own else choice.key
         images = self._client().images
         if choice.selector:
             found = self._call(
@@ -471,18 +503,21 @@ class HetznerProvider(Provider):
             )
         return named.id
 
-    def check_options(self, pool: Pool, created: Collection[str] = ()) -> list[tuple[str, str]]:
+    def check_options(
+        self, pool: Pool, created: Collection[str] = (), keys: Mapping[str, str] | None = None
+    ) -> list[tuple[str, str]]:
         """The pool's image, network and placement group looked up as a create would (read
         only): each one missing, or an image of the other architecture, as (key, why).
         ``created``: names the stack makes itself, not looked for."""
         options = pool.options_of(HetznerOptions)
-        chosen = shape_of(options, self.image, ORCA_HCLOUD_IMAGE, {})
+        setting = (keys or {}).get(ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_IMAGE)
+        chosen = shape_of(options, self.image, setting, {})
         found: list[tuple[str, str]] = []
         try:
             architecture = self.arch(pool.machine_type)
             self._image_id(chosen.image, architecture, pool.name, pool.machine_type)
         except MachinesError as error:
-            key = chosen.image.key if chosen.image.key != ORCA_HCLOUD_IMAGE else "image"
+            key = chosen.image.key if chosen.image.own else ORCA_HCLOUD_IMAGE
             found.append((key, str(error)))
         for what, key, name in (
             ("network", "hetzner.network", chosen.network),
@@ -713,9 +748,26 @@ class HetznerProvider(Provider):
     def _client(self) -> Client:
         return self._clients.get()
 
-    def _call(self, what: str, fn: Callable[[], T], operation: str | None) -> T:
+    def _call(
+        self,
+        what: str,
+        fn: Callable[[], T],
+        operation: str | None,
+        *,
+        lost: list[Exception] | None = None,
+    ) -> T:
         """One API call with retries, its failures turned into ``CloudError``; each try is
-        counted under ``operation`` (None: ``fn`` reads an answer, it sends no request)."""
+        counted under ``operation`` (None: ``fn`` reads an answer, it sends no request).
+        ``lost`` collects the errors of tries that may have been carried out though their
+        answer was lost (``maybe_carried_out``): a create looks for what they made."""
+
+        def observe(error: Exception | None, retried: bool) -> None:
+            if lost is not None and maybe_carried_out(error):
+                assert error is not None
+                lost.append(error)
+            if operation is not None:
+                self._tried(operation, error, retried)
+
         try:
             return retry.call(
                 fn,
@@ -724,10 +776,11 @@ class HetznerProvider(Provider):
                 ),
                 deadline=self._settings.timeouts.call,
                 what=what,
-                observe=None if operation is None else partial(self._tried, operation),
+                observe=observe,
             )
         except retry.GaveUp as gave_up:
-            raise cloud_error(what, gave_up.last, gave_up.attempts, self.endpoint) from None
+            error = cloud_error(what, gave_up.last, gave_up.attempts, self.endpoint)
+            raise error.exhausted() from None
         except (*ANSWER_ERRORS, APIException, requests.RequestException) as error:
             raise cloud_error(what, error, 1, self.endpoint) from None
 

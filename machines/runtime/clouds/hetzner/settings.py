@@ -17,6 +17,9 @@ HCLOUD_ENDPOINT = "HCLOUD_ENDPOINT"
 ORCA_HCLOUD_IMAGE = "ORCA_HCLOUD_IMAGE"
 ORCA_HCLOUD_SSH_KEYS = "ORCA_HCLOUD_SSH_KEYS"
 ORCA_HCLOUD_FIREWALL = "ORCA_HCLOUD_FIREWALL"
+SETTINGS = (HCLOUD_ENDPOINT, ORCA_HCLOUD_IMAGE, ORCA_HCLOUD_SSH_KEYS, ORCA_HCLOUD_FIREWALL)
+"""The variables ``hetzner_env`` writes: what a stack's settings say of Hetzner Cloud
+(``Cloud.settings``)."""
 
 DEFAULT_HCLOUD_ENDPOINT = "https://api.hetzner.cloud/v1"
 DEFAULT_HETZNER_IMAGE = "ubuntu-24.04"
@@ -34,6 +37,15 @@ def hetzner_arch(arch: str) -> str:
 NO_STOCK_CODES = frozenset({"resource_unavailable", "placement_error", "no_space_left_in_location"})
 """What Hetzner answers when it has no capacity for a type in a location right now (here,
 beside the settings, so automation reads a failed engine run by it without hcloud)."""
+ACCOUNT_LIMIT_CODES = frozenset({"resource_limit_exceeded"})
+"""What Hetzner answers when the project is at one of its limits (servers, cores, primary
+IPs, ...): every create of the project fails so, whatever its type or location, until a
+resource goes or Hetzner raises the limit (the API does not list the limits, hcloud-go #302)."""
+ACCOUNT_LIMIT_HELP = (
+    "delete servers the project no longer needs, or ask Hetzner to raise the project's limits "
+    "(Cloud Console: the project's Limits page, https://console.hetzner.cloud/limits)"
+)
+"""How a project at its limit gets room again, for the answer that says it is."""
 MARKETS = frozenset({Market.ON_DEMAND})
 """Hetzner Cloud sells on-demand servers only: a pool of another market is refused."""
 TOKEN_LENGTH = 64

@@ -1,0 +1,100 @@
+"""The stack's new machines counted in the fence before an ``up`` makes them.
+
+An ``up`` (or a ``resize``) that grows a pool's ``size`` makes machines as the autoscaler's
+``create`` does, so the pool's ``max`` must hold for them over every process too
+(``machines.runtime.fence``): before the engine runs, the machines the stack does not keep
+yet are recorded in the fence in one step with the pool's count (its listing, every
+process's creates in flight), and the run is refused in one line, nothing changed, when
+they would pass the max. A run that failed ends its entries at once (what it made is
+counted by the listings from then on); a run that made them leaves them to end at their
+hold, by when every listing shows the machines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from machines.automation.snapshot import StackSnapshot
+from machines.program.config.models import BaseDeployment
+from machines.runtime.errors import MachinesError, SettingsError
+from machines.runtime.fence.fence import Fence, Full, InFlight
+from machines.runtime.labels import machine_name
+from machines.runtime.models import Machine
+
+
+class StackAtMaxError(SettingsError):
+    """An ``up`` would pass a pool's max, counted over every process: nothing was changed."""
+
+
+@contextmanager
+def stack_fenced(stack: str, taken: StackSnapshot) -> Iterator[None]:
+    """Around an engine run that may make the stack's machines: each pool's new machines
+    recorded in the fence of ``taken``'s provider (none without one, or for pools without
+    a max), ``StackAtMaxError`` when they would pass it; their entries released when the run
+    fails."""
+    fence = None if taken.provider is None else taken.provider.fence
+    deployment = taken.deployment
+    if fence is None or deployment is None:
+        yield
+        return
+    held: list[tuple[str, list[str]]] = []
+    try:
+        for pool, names in _new_machines(deployment, taken):
+            _reserve(stack, fence, deployment, taken.listed[pool] or [], pool, *names)
+            held.append((pool, names))
+        yield
+    except BaseException:
+        for pool, names in held:
+            with contextlib.suppress(MachinesError):  # else they end at their hold
+                fence.release(pool, names)
+        raise
+
+
+def _new_machines(deployment: BaseDeployment, taken: StackSnapshot) -> list[tuple[str, list[str]]]:
+    """Each pool with a max and the names of the machines its ``size`` wants that the stack
+    does not keep yet (by its listing)."""
+    found = []
+    for pool in deployment.pools:
+        listed = taken.listed.get(pool.name)
+        if pool.max is None or listed is None:
+            continue
+        kept = {m.name for m in listed if m.managed_by}
+        wanted = [machine_name(deployment.owner, pool.name, i) for i in range(1, pool.size + 1)]
+        new = [n for n in wanted if n not in kept]
+        if new:
+            found.append((pool.name, new))
+    return found
+
+
+def _reserve(
+    stack: str,
+    fence: Fence,
+    deployment: BaseDeployment,
+    listed: list[Machine],
+    pool: str,
+    *names: str,
+) -> None:
+    config = next(p for p in deployment.pools if p.name == pool)
+    assert config.max is not None
+    first = config.places[0] if config.places else None
+    cloud = first.cloud if first is not None else deployment.provider
+    place = str(first) if first is not None else (
+        f"{deployment.provider} {config.machine_type} in {config.location}"
+    )  # fmt: skip
+    answer = fence.reserve(pool, names, cloud=cloud, place=place, limit=config.max, listed=listed)
+    if isinstance(answer, Full):
+        elsewhere = f" ({answer.flying} being made now)" if answer.flying else ""
+        raise StackAtMaxError(
+            f"stack {stack}: pool {pool} has {answer.count} machines{elsewhere}, counted over "
+            f"every process that makes them, and its size {config.size} would add "
+            f"{len(names)} of the stack's, past its max {config.max}: nothing was changed; "
+            "lower the pool's size, raise its max, or wait for the autoscaler's machines to go"
+        )
+    if isinstance(answer, InFlight):
+        raise StackAtMaxError(
+            f"stack {stack}: machine {answer.entry.name} of pool {pool} is being made by "
+            f"another process ({answer.entry.holder}): nothing was changed; run it again in a "
+            "moment"
+        )
