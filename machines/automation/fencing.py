@@ -28,28 +28,53 @@ class StackAtMaxError(SettingsError):
     """An ``up`` would pass a pool's max, counted over every process: nothing was changed."""
 
 
+def stack_holder(stack: str) -> str:
+    """Whose the fence's entries of a stack's machines are: the stack's, so the next run of
+    it (its lock keeps them one at a time) takes them as its own, whichever process runs it."""
+    return f"stack {stack}"
+
+
 @contextmanager
-def stack_fenced(stack: str, taken: StackSnapshot) -> Iterator[None]:
-    """Around an engine run that may make the stack's machines: each pool's new machines
-    recorded in the fence of ``taken``'s provider (none without one, or for pools without
-    a max), ``StackAtMaxError`` when they would pass it; their entries released when the run
-    fails."""
+def stack_fenced(stack: str, action: str, taken: StackSnapshot) -> Iterator[None]:
+    """Around an engine run of ``action`` on the stack: before an ``up``, each pool's new
+    machines recorded in the fence of ``taken``'s provider (none without one, or for pools
+    without a max), ``StackAtMaxError`` when they would pass it; after a run, the entries of
+    machines it removed ended (a smaller size: the stack's; a destroy: every one of its
+    pools, whose reapers deleted the autoscaler's machines too), and every one it held when
+    it failed."""
     fence = None if taken.provider is None else taken.provider.fence
-    deployment = taken.deployment
-    if fence is None or deployment is None:
+    if fence is None or action not in ("up", "destroy"):
         yield
         return
-    held: list[tuple[str, list[str]]] = []
+    assert taken.provider is not None
+    holder = stack_holder(stack)
+    deployment = taken.deployment
+    new = [] if deployment is None or action != "up" else _new_machines(deployment, taken)
     try:
-        for pool, names in _new_machines(deployment, taken):
+        for pool, names in new:
+            assert deployment is not None
             _reserve(stack, fence, deployment, taken.listed[pool] or [], pool, *names)
-            held.append((pool, names))
         yield
     except BaseException:
-        for pool, names in held:
-            with contextlib.suppress(MachinesError):  # else they end at their hold
-                fence.release(pool, names)
+        with contextlib.suppress(MachinesError):  # else they end at their hold
+            for pool, names in new:
+                fence.release(pool, names, holder)
         raise
+    with contextlib.suppress(MachinesError):
+        for bounded in (p for p in taken.provider.pools() if p.max is not None):
+            if action == "up":
+                fence.release_held(bounded.name, holder, keep=_wanted(deployment, bounded.name))
+            else:  # the reapers deleted every machine of the pool, the autoscaler's too
+                fence.release_held(bounded.name)
+
+
+def _wanted(deployment: BaseDeployment | None, pool: str) -> list[str]:
+    """The names of the machines ``deployment`` keeps in ``pool``."""
+    if deployment is None:
+        return []
+    config = next((p for p in deployment.pools if p.name == pool), None)
+    size = 0 if config is None else config.size
+    return [machine_name(deployment.owner, pool, i) for i in range(1, size + 1)]
 
 
 def _new_machines(deployment: BaseDeployment, taken: StackSnapshot) -> list[tuple[str, list[str]]]:
@@ -61,8 +86,7 @@ def _new_machines(deployment: BaseDeployment, taken: StackSnapshot) -> list[tupl
         if pool.max is None or listed is None:
             continue
         kept = {m.name for m in listed if m.managed_by}
-        wanted = [machine_name(deployment.owner, pool.name, i) for i in range(1, pool.size + 1)]
-        new = [n for n in wanted if n not in kept]
+        new = [n for n in _wanted(deployment, pool.name) if n not in kept]
         if new:
             found.append((pool.name, new))
     return found
@@ -83,7 +107,15 @@ def _reserve(
     place = str(first) if first is not None else (
         f"{deployment.provider} {config.machine_type} in {config.location}"
     )  # fmt: skip
-    answer = fence.reserve(pool, names, cloud=cloud, place=place, limit=config.max, listed=listed)
+    answer = fence.reserve(
+        pool,
+        names,
+        cloud=cloud,
+        place=place,
+        limit=config.max,
+        listed=listed,
+        holder=stack_holder(stack),
+    )
     if isinstance(answer, Full):
         elsewhere = f" ({answer.flying} being made now)" if answer.flying else ""
         raise StackAtMaxError(

@@ -10,7 +10,6 @@ creates), saying so in one line each.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -270,7 +269,7 @@ def _diffed(
         attempt.first = reported = attempt.first or taken
         collect = attempt.changes
     with (
-        stack_fenced(op.stack, taken) if action == "up" else contextlib.nullcontext(),
+        stack_fenced(op.stack, action, taken),
         engine_errors(op.stack, action, op.project),
         no_stock_refused(
             op.stack, action, deployment, partial(failed_place, taken, out), passed=out

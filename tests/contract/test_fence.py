@@ -66,6 +66,27 @@ def test_a_name_another_process_is_making_is_returned_never_made_twice(
 
 
 @pytest.mark.usefixtures("limited")
+def test_a_name_whose_create_has_ended_is_free_again_though_its_entry_still_counts(
+    cloud: Cloud, fence_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORCA_CALL_TIMEOUT", "5")  # its create may be making it for 5 s
+    first, second = cloud.provider(), cloud.provider()
+    made = first.create(cloud.spec("ci-1")).machine
+    assert made is not None
+    unfenced = Provider.of(cloud.kind, OWNER, {**os.environ, "ORCA_FENCE_URL": ""})
+    assert unfenced.delete(made.id)  # deleted by someone the fence does not hear
+    [entry] = entries(first.fence)
+    time.sleep(max(0.0, float(str(entry["making"])) - time.time()))  # its create has ended
+
+    again = second.create(cloud.spec("ci-1"))
+
+    assert again.ok, again.reason
+    assert again.machine is not None
+    assert again.machine.id != made.id
+    assert [e["holder"] for e in entries(second.fence)] == [second.fence.holder]  # type: ignore[union-attr]
+
+
+@pytest.mark.usefixtures("limited")
 def test_a_create_that_made_nothing_frees_its_slot_at_once(cloud: Cloud, fence_url: str) -> None:
     provider = cloud.provider()
     cloud.out_of_stock(cloud.spec())

@@ -10,9 +10,12 @@ by then every process's listing shows the machine, or the create made none. A cr
 fails ends its entry at once (``release``), and so does a delete of its machine
 (``forget``); a killed process's entries end at their ``hold``.
 
-A name another process is making is not made twice: ``reserve`` answers ``InFlight``, and
-the provider returns that process's machine once a cloud shows it (asking by name), or its
-own create goes on once that entry has ended without one (``holds``), within its time.
+A name another process is making is not made twice: ``reserve`` answers ``InFlight`` while
+that process's create may still be under way (its call time, ``Entry.making``), and the
+provider returns that process's machine once a cloud shows it (asking by name), or its own
+create goes on once that create has ended without one (``holds``), within its time. Past
+its call time an entry still counts, but its name is free again: the create that takes it
+finds a machine of that name by the cloud's own rules, or makes it.
 """
 
 from __future__ import annotations
@@ -119,11 +122,15 @@ class Fence:
         place: str,
         limit: int,
         listed: Sequence[Machine],
+        holder: str = "",
     ) -> Answer:
         """Count and record the creates of ``names`` (one, or a stack's new machines) in one
         step: ``Admitted`` with their entries written, ``Full`` when they would pass
-        ``limit``, ``InFlight`` when another process is making one of them. ``listed``: the
-        pool as the caller's ``machines`` answers it (read once, before)."""
+        ``limit``, ``InFlight`` when another holder is making one of them. ``listed``: the
+        pool as the caller's ``machines`` answers it (read once, before). ``holder``: whose
+        the entries are (default: this process; a stack's machines are the stack's, whose
+        operations its lock keeps one at a time, so the next one takes them as its own)."""
+        holder = holder or self.holder
         alive = {m.name for m in listed if m.counts_toward_max}
         shown = {m.name for m in listed}
         wanted = [n for n in dict.fromkeys(names) if n not in alive]
@@ -133,7 +140,9 @@ class Fence:
         def decide(held: Held) -> tuple[Held | None, Answer]:
             now = self._clock()
             live = held.live(now)
-            theirs = [e for e in live if e.name in wanted and e.holder != self.holder]
+            theirs = [
+                e for e in live if e.name in wanted and e.holder != holder and e.being_made(now)
+            ]
             if theirs:
                 return None, InFlight(theirs[0])
             flying = {e.name for e in live if e.name not in shown and e.name not in wanted}
@@ -143,7 +152,15 @@ class Fence:
             until = now + self.hold
             kept = tuple(e for e in live if e.name not in wanted)
             added = tuple(
-                Entry(name=n, cloud=cloud, place=place, since=now, until=until, holder=self.holder)
+                Entry(
+                    name=n,
+                    cloud=cloud,
+                    place=place,
+                    since=now,
+                    until=until,
+                    holder=holder,
+                    making=now + self.deadline,
+                )
                 for n in wanted
             )
             with self._lock:
@@ -152,9 +169,16 @@ class Fence:
 
         return self.store.transact(self.key(pool), decide, self.deadline)
 
-    def release(self, pool: str, names: Sequence[str]) -> None:
-        """End this process's entries of ``names``: their creates made nothing."""
-        self._remove(pool, set(names), mine_only=True)
+    def release(self, pool: str, names: Sequence[str], holder: str = "") -> None:
+        """End ``holder``'s (default: this process's) entries of ``names``: their creates
+        made nothing."""
+        self._remove(pool, set(names), holder=holder or self.holder)
+
+    def release_held(self, pool: str, holder: str = "", keep: Sequence[str] = ()) -> None:
+        """End every entry of ``pool`` that ``holder`` wrote (every one, for no holder) but
+        those of ``keep``: a stack's, once a run has removed its other machines; the whole
+        pool's, once a destroy has reaped it."""
+        self._remove(pool, None, holder=holder, keep=frozenset(keep))
 
     def forget(self, pool: str, name: str, created: float | None) -> None:
         """The machine ``name`` was deleted: end any entry of it now, whoever wrote it. Asks
@@ -164,29 +188,39 @@ class Fence:
             mine = (pool, name) in self._mine
         young = created is None or self._clock() - created < self.hold
         if mine or young:
-            self._remove(pool, {name}, mine_only=False)
+            self._remove(pool, {name})
 
     def holds(self, pool: str, entry: Entry) -> bool:
-        """Whether ``entry`` (another process's) still holds its slot: one read."""
+        """Whether ``entry`` (another process's) may still be making its machine: one read."""
 
         def decide(held: Held) -> tuple[Held | None, bool]:
             now = self._clock()
             return None, any(
-                e.name == entry.name and e.holder == entry.holder for e in held.live(now)
+                e.name == entry.name and e.holder == entry.holder and e.being_made(now)
+                for e in held.live(now)
             )
 
         return self.store.transact(self.key(pool), decide, self.deadline)
 
-    def _remove(self, pool: str, names: set[str], *, mine_only: bool) -> None:
+    def _remove(
+        self,
+        pool: str,
+        names: set[str] | None,
+        holder: str = "",
+        keep: frozenset[str] = frozenset(),
+    ) -> None:
+        """End the entries of ``names`` (None: every name but ``keep``), of ``holder`` only
+        when given."""
+
+        def ends(entry: Entry) -> bool:
+            named = entry.name in names if names is not None else entry.name not in keep
+            return named and (not holder or entry.holder == holder)
+
         def decide(held: Held) -> tuple[Held | None, None]:
-            now = self._clock()
-            live = held.live(now)
-            kept = tuple(
-                e for e in live if e.name not in names or (mine_only and e.holder != self.holder)
-            )
+            kept = tuple(e for e in held.live(self._clock()) if not ends(e))
             return (None if kept == held.entries else Held(entries=kept)), None
 
         self.store.transact(self.key(pool), decide, self.deadline)
         with self._lock:
-            for name in names:
-                self._mine.pop((pool, name), None)
+            for key in [k for k in self._mine if k[0] == pool and (not names or k[1] in names)]:
+                self._mine.pop(key, None)

@@ -21,8 +21,9 @@ FORMAT = 1
 
 class Entry(BaseModel):
     """One create in flight: the machine's name, where it was asked for (cloud and place),
-    since when and until when it holds its slot (seconds since the epoch), and who holds it
-    (a process, ``host:pid:nonce``)."""
+    since when, until when its create may still be making it (``making``: its writer's
+    call time) and until when it holds its slot (seconds since the epoch), and who holds
+    it (a process, ``host:pid:nonce``, or a stack)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -32,6 +33,12 @@ class Entry(BaseModel):
     since: float
     until: float
     holder: str
+    making: float = 0.0
+
+    def being_made(self, now: float) -> bool:
+        """Whether its create may still be under way at ``now`` (past its call time it has
+        ended, with a machine or without one)."""
+        return now < self.making
 
 
 class Held(BaseModel):
