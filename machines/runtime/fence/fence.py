@@ -64,23 +64,19 @@ class InFlight:
 Answer = Admitted | Full | InFlight
 
 
-def fence_from(
-    owner: str, environ: Mapping[str, str], clock: Clock = time.time, variable: str = ""
-) -> Fence | None:
+def fence_from(owner: str, environ: Mapping[str, str]) -> Fence | None:
     """The fence ``ORCA_FENCE_URL`` names in ``environ`` for ``owner``'s pools, its hold
     and deadline from the same settings; None when it names none (each provider then
     counts its pools' max alone). ``SettingsError`` for a URL of another form."""
-    name = variable or ORCA_FENCE_URL
-    url = single(environ, name)
+    url = single(environ, ORCA_FENCE_URL)
     if not url:
         return None
     timeouts, freshness = Timeouts.from_env(environ), Freshness.from_env(environ)
     return Fence(
-        store_of(url, environ, name),
+        store_of(url, environ, ORCA_FENCE_URL),
         owner,
         hold=timeouts.call + freshness.list_max_age,
         deadline=timeouts.call,
-        clock=clock,
     )
 
 
@@ -103,8 +99,8 @@ class Fence:
         self._clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
-        self._mine: dict[tuple[str, str], float] = {}
-        """(pool, name) of this process's entries, and until when each holds."""
+        self._mine: set[tuple[str, str]] = set()
+        """(pool, name) of the entries this fence wrote and has not ended."""
 
     def __repr__(self) -> str:
         return f"Fence(store={self.store.where!r}, owner={self.owner!r})"
@@ -164,7 +160,7 @@ class Fence:
                 for n in wanted
             )
             with self._lock:
-                self._mine.update({(pool, n): until for n in wanted})
+                self._mine.update((pool, n) for n in wanted)
             return Held(entries=kept + added), Admitted(wrote=True)
 
         return self.store.transact(self.key(pool), decide, self.deadline)
@@ -222,5 +218,4 @@ class Fence:
 
         self.store.transact(self.key(pool), decide, self.deadline)
         with self._lock:
-            for key in [k for k in self._mine if k[0] == pool and (not names or k[1] in names)]:
-                self._mine.pop(key, None)
+            self._mine -= {k for k in self._mine if k[0] == pool and (not names or k[1] in names)}
