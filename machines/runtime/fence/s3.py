@@ -88,7 +88,9 @@ class S3Store(Store):
         self._profile = query.get("profile") or None
         self._environ = dict(environ)
         self._client: Any = None
-        self._probed = False
+        self._probed: str | None = None
+        """The probe's answer: None before it, else why the store cannot fence (empty: it
+        can)."""
 
     def transact(self, key: str, decide: Decide[T], deadline: float) -> T:
         start = time.monotonic()
@@ -114,28 +116,35 @@ class S3Store(Store):
             time.sleep(min(backoff(attempt, 0.01, 0.5), left))
             attempt += 1
 
-    def probe(self) -> None:
-        """A second ``If-None-Match: *`` write and an ``If-Match`` of a made-up ETag must both
-        be refused: a store that takes either would let two processes both write."""
+    def probe(self) -> str:
+        """Why the store cannot fence, empty when it can: a second ``If-None-Match: *``
+        write and an ``If-Match`` of a made-up ETag must both be refused, since a store that
+        takes either would let two processes both write. ``FenceError`` when it cannot be
+        asked."""
         name = self._key(PROBE_KEY)
         deadline = REQUEST_TIMEOUT * 3
         body = f'{{"probe": "{uuid.uuid4()}"}}'.encode()
         self._put(name, body, None, deadline, probe=True)  # now, or by an earlier probe
         again = self._put(name, body, None, deadline, probe=True)
         made_up = self._put(name, body, '"0123456789abcdef0123456789abcdef"', deadline, probe=True)
-        if again or made_up:
-            which = "If-None-Match: *" if again else "If-Match"
-            raise FenceError(
-                f"the fence at {self.where} does not honour conditional writes (it took a "
-                f"second PutObject with {which}), so it cannot keep a pool's max across "
-                "processes: use S3, or a store that honours If-None-Match and If-Match on "
-                "PutObject, or file:// for processes on one host"
-            )
+        if not (again or made_up):
+            return ""
+        which = "If-None-Match: *" if again else "If-Match"
+        return (
+            f"the fence at {self.where} does not honour conditional writes (it took a "
+            f"second PutObject with {which}), so it cannot keep a pool's max across "
+            "processes: use S3, or a store that honours If-None-Match and If-Match on "
+            "PutObject, or file:// for processes on one host"
+        )
 
     def _check(self) -> None:
-        if not self._probed:
-            self.probe()
-            self._probed = True
+        """The probe, once: its answer is kept (a store that cannot be asked is probed again
+        at the next create), so a store that cannot fence is refused at every create without
+        writing again."""
+        if self._probed is None:
+            self._probed = self.probe()
+        if self._probed:
+            raise FenceError(self._probed)
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
