@@ -45,6 +45,7 @@ import the modules (``python -m bench.load`` from the project root).
 ``testkit.creators``       ``python -m testkit.creators``: an autoscaler process creating at
                            once with others; ``run`` starts several (the fence's tests, bench)
 ``testkit.lax_s3``         ``serving``: an S3 store that ignores ``If-None-Match``/``If-Match``
+``testkit.fences``         ``entries``: what a fence's store holds, read behind its back
 ``testkit.engine_stacks``  for the engine tests: ``pin`` (a version ``requirements.txt``
                            pins), the stacks' names, settings and variables
 ``testkit.golden``         ``assert_golden``: output against the files in ``tests/ci/golden/``

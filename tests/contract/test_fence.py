@@ -14,9 +14,9 @@ import time
 import pytest
 
 from machines import Created, Provider, SettingsError
-from machines.runtime.fence.fence import Fence
 from testkit import lax_s3
 from testkit.clouds import Cloud
+from testkit.fences import entries
 from testkit.fixtures import fence_s3_url
 from testkit.specs import OWNER
 
@@ -26,19 +26,6 @@ MAX = 2
 @pytest.fixture
 def limited(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ORCA_POOL_MAX", f"ci={MAX}")
-
-
-def entries(fence: Fence | None) -> list[dict[str, object]]:
-    """The entries the fence holds for pool ``ci``, read behind the provider's back."""
-    assert fence is not None
-    found: list[dict[str, object]] = []
-
-    def decide(held: object) -> tuple[None, None]:
-        found.extend(e.model_dump() for e in held.entries)  # type: ignore[attr-defined]
-        return None, None
-
-    fence.store.transact(fence.key("ci"), decide, 10)
-    return found
 
 
 @pytest.mark.usefixtures("limited")
@@ -125,12 +112,17 @@ def test_a_store_that_ignores_preconditions_is_refused_in_one_line(
         before = cloud.creates()
 
         created = provider.create(cloud.spec("ci-1"))
+        assert provider.fence is not None
+        probes = provider.fence.store.counts.probes
+        again = provider.create(cloud.spec("ci-2"))
 
     assert created.failed
     assert "\n" not in created.reason
     assert "does not honour conditional writes" in created.reason
     assert "nothing was made" in created.reason
     assert cloud.creates() == before
+    assert again.reason == created.reason.replace("ci-1", "ci-2")
+    assert provider.fence.store.counts.probes == probes  # probed once: not written again
 
 
 @pytest.mark.parametrize(

@@ -14,28 +14,14 @@ from pathlib import Path
 import pytest
 
 from emulator.process import Emulator
-from machines.runtime.fence.fence import Fence
-from machines.runtime.fence.held import Held
 from testkit import creators
 from testkit.clouds import Cloud
+from testkit.fences import entries
 from testkit.span import PLACES, Span, pools_json
 
 MAX = 2
 SPAN_MAX = 4
 """The spanning pool's max: two servers on Hetzner (the project's limit), then EC2."""
-
-
-def live_entries(fence: Fence | None, pool: str = "ci") -> list[dict[str, object]]:
-    """The entries holding a slot of ``pool`` now, read behind the provider's back."""
-    assert fence is not None
-    found: list[dict[str, object]] = []
-
-    def decide(held: Held) -> tuple[None, None]:
-        found.extend(e.model_dump() for e in held.live(time.time()))
-        return None, None
-
-    fence.store.transact(fence.key(pool), decide, 10)
-    return found
 
 
 def test_a_killed_process_holds_its_slot_until_its_hold_ends_and_no_longer(
@@ -63,12 +49,12 @@ def test_a_killed_process_holds_its_slot_until_its_hold_ends_and_no_longer(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not live_entries(provider.fence) and time.monotonic() < deadline:
+        while not entries(provider.fence, live=True) and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    [held] = live_entries(provider.fence)
+    [held] = entries(provider.fence, live=True)
     assert held["name"] == "killed-0"
     emulator.control.clear_faults()
 
