@@ -51,7 +51,7 @@ def make_provider(
         environ = dict(os.environ)
         made = Ec2Provider(Ec2Settings.from_env(environ), OWNER, credentials=environ, clock=clock)
         made.set_pools(pools_of(environ, "ec2").values())
-        made.set_fence(fence_from(OWNER, environ, clock))  # as Provider.of sets it
+        made.set_fence(fence_from(OWNER, environ, clock=clock))  # as Provider.of sets it
         return made
 
     return build

@@ -64,10 +64,11 @@ class InFlight:
 Answer = Admitted | Full | InFlight
 
 
-def fence_from(owner: str, environ: Mapping[str, str]) -> Fence | None:
+def fence_from(owner: str, environ: Mapping[str, str], *, clock: Clock = time.time) -> Fence | None:
     """The fence ``ORCA_FENCE_URL`` names in ``environ`` for ``owner``'s pools, its hold
-    and deadline from the same settings; None when it names none (each provider then
-    counts its pools' max alone). ``SettingsError`` for a URL of another form."""
+    and deadline from the same settings, its entries timed by ``clock`` (a provider's own,
+    so a test's clock moves both); None when it names none (each provider then counts its
+    pools' max alone). ``SettingsError`` for a URL of another form."""
     url = single(environ, ORCA_FENCE_URL)
     if not url:
         return None
@@ -77,6 +78,7 @@ def fence_from(owner: str, environ: Mapping[str, str]) -> Fence | None:
         owner,
         hold=timeouts.call + freshness.list_max_age,
         deadline=timeouts.call,
+        clock=clock,
     )
 
 
