@@ -13,13 +13,13 @@ from pathlib import Path
 
 import yaml
 
+from machines.program.backend import fence_url, stack_backend
 from machines.runtime.errors import SettingsError
 from machines.runtime.settings import ORCA_FENCE_URL, ORCA_PULUMI_PROJECT, PULUMI_BACKEND_URL
 
 STATE_DIR = ".pulumi-state"
 """The checkout's own state directory (``Pulumi.yaml``'s ``backend: url:``) and, whatever
 the backend, where the project's stack locks live."""
-FILE_SCHEME = "file://"
 ENGINE_DIR = ".pulumi-engine"
 INSTALL_HINT = "run scripts/install-pulumi, which builds it into .pulumi-engine/"
 
@@ -62,43 +62,25 @@ class Project:
 
     def backend_url(self) -> str:
         """``$PULUMI_BACKEND_URL``, else the project's own backend, as its ``Pulumi.yaml`` says
-        (``backend: url:``, the one home of that default, which plain ``pulumi`` reads too): a
-        ``file://`` path relative to the project's directory, made on demand, as an absolute
-        URL (the engine takes a relative one from the directory it runs in)."""
-        given = os.environ.get(PULUMI_BACKEND_URL, "")
-        if given:
-            return given
-        backend = self.settings.get("backend")
-        url = str(backend.get("url") or "") if isinstance(backend, dict) else ""
+        (``machines.program.backend``, the one home of how both faces read it)."""
+        url = stack_backend(self.root, self.settings, os.environ)
         if not url:
             raise SettingsError(
                 f"{self.root / 'Pulumi.yaml'} names no backend (backend: url:) and "
                 f"{PULUMI_BACKEND_URL} is unset: set {PULUMI_BACKEND_URL}, or restore backend: "
                 f"url: file://{STATE_DIR}"
             )
-        if not url.startswith(FILE_SCHEME):
-            return url
-        path, _, query = url.removeprefix(FILE_SCHEME).partition("?")
-        state = self.root / Path(path).expanduser()
-        state.mkdir(parents=True, exist_ok=True)
-        return state.as_uri() + (f"?{query}" if query else "")
-
-
-FENCE_SCHEMES = ("file://", "s3://")
-"""The backends a fence can live in (``machines.runtime.fence.url``)."""
+        return url
 
 
 def fence_env(
     project: str | Path | Project | None = None, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """``ORCA_FENCE_URL`` of a provider from one of the project's stacks: ``environ``'s (this
-    process's) when set, else the stacks' backend when a fence can live there (``s3://``,
-    ``file://``; a Pulumi Cloud backend cannot hold it: none then, as the docs say)."""
-    given = (os.environ if environ is None else environ).get(ORCA_FENCE_URL, "")
-    if given:
-        return {ORCA_FENCE_URL: given}
-    backend = Project.of(project).backend_url()
-    return {ORCA_FENCE_URL: backend} if backend.startswith(FENCE_SCHEMES) else {}
+    """``ORCA_FENCE_URL`` of a provider from one of the project's stacks
+    (``machines.program.backend.fence_url``, ``environ``: this process's by default)."""
+    env = os.environ if environ is None else environ
+    url = env.get(ORCA_FENCE_URL, "") or fence_url(Project.of(project).backend_url(), env)
+    return {ORCA_FENCE_URL: url} if url else {}
 
 
 def project_root(project: str | Path | Project | None = None) -> Path:

@@ -13,6 +13,8 @@ from pulumi import automation as auto
 from emulator.process import PROJECT_ROOT
 from machines import automation
 from machines.automation import Change, Diff, EngineError, diff, engine, engine_summary, stacks
+from machines.automation.project import fence_env as project_fence_env
+from machines.program.backend import program_fence_url
 from machines.runtime.clouds.hetzner.provider import HetznerProvider
 from machines.runtime.errors import SettingsError
 from machines.runtime.models import Machine, Status
@@ -246,6 +248,27 @@ def test_state_defaults_to_the_projects_pulumi_state(project: Path, monkeypatch)
     assert "/.pulumi-state/" in (PROJECT_ROOT / ".gitignore").read_text()
     monkeypatch.setenv("PULUMI_BACKEND_URL", "file:///somewhere/else")
     assert automation.backend_url(project) == "file:///somewhere/else"
+
+
+def test_a_plain_runs_program_finds_the_fence_the_automation_uses(project: Path, monkeypatch):
+    """One fence for a stack's pools whichever face makes their machines: the program of a
+    plain ``pulumi up`` (``program_fence_url``) and the automation (``fence_env``) read the
+    backend alike; a Pulumi Cloud backend holds none, ``ORCA_FENCE_URL`` overrides both."""
+    monkeypatch.delenv("ORCA_FENCE_URL", raising=False)
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    default = (project / ".pulumi-state").as_uri()
+    assert program_fence_url(project, {}) == default
+    assert project_fence_env(project) == {"ORCA_FENCE_URL": default}
+    for backend, fence in (
+        ("s3://state/orca?region=eu-central-1", "s3://state/orca?region=eu-central-1"),
+        ("https://api.pulumi.com", ""),
+    ):
+        monkeypatch.setenv("PULUMI_BACKEND_URL", backend)
+        assert program_fence_url(project, os.environ) == fence
+        assert project_fence_env(project) == ({"ORCA_FENCE_URL": fence} if fence else {})
+    monkeypatch.setenv("ORCA_FENCE_URL", "file:///srv/fence")
+    assert program_fence_url(project, os.environ) == "file:///srv/fence"
+    assert project_fence_env(project) == {"ORCA_FENCE_URL": "file:///srv/fence"}
 
 
 def test_passphrase_default_is_for_the_local_stack_only(project: Path, monkeypatch):
