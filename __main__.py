@@ -6,7 +6,8 @@ import pulumi
 
 from machines.program import components, compose, pending
 from machines.program.config.loader import load, plain_user_data
-from machines.program.placement import PlacementError
+from machines.program.fencing import StackAtMaxError
+from machines.program.reading import ReadError
 
 refused = pending.refused_plain_run(os.environ, pulumi.get_project(), pulumi.get_stack())
 if refused:
@@ -19,6 +20,6 @@ for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
 try:
     compose.deploy(deployment, components.config_credentials(stack_config))
-except PlacementError as error:  # the clouds could not be read: one line, nothing declared
+except (ReadError, StackAtMaxError) as error:  # one line, nothing declared
     pulumi.log.error(str(error))
     raise SystemExit(1) from None

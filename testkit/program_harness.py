@@ -7,7 +7,8 @@ stack outputs. The mocks answer the invokes the program makes with realistic val
 refuse an AMI lookup that is not Canonical's Ubuntu 24.04 for a known architecture. Where a
 pool that spans places asks the clouds where its machines go (``machines.program.placement``),
 the answer is ``placed`` (default: every machine at the pool's first place, no machine kept),
-since no cloud is there to ask.
+and what it reads of the clouds (``machines.program.reading``) is ``read``'s (default:
+nothing), since no cloud is there to ask.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from machines.program import compose
 from machines.program.config.models import BaseDeployment
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.program.placement import Placement
+from machines.program.reading import Read
 from machines.runtime.clouds import CLOUDS
 from machines.runtime.clouds.ec2.settings import UBUNTU_OWNER, ubuntu_ami_name
 
@@ -315,11 +317,19 @@ def _run_main() -> None:
     runpy.run_path(str(ROOT), run_name="__main__")
 
 
-Placements = Callable[[BaseDeployment, Mapping[str, str]], dict[str, Placement]]
+Placements = Callable[[BaseDeployment, Read | None, Mapping[str, str]], dict[str, Placement]]
+Reads = Callable[[BaseDeployment, Mapping[str, str], Mapping[str, str]], Read | None]
+
+
+def nothing_read(
+    _deployment: BaseDeployment, _environ: Mapping[str, str], _asked: Mapping[str, str]
+) -> Read | None:
+    """No cloud to read (``machines.program.reading``): nothing listed, no fence asked."""
+    return None
 
 
 def at_first_places(
-    deployment: BaseDeployment, _environ: Mapping[str, str]
+    deployment: BaseDeployment, _read: Read | None, _environ: Mapping[str, str]
 ) -> dict[str, Placement]:
     """Each spanning pool's machines all at its first place: a stack with none kept yet, on
     clouds that all have stock."""
@@ -335,8 +345,10 @@ def run_program(
     config: StackConfig,
     cloud: CloudMocks | None = None,
     placed: Placements = at_first_places,
+    read: Reads = nothing_read,
 ) -> Run:
-    """Run ``__main__.py`` as stack ``stack`` with ``config``, under mocks."""
+    """Run ``__main__.py`` as stack ``stack`` with ``config``, under mocks; what it reads of
+    the clouds is ``read``'s answer, where it places machines ``placed``'s."""
     cloud = cloud or CloudMocks()
     monitor = RecordingMonitor(cloud)
     loop = asyncio.new_event_loop()
@@ -345,7 +357,10 @@ def run_program(
     try:
         mocks.set_mocks(cloud, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config.values), sorted(config.secret_keys))
-        with unittest.mock.patch.object(compose, "placements", placed):
+        with (
+            unittest.mock.patch.object(compose, "placements", placed),
+            unittest.mock.patch.object(compose, "read_pools", read),
+        ):
             _sync_await(run_pulumi_func(_run_main))
         root = settings.get_root_resource()
         assert root is not None
@@ -410,7 +425,9 @@ def run(
     secret_keys: tuple[str, ...] = (),
     cloud: CloudMocks | None = None,
     placed: Placements = at_first_places,
+    read: Reads = nothing_read,
 ) -> Run:
     """Run the program on a configuration written like a stack file's ``config:``."""
     parsed = StackConfig.from_stack_file(config)
-    return run_program(stack, StackConfig(parsed.values, frozenset(secret_keys)), cloud, placed)
+    values = StackConfig(parsed.values, frozenset(secret_keys))
+    return run_program(stack, values, cloud, placed, read)

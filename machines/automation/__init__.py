@@ -33,7 +33,6 @@ from machines.automation.engine import (
     engine_bin,
 )
 from machines.automation.engine_output import engine_summary
-from machines.automation.fencing import StackAtMaxError
 from machines.automation.operation import OnOutput, print_progress
 from machines.automation.project import (
     CHECKOUT,
@@ -61,6 +60,7 @@ from machines.automation.stacks import (
     stack_lock,
     up,
 )
+from machines.program.fencing import StackAtMaxError
 from machines.runtime.settings import (
     ORCA_PULUMI_PROJECT,
     PULUMI_BACKEND_URL,

@@ -11,16 +11,20 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import pulumi
 
+from machines.program.backend import program_fence_url
 from machines.program.clouds import CLOUDS
 from machines.program.components import Built, Pool, PoolArgs
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.program.placement import placements
+from machines.program.fencing import bounded_pools, fence_plain_up, plain_up
+from machines.program.placement import placements, spanning_pools
+from machines.program.reading import read_pools
 from machines.program.reaper import reapers_provider
 from machines.runtime.pool import pools_env
-from machines.runtime.settings import exchange_rates_env
+from machines.runtime.settings import ORCA_FENCE_URL, exchange_rates_env
 
 
 def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None) -> list[Pool]:
@@ -36,7 +40,17 @@ def deploy(deployment: BaseDeployment, environ: Mapping[str, str] | None = None)
     # Asked before anything is declared: a data source call the program had started (an
     # image, a type's architecture) would fail too when the clouds cannot be read, and the
     # engine reports that and drops the program's own line.
-    placed = placements(deployment, {**os.environ, **(environ or {})})
+    ran_with = {**os.environ, **(environ or {})}
+    asked = spanning_pools(deployment)
+    fenced = plain_up(ran_with, pulumi.runtime.is_dry_run())
+    if fenced:
+        asked = {**bounded_pools(deployment), **asked}
+        url = program_fence_url(Path.cwd(), ran_with)
+        ran_with = {**ran_with, ORCA_FENCE_URL: url} if url else ran_with
+    read = read_pools(deployment, ran_with, asked)
+    if fenced:
+        fence_plain_up(pulumi.get_stack(), deployment, read)
+    placed = placements(deployment, read, ran_with)
     built: dict[str, Built] = {}
     for kind in deployment.clouds:
         components = importlib.import_module(f"{CLOUDS[kind]}.components")

@@ -10,8 +10,8 @@ are reordered (a later ``up`` never moves it); one it does not have yet goes to 
 first place that no cloud knows is out. When every place is known out, the first one is
 taken, and the engine's create answers for it.
 
-Only a stack with a pool that spans asks: one whose pools name one place each makes no
-request here.
+Only a stack with a pool that spans asks (``machines.program.reading``, which lists each
+pool once for the whole program): one whose pools name one place each makes no request here.
 """
 
 from __future__ import annotations
@@ -21,21 +21,15 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from machines.program.config.models import BaseDeployment, PoolConfig
-from machines.runtime.clouds import stack_environ
-from machines.runtime.errors import MachinesError
+from machines.program.reading import Read
 from machines.runtime.labels import machine_name
 from machines.runtime.models import Machine, Status
 from machines.runtime.pool import Place, Pool
-from machines.runtime.provider import Provider
 from machines.runtime.settings import ORCA_PLACES_OUT
 from machines.runtime.span import SpanningProvider
 
 NO_PLACE = "no place has stock as far as its clouds say"
 """What the program says of a pool none of whose places has stock (a preview warns of it)."""
-
-
-class PlacementError(MachinesError):
-    """Where a pool's machines are could not be read: the program guesses no place."""
 
 
 @dataclass(frozen=True)
@@ -46,44 +40,33 @@ class Placement:
     notes: tuple[str, ...] = ()
 
 
-def placements(deployment: BaseDeployment, environ: Mapping[str, str]) -> dict[str, Placement]:
-    """Each spanning pool's machines' places, by pool name (none for a stack without one).
-    ``environ``: the credentials and settings the program runs with."""
+SPANS = "names its places"
+"""Why the program reads a pool whose places span (``machines.program.reading``)."""
+
+
+def spanning_pools(deployment: BaseDeployment) -> dict[str, str]:
+    """The pools the program reads to place their machines, and why: those that span and
+    keep machines."""
+    return {p.name: SPANS for p in deployment.pools if p.spans(deployment.provider) and p.size}
+
+
+def placements(
+    deployment: BaseDeployment, read: Read | None, environ: Mapping[str, str]
+) -> dict[str, Placement]:
+    """Each spanning pool's machines' places, by pool name (none for a stack without one),
+    given what the program ``read`` of the clouds (``spanning_pools`` among it) and the
+    places an earlier attempt found out (``environ``'s ``ORCA_PLACES_OUT``)."""
     spanning = [p for p in deployment.pools if p.spans(deployment.provider)]
-    if not spanning:
-        return {}
-    out = places_out(environ)
-    settings = deployment.runtime_env(deployment.catalogue_settings())
-    try:
-        environ = stack_environ(environ, settings)
-        provider = Provider.of(deployment.provider, deployment.owner, environ)
-    except MachinesError as error:
-        raise PlacementError(
-            f"pools {', '.join(p.name for p in spanning)} name their places, and the clouds "
-            f"that say where their machines are could not be asked: {error}"
-        ) from None
+    found = {p.name: Placement(()) for p in spanning if not p.size}
+    if read is None or len(found) == len(spanning):
+        return found
+    provider = read.provider
     assert isinstance(provider, SpanningProvider)
-    return {pool.name: _placement(provider, deployment, pool, out) for pool in spanning}
-
-
-def _placement(
-    provider: SpanningProvider,
-    deployment: BaseDeployment,
-    pool: PoolConfig,
-    out: Collection[Place] = (),
-) -> Placement:
-    """``pool``'s machines: each kept machine at its place, the new ones at the first place
-    with stock (a pool that keeps none asks nothing)."""
-    if pool.size == 0:
-        return Placement(())
-    try:
-        listed = provider.machines(pool.name)
-    except MachinesError as error:
-        raise PlacementError(
-            f"pool {pool.name} names its places, and where its machines are now could not be "
-            f"read, so none is placed (nothing was changed): {error}"
-        ) from None
-    return placement_of(provider, deployment, pool, listed, out)
+    out = places_out(environ)
+    for pool in spanning:
+        if pool.size:
+            found[pool.name] = placement_of(provider, deployment, pool, read.listed[pool.name], out)
+    return found
 
 
 def placement_of(

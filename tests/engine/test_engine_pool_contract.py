@@ -4,12 +4,12 @@ The stack (owner ``exp``, pools ``lab`` and ``ci``) keeps its machines; the auto
 its own through the runtime API; the official ``hcloud`` client checks what exists. The
 tests run in order on one stack, the issue's sequence: the runtime refuses the stack's
 machines, takes any name its rule allows (the seed's ``<owner>-<pool>-<n>`` too) while the
-stack's are ``<owner>-<pool>-<n>.stack``, ``max`` holds, a preview names the autoscaler
-machines a pool removal deletes, removing one pool reaps only that pool, a machine deleted
-behind the stack's back fails neither a plain ``pulumi up`` (the project refreshes first,
-``Pulumi.yaml``'s ``options: refresh: always``) nor the automation's, concurrent resizes
-all succeed, and an operator's plain ``pulumi destroy`` leaves nothing of the stack's
-owner while another owner's machines and a bystander stay.
+stack's are ``<owner>-<pool>-<n>.stack``, ``max`` holds (for a plain ``pulumi up`` too), a
+preview names the autoscaler machines a pool removal deletes, removing one pool reaps only
+that pool, a machine deleted behind the stack's back fails neither a plain ``pulumi up``
+(the project refreshes first, ``Pulumi.yaml``'s ``options: refresh: always``) nor the
+automation's, concurrent resizes all succeed, and an operator's plain ``pulumi destroy``
+leaves nothing of the stack's owner while another owner's machines and a bystander stay.
 """
 
 from __future__ import annotations
@@ -146,6 +146,26 @@ def test_an_up_growing_a_pool_past_its_max_with_the_autoscalers_machines_is_refu
     assert "\n" not in str(refused.value)
     assert "pool lab has 4 machines, counted over every process" in str(refused.value)
     assert "past its max 4: nothing was changed" in str(refused.value)
+    assert set(live(deployment)) == before
+    set_pools({**LAB, "max": 4}, CI)
+
+
+def test_a_plain_pulumi_up_growing_a_pool_past_its_max_is_refused_by_its_program(deployment):
+    """An operator's plain ``pulumi up`` asks the same fence (the stack's backend) before
+    its program declares anything: one line, nothing made; a plain preview, which makes
+    nothing, still shows the plan."""
+    before = set(live(deployment))  # lab at its max of 4: the stack's two, the autoscaler's
+    set_pools({**LAB, "size": 3, "max": 4}, CI)
+
+    preview = operator(deployment, "preview")
+    plain = operator(deployment, "up", "--yes", "--skip-preview")
+
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    assert "1 to create" in preview.stdout, preview.stdout
+    assert plain.returncode != 0, plain.stdout
+    said = plain.stdout + plain.stderr
+    assert "stack local: pool lab has 4 machines, counted over every process" in said, said
+    assert "past its max 4: nothing was changed" in said, said
     assert set(live(deployment)) == before
     set_pools({**LAB, "max": 4}, CI)
 

@@ -34,7 +34,7 @@ ARM_OUT = [
 WRONG_TOKEN = "w" * 64
 """A token of the right shape that the emulator does not know."""
 UNREADABLE = "pool arm names its places, and where its machines are now could not be read"
-"""The start of the program's one line when the clouds cannot be read (placement.py)."""
+"""The start of the program's one line when the clouds cannot be read (machines.program.reading)."""
 
 
 def plain(

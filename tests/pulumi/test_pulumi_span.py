@@ -18,7 +18,8 @@ from machines.program.config.loader import load
 from machines.program.config.models import BaseDeployment
 from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
-from machines.program.placement import Placement, PlacementError
+from machines.program.placement import Placement
+from machines.program.reading import Read, ReadError
 from machines.program.reaper import REAPER_TYPE
 from machines.runtime.pool import pools_of
 from machines.runtime.settings import ORCA_EXCHANGE_RATES, ORCA_POOLS
@@ -44,7 +45,9 @@ def example() -> dict[str, Any]:
     return stack_file(path)
 
 
-def on_ec2(deployment: BaseDeployment, _environ: Mapping[str, str]) -> dict[str, Placement]:
+def on_ec2(
+    deployment: BaseDeployment, _read: Read | None, _environ: Mapping[str, str]
+) -> dict[str, Placement]:
     """Where the clouds would put the pools when Hetzner has no stock: every new machine on
     the pools' EC2 places."""
     return {
@@ -143,10 +146,10 @@ class Unauthorized(CloudMocks):
         raise RuntimeError(f"invoke of {args.token} failed: unable to authenticate")
 
 
-def unreadable(_deployment: BaseDeployment, _environ: Mapping[str, str]) -> dict[str, Placement]:
-    raise PlacementError(
-        "pool arm names its places, and where its machines are now could not be read"
-    )
+def unreadable(
+    _deployment: BaseDeployment, _environ: Mapping[str, str], _asked: Mapping[str, str]
+) -> Read | None:
+    raise ReadError("pool arm names its places, and where its machines are now could not be read")
 
 
 def test_clouds_that_cannot_be_read_stop_the_program_with_its_own_line_before_any_call(
@@ -158,7 +161,7 @@ def test_clouds_that_cannot_be_read_stop_the_program_with_its_own_line_before_an
     cloud = Unauthorized()
 
     with pytest.raises(SystemExit):
-        run(example(), stack="prod", cloud=cloud, placed=unreadable)
+        run(example(), stack="prod", cloud=cloud, read=unreadable)
 
     assert cloud.calls == []
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]

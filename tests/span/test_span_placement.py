@@ -10,7 +10,8 @@ import pytest
 
 from machines.program.config.loader import load
 from machines.program.config.stack_config import StackConfig
-from machines.program.placement import PlacementError, placements
+from machines.program.placement import placements, spanning_pools
+from machines.program.reading import ReadError, read_pools
 from machines.runtime.labels import stack_labels
 from testkit import hetzner
 from testkit.span import PLACES, POOL, Span
@@ -24,7 +25,8 @@ def placed(span: Span, size: int, environ: dict[str, str] | None = None) -> list
     places = [p.model_dump(mode="json", by_alias=True, exclude_defaults=True) for p in PLACES]
     config = span.stack_config({"name": POOL, "size": size, "places": places})
     deployment = load(StackConfig.from_stack_file(config), "prod")
-    found = placements(deployment, {**os.environ, **(environ or {})})
+    env = {**os.environ, **(environ or {})}
+    found = placements(deployment, read_pools(deployment, env, spanning_pools(deployment)), env)
     return [str(p) for p in found[POOL].places]
 
 
@@ -60,7 +62,7 @@ def test_a_kept_machine_stays_where_it_is_whatever_the_stock(span: Span) -> None
 
 
 def test_no_place_is_guessed_when_the_clouds_cannot_be_read(span: Span) -> None:
-    with pytest.raises(PlacementError, match="pool ci names its places, and where its machines"):
+    with pytest.raises(ReadError, match="pool ci names its places, and where its machines"):
         placed(span, 1, {"HCLOUD_TOKEN": "x" * 64})
 
 
