@@ -218,7 +218,8 @@ class Diff(BaseModel):
     """What a targeted update (``resize``) left for a later ``up``: the stack's other changes."""
     warnings: tuple[str, ...] = ()
     """What the change will meet that its resources do not show: a pool's type out of stock
-    where the change makes machines of it (``machines.automation.availability.stock_warnings``)."""
+    where the change makes machines of it (``machines.automation.availability.stock_warnings``),
+    a pool its size would take past its max (``machines.automation.fencing.max_warnings``)."""
 
     def notes(self) -> list[str]:
         """The ``warnings``, then what the change costs the machines it changes in place:

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from machines.automation.snapshot import StackSnapshot
 from machines.program.fencing import new_machines, reserve, stack_holder, wanted
 from machines.runtime.errors import MachinesError
+from machines.runtime.models import Status
 
 
 @contextmanager
@@ -54,3 +55,25 @@ def stack_fenced(stack: str, action: str, taken: StackSnapshot) -> Iterator[None
                 fence.release_held(bounded.name, holder, keep=wanted(deployment, bounded.name))
             else:  # the reapers deleted every machine of the pool, the autoscaler's too
                 fence.release_held(bounded.name)
+
+
+def max_warnings(taken: StackSnapshot) -> tuple[str, ...]:
+    """A line for each pool whose ``size`` would add machines past its max as its listing
+    shows it now (its machines not being deleted): what a preview warns of, since the
+    ``up`` would be refused before it changes anything. Creates in flight in other
+    processes are not counted (a preview writes nothing and reads no fence)."""
+    deployment = taken.deployment
+    if deployment is None:
+        return ()
+    warnings = []
+    for pool, names in new_machines(deployment, taken.listed):
+        config = next(p for p in deployment.pools if p.name == pool)
+        count = sum(m.status != Status.DELETING for m in taken.listed[pool] or [])
+        if config.max is not None and count + len(names) > config.max:
+            warnings.append(
+                f"pool {pool} has {count} machines now, and its size {config.size} would add "
+                f"{len(names)} of the stack's, past its max {config.max}: up would be refused; "
+                "lower the pool's size, raise its max, or wait for the autoscaler's machines "
+                "to go"
+            )
+    return tuple(warnings)

@@ -31,7 +31,7 @@ from machines.automation.engine import (
     engine_command,
     engine_errors,
 )
-from machines.automation.fencing import stack_fenced
+from machines.automation.fencing import max_warnings, stack_fenced
 from machines.automation.operation import OnOutput, Operation
 from machines.automation.places import PlaceReport, place_counts
 from machines.automation.project import (
@@ -278,7 +278,8 @@ def _diffed(
         _unlocked(op, lambda: run(selected, collect, replace))
     diff = _with_pools(collect.diff(op.stack), reported, out)
     if action == "preview":
-        diff = diff.model_copy(update={"warnings": stock_warnings(diff, taken)})
+        warnings = stock_warnings(diff, taken) + max_warnings(taken)
+        diff = diff.model_copy(update={"warnings": warnings})
     return diff, reported
 
 

@@ -140,8 +140,14 @@ def test_an_up_growing_a_pool_past_its_max_with_the_autoscalers_machines_is_refu
     before = set(live(deployment))  # lab at its max of 4: the stack's two, the autoscaler's
     set_pools({**LAB, "size": 3, "max": 4}, CI)
 
+    previewed = automation.preview("local")
     with pytest.raises(automation.StackAtMaxError) as refused:
         automation.up("local")
+
+    (warned,) = previewed.warnings  # the CI comment's, before anyone runs the up
+    assert warned.startswith("pool lab has 4 machines now, and its size 3 would add 1 of the")
+    assert "past its max 4: up would be refused" in warned
+    assert f"warning: {warned}" in previewed.text()
 
     assert "\n" not in str(refused.value)
     assert "pool lab has 4 machines, counted over every process" in str(refused.value)
