@@ -6,6 +6,7 @@ import pulumi
 
 from machines.program import components, compose, pending
 from machines.program.config.loader import load, plain_user_data
+from machines.program.config.problems import StackConfigError
 from machines.program.fencing import StackAtMaxError
 from machines.program.reading import ReadError
 
@@ -15,7 +16,12 @@ if refused:
     raise SystemExit(1)
 
 stack_config = components.stack_config()
-deployment = load(stack_config, pulumi.get_stack())
+try:
+    deployment = load(stack_config, pulumi.get_stack())
+except StackConfigError as error:  # a line per problem, as the CLI says them: no traceback
+    for line in str(error).splitlines():
+        pulumi.log.error(line)
+    raise SystemExit(1) from error
 for warning in plain_user_data(stack_config, deployment):
     pulumi.log.warn(warning)
 try:

@@ -8,7 +8,8 @@ refuse an AMI lookup that is not Canonical's Ubuntu 24.04 for a known architectu
 pool that spans places asks the clouds where its machines go (``machines.program.placement``),
 the answer is ``placed`` (default: every machine at the pool's first place, no machine kept),
 and what it reads of the clouds (``machines.program.reading``) is ``read``'s (default:
-nothing), since no cloud is there to ask.
+nothing), since no cloud is there to ask. A configuration the program refuses (it logs each
+problem and exits, as plain ``pulumi`` shows them) raises its ``StackConfigError`` here.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from machines.program import compose
 from machines.program.config.models import BaseDeployment
+from machines.program.config.problems import StackConfigError
 from machines.program.config.stack_config import PROJECT, StackConfig
 from machines.program.placement import Placement
 from machines.program.reading import Read
@@ -361,7 +363,12 @@ def run_program(
             unittest.mock.patch.object(compose, "placements", placed),
             unittest.mock.patch.object(compose, "read_pools", read),
         ):
-            _sync_await(run_pulumi_func(_run_main))
+            try:
+                _sync_await(run_pulumi_func(_run_main))
+            except SystemExit as stopped:  # a refused configuration: logged, then the exit
+                if isinstance(stopped.__cause__, StackConfigError):
+                    raise stopped.__cause__ from None
+                raise
         root = settings.get_root_resource()
         assert root is not None
         exported = cast(Any, root).outputs  # the Stack resource's, not every Resource's
