@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from machines import automation
+from machines import MachineSpec, automation
 from testkit import moto_server
 from testkit.commands import operator_pulumi
 from testkit.engine_stacks import EC2_PASSPHRASE, EC2_STACK, ENGINE_VARIABLES
@@ -106,6 +106,59 @@ def test_an_instance_terminated_in_the_console_is_made_by_a_plain_up_on_ec2(ec2_
     assert "1 to create" in plain("preview").stdout
     plain("up", "--yes")
     assert instances(ec2_deployment.moto.url) == made
+
+
+def plain_ec2(ec2_deployment: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """A plain ``pulumi`` command on the EC2 stack, however it ends."""
+    return operator_pulumi(
+        ec2_deployment.project, ec2_deployment.state, EC2_STACK, *args, passphrase=EC2_PASSPHRASE
+    )
+
+
+def test_a_plain_up_of_a_mistaken_stack_says_each_problem_in_a_line_without_a_traceback(
+    ec2_deployment,
+):
+    first = "orca-machines:pools[0]"
+    automation.set_config(EC2_STACK, {f"{first}.size": 3, f"{first}.max": 2}, path=True)
+
+    refused = plain_ec2(ec2_deployment, "up", "--yes", "--skip-preview")
+
+    automation.set_config(EC2_STACK, {f"{first}.size": 2, f"{first}.max": 100}, path=True)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0, said
+    assert "error: stack moto: pools[0].max: is 2, below the pool's size 3: " in said, said
+    assert "Traceback" not in said
+    assert "unhandled exception" not in said
+
+
+def test_a_plain_up_past_a_pools_max_is_refused_by_its_program_on_ec2(ec2_deployment):
+    """A plain ``pulumi up`` counts the stack's new instances in the fence the autoscaler's
+    creates use (the stack's backend): past the max, one line and nothing made."""
+    pools = automation.outputs(EC2_STACK)["pools"]
+    assert isinstance(pools, dict)
+    name, pool = next(iter(pools.items()))
+    size = len(pool["machines"])
+    spec = MachineSpec(
+        name=f"{name}-a1", machine_type=pool["machineType"], location=pool["location"], pool=name
+    )
+    made = instances(ec2_deployment.moto.url)
+    autoscaler = automation.provider(EC2_STACK)
+    created = autoscaler.create(spec)
+    assert created.machine is not None, created.reason
+    first = "orca-machines:pools[0]"
+    automation.set_config(
+        EC2_STACK, {f"{first}.size": size + 1, f"{first}.max": size + 1}, path=True
+    )
+
+    refused = plain_ec2(ec2_deployment, "up", "--yes", "--skip-preview")
+
+    automation.set_config(EC2_STACK, {f"{first}.size": size, f"{first}.max": 100}, path=True)
+    autoscaler.delete(created.machine.id)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0, said
+    assert f"stack {EC2_STACK}: pool {name} has {size + 1} machines, counted over every" in said
+    assert f"past its max {size + 1}: nothing was changed" in said, said
+    assert instances(ec2_deployment.moto.url) == made  # the autoscaler's deleted, none new
 
 
 def test_plain_pulumi_in_the_checkout_uses_its_state_with_nothing_exported(
