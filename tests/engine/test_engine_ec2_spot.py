@@ -247,16 +247,19 @@ def test_events_of_each_kind_reach_the_autoscalers_listing_within_its_window(
 
     listed = automation.provider(EC2_STACK)  # a listing after the events: within its window
     mix = {m.id: m for m in listed.machines("mix")}
-    ci = {m.name: m for m in listed.machines("ci")}
+    # By id: the instance of CI_1 interrupted earlier is still listed, gone, under its name.
+    ci = {m.id: m for m in listed.machines("ci")}
+    ci_1, ci_2 = (kept[name]["InstanceId"] for name in (CI_1, CI_2))
 
     assert (mix[theirs.id].status, mix[theirs.id].ending, mix[theirs.id].ends_at) == (
         Status.RUNNING,
         Ending.INTERRUPTING,
         warned + timedelta(minutes=2),
     )
-    assert (ci[CI_2].ending, ci[CI_2].ends_at) == (Ending.REBALANCE, None)
-    assert (ci[CI_1].ending, ci[CI_1].ends_at) == (Ending.SCHEDULED, start)
-    assert (ci["ci-a1"].status, ci["ci-a1"].ending) == (Status.DELETING, Ending.DELETED)
+    assert (ci[ci_2].ending, ci[ci_2].ends_at) == (Ending.REBALANCE, None)
+    assert (ci[ci_1].ending, ci[ci_1].ends_at) == (Ending.SCHEDULED, start)
+    going_now = ci[going.machine.id]
+    assert (going_now.status, going_now.ending) == (Status.DELETING, Ending.DELETED)
     assert ec2_events.depth(spot_stack.moto.url, queues(spot_stack)[0]) == (0, 0)
     provider.delete(going.machine.id)
 
