@@ -49,17 +49,12 @@ def of(kind: str, owner: str = "", environ: Mapping[str, str] | None = None) -> 
         raise UnknownProviderError(
             f"unknown provider kind {kind!r}: use one of {', '.join(sorted(CLOUDS))}"
         )
-    facts = cloud(kind)
     env = os.environ if environ is None else environ
     pools = pools_of(env, kind)
     if any(pool.spans(kind) for pool in pools.values()):
         return spanning(kind, owner, env, pools)
     cls = provider_class(kind)
-    source = ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET
-    for pool in pools.values():
-        refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-        if refused:
-            raise SettingsError(f"{source}: {refused}")
+    refuse_unsold(kind, pools.values(), ORCA_POOLS if env.get(ORCA_POOLS) else ORCA_POOL_MARKET)
     provider = cls.from_env(owner, environ)
     refuse_unusable(provider, pools.values(), kind)
     provider.set_pools(pools.values())
@@ -73,6 +68,16 @@ def provider_class(kind: str) -> type[Provider]:
     module_name, _, class_name = cloud(kind).provider.partition(":")
     cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls
+
+
+def refuse_unsold(kind: str, pools: Iterable[Pool], source: str) -> None:
+    """``SettingsError``, one line starting with the variable ``source`` the pools came
+    from, for the first of ``pools`` whose market cloud ``kind`` does not sell."""
+    facts = cloud(kind)
+    for pool in pools:
+        refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
+        if refused:
+            raise SettingsError(f"{source}: {refused}")
 
 
 def refuse_unusable(provider: Provider, pools: Iterable[Pool], home: str) -> None:
@@ -100,12 +105,7 @@ def spanning(
     from machines.runtime.price_order import missing_rates  # noqa: PLC0415
     from machines.runtime.span import over  # noqa: PLC0415
 
-    for pool in pools.values():
-        if not pool.places:
-            facts = cloud(home)
-            refused = unsold_market(facts.name, facts.markets, pool.name, pool.market)
-            if refused:
-                raise SettingsError(f"{ORCA_POOLS}: {refused}")
+    refuse_unsold(home, [p for p in pools.values() if not p.places], ORCA_POOLS)
     rates = exchange_rates(environ)
     for pool in pools.values():
         refused = _unrated(pool, missing_rates(pool, rates))
