@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from machines.automation.snapshot import StackSnapshot
 from machines.program.fencing import new_machines, reserve, stack_holder, wanted
 from machines.runtime.errors import MachinesError
-from machines.runtime.models import Status
 
 
 @contextmanager
@@ -59,16 +58,17 @@ def stack_fenced(stack: str, action: str, taken: StackSnapshot) -> Iterator[None
 
 def max_warnings(taken: StackSnapshot) -> tuple[str, ...]:
     """A line for each pool whose ``size`` would add machines past its max as its listing
-    shows it now (its machines not being deleted): what a preview warns of, since the
-    ``up`` would be refused before it changes anything. Creates in flight in other
-    processes are not counted (a preview writes nothing and reads no fence)."""
+    shows it now (the machines that count toward a max, as the fence counts them): what a
+    preview warns of, since the ``up`` would be refused before it changes anything. Creates
+    in flight in other processes are not counted (a preview writes nothing and reads no
+    fence)."""
     deployment = taken.deployment
     if deployment is None:
         return ()
     warnings = []
     for pool, names in new_machines(deployment, taken.listed):
         config = next(p for p in deployment.pools if p.name == pool)
-        count = sum(m.status != Status.DELETING for m in taken.listed[pool] or [])
+        count = sum(m.counts_toward_max for m in taken.listed[pool] or [])
         if config.max is not None and count + len(names) > config.max:
             warnings.append(
                 f"pool {pool} has {count} machines now, and its size {config.size} would add "
