@@ -56,10 +56,9 @@ def fence_plain_up(stack: str, deployment: BaseDeployment, read: Read | None) ->
     """Before a plain ``up`` declares anything: each bounded pool's new machines recorded
     in the fence of ``read``'s provider (none without one), ``StackAtMaxError`` when they
     would pass the max."""
-    fence = None if read is None else read.provider.fence
-    if fence is None:
+    if read is None or read.provider.fence is None:
         return
-    assert read is not None
+    fence = read.provider.fence
     for pool, names in new_machines(deployment, read.listed):
         reserve(stack, fence, deployment, read.listed[pool], pool, *names)
 
